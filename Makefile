@@ -1,0 +1,34 @@
+# The two commands that matter: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+
+.PHONY: run test bench lint screenshots clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/rlm-desktop
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+
+bench: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/benchmarks -m bench -s -p no:randomly --timeout=900
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check rlm_desktop tests
+	$(VENV)/bin/mypy
+
+screenshots: $(STAMP)
+	$(PY) -m tests.screenshots
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

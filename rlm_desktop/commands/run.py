@@ -1,0 +1,135 @@
+"""`rlm-desktop run`: one run from the command line, a thin layer over `engine.Run`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from rlm_desktop.commands.progress import ProgressPrinter
+from rlm_desktop.engine import Budget, ConfigError, ContextDocument, Credentials, Run, RunConfig
+
+EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register `run` and its flags (DESIGN.md's contract)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run",
+        help="answer a question over documents",
+        description="Answer a question over documents.",
+    )
+    parser.add_argument("--query", required=True, help="the question")
+    parser.add_argument(
+        "--doc", action="append", default=[], metavar="PATH", help="file or folder (repeatable)"
+    )
+    parser.add_argument("--model", default="openai/gpt-5-mini", help="root model (litellm name)")
+    parser.add_argument("--sub-model", help="model for llm_query (default: the root model)")
+    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible or local server")
+    parser.add_argument("--mode", choices=("auto", "rlm", "direct"), default="auto")
+    parser.add_argument("--profile", help="prompt profile (default: chosen by model name)")
+    parser.add_argument("--max-depth", type=int, default=2, help="REPL levels (1: root only)")
+    parser.add_argument("--max-turns", type=int, default=20, help="turns per RLM call")
+    parser.add_argument("--max-cost", type=float, help="dollar cap for the whole run")
+    parser.add_argument("--max-tokens", type=int, help="token cap for the whole run")
+    parser.add_argument("--max-sub-calls", type=int, help="cap on llm_query/rlm_query calls")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="wall-clock limit, seconds")
+    parser.add_argument("--cell-timeout", type=float, default=60.0, help="per-cell limit, seconds")
+    parser.add_argument(
+        "--concurrency", type=int, default=16, help="LLM requests in flight at once"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """The run configuration the flags describe."""
+    return RunConfig(
+        query=args.query,
+        model=args.model,
+        sub_model=args.sub_model,
+        api_base=args.api_base,
+        mode=args.mode,
+        profile=args.profile,
+        budget=Budget(
+            max_cost_usd=args.max_cost,
+            max_tokens=args.max_tokens,
+            max_sub_calls=args.max_sub_calls,
+            max_depth=args.max_depth,
+            max_turns=args.max_turns,
+            timeout_s=args.timeout,
+            cell_timeout_s=args.cell_timeout,
+            concurrency=args.concurrency,
+        ),
+    )
+
+
+def load_documents(paths: list[str], model: str) -> list[ContextDocument]:
+    """Load `--doc` paths; raise `ConfigError` naming the first bad one."""
+    from rlm_desktop.documents import LoadOptions, load_paths
+
+    if not paths:
+        raise ConfigError("no documents: pass --doc PATH (a file or a folder), once or more")
+    result = load_paths([Path(p) for p in paths], LoadOptions(model=model))
+    if result.errors:
+        error = result.errors[0]
+        more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
+        raise ConfigError(f"{error.path}: {error.message}{more}")
+    if not result.documents:
+        raise ConfigError("no loadable documents in the given paths: " + ", ".join(paths))
+    return [doc.to_context() for doc in result.documents]
+
+
+def credentials_for(model: str, api_base: str | None) -> Credentials:
+    """The key for the model's provider: keyring, then the provider's environment variable."""
+    from rlm_desktop import keys
+
+    try:
+        key = keys.get_key(keys.provider_for_model(model))
+    except keys.KeyringUnavailable:
+        key = None
+    return Credentials(api_key=key)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Execute `run`; returns the exit code (0, 1, 2 or 130)."""
+    try:
+        config = config_from_args(args)
+        config.validate()
+        documents = load_documents(args.doc, config.model)
+        run = Run(config, documents, credentials=credentials_for(config.model, config.api_base))
+    except ConfigError as error:
+        print(f"rlm-desktop run: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        result = asyncio.run(_execute(run, documents, quiet=args.json))
+    except ConfigError as error:
+        print(f"rlm-desktop run: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        print(result.answer)
+    if result.status == "completed":
+        return EXIT_OK
+    return EXIT_INTERRUPTED if result.status == "cancelled" else EXIT_NOT_COMPLETED
+
+
+async def _execute(run: Run, documents: list[ContextDocument], quiet: bool) -> Any:
+    from rlm_desktop.store import Store
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, run.cancel)
+    ProgressPrinter(sys.stderr, verbose=not quiet).attach(run.bus)
+    store = Store()
+    recorder = store.record(run, documents=documents, secrets=[run.credentials.api_key])
+    try:
+        return await run.execute()
+    finally:
+        recorder.close()
+        store.close()

@@ -1,0 +1,248 @@
+"""Everything the engine does, as small immutable messages named for what happened.
+
+Every event carries the `run_id`; call-level events carry `call_id` (and `parent_id` where a tree
+edge is made). `ts` is the wall-clock time (seconds since the epoch) at which it happened. The store
+and the UI learn about a run only through these; a saved run is replayed as the same events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+CallKind = Literal["rlm", "llm"]
+RunStatus = Literal["completed", "max_turns", "budget_exceeded", "timeout", "cancelled", "error"]
+CallStatus = Literal[
+    "running", "ok", "error", "cancelled", "budget_exceeded", "max_turns", "timeout"
+]
+AnswerSource = Literal["FINAL", "FINAL_VAR", "answer", "prose", "direct", "partial"]
+
+
+def _now() -> float:
+    return time.time()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of all engine events."""
+
+    run_id: str
+    ts: float = field(default_factory=_now)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with the event's type name under `type`."""
+        data = dataclasses.asdict(self)
+        data["type"] = type(self).__name__
+        return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted(Event):
+    """A run began. `settings` is the run configuration without secrets."""
+
+    query: str
+    mode: str
+    model: str
+    sub_model: str
+    profile: str
+    settings: dict[str, Any]
+    documents: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModeChosen(Event):
+    """`auto` mode decided between a direct call and an RLM run."""
+
+    mode: Literal["direct", "rlm"]
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallStarted(Event):
+    """An RLM call (with its own REPL) or a plain LLM call was dispatched."""
+
+    call_id: str
+    parent_id: str | None
+    kind: CallKind
+    depth: int
+    model: str
+    prompt: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMRequestSent(Event):
+    """One request left for the provider (a turn of an RLM call, or an LLM sub-call)."""
+
+    call_id: str
+    request_id: str
+    model: str
+    messages: int
+    reserved_tokens: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMRetried(Event):
+    """A request failed with a retryable error and will be sent again after `delay_s`."""
+
+    call_id: str
+    request_id: str
+    attempt: int
+    delay_s: float
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMResponded(Event):
+    """A request came back, successfully or not. `cost_usd` is None for unpriced models."""
+
+    call_id: str
+    request_id: str
+    model: str
+    content: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    latency_s: float
+    finish_reason: str | None
+    truncated: bool
+    attempts: int
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnStarted(Event):
+    """An RLM call began turn `index` (0-based): a model reply followed by its code cells."""
+
+    call_id: str
+    index: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellExecuted(Event):
+    """One code block ran in the call's REPL worker.
+
+    `stdout`/`stderr` are kept up to the store's cap; `observation` is what the model was shown
+    (truncated head and tail). `error` is the formatted traceback when the cell raised.
+    """
+
+    call_id: str
+    turn: int
+    index: int
+    code: str
+    stdout: str
+    stderr: str
+    error: str | None
+    duration_s: float
+    timed_out: bool = False
+    variables_lost: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnExecuted(Event):
+    """Turn `index` finished: the model's prose, its code blocks and what it was shown next."""
+
+    call_id: str
+    index: int
+    reply: str
+    code_blocks: int
+    observation: str
+    duration_s: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerRestarted(Event):
+    """A call's REPL worker was killed and started again with the context (variables lost)."""
+
+    call_id: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerSubmitted(Event):
+    """A call submitted its answer through an executed signal (or a direct reply)."""
+
+    call_id: str
+    answer: str
+    source: AnswerSource
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetUpdated(Event):
+    """The tree-wide ledger changed. Totals include reservations for calls in flight."""
+
+    cost_usd: float
+    tokens: int
+    sub_calls: int
+    in_flight: int
+    unpriced_calls: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetExceeded(Event):
+    """A call was refused because it could exceed the cap named by `limit`."""
+
+    call_id: str | None
+    limit: str
+    detail: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallFinished(Event):
+    """A call ended. `response` is the LLM call's reply or the RLM call's answer."""
+
+    call_id: str
+    status: CallStatus
+    response: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    error: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinished(Event):
+    """The run ended with `status`; totals cover the whole tree."""
+
+    status: RunStatus
+    answer: str
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    turns: int
+    sub_calls: int
+    max_depth_reached: int
+    wall_s: float
+    unpriced: bool
+    error: str | None = None
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.__name__: cls
+    for cls in (
+        RunStarted,
+        ModeChosen,
+        CallStarted,
+        LLMRequestSent,
+        LLMRetried,
+        LLMResponded,
+        TurnStarted,
+        CellExecuted,
+        TurnExecuted,
+        WorkerRestarted,
+        AnswerSubmitted,
+        BudgetUpdated,
+        BudgetExceeded,
+        CallFinished,
+        RunFinished,
+    )
+}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from `Event.to_dict()` output (used by replay)."""
+    fields = dict(data)
+    cls = EVENT_TYPES[fields.pop("type")]
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in fields.items() if k in names})

@@ -1,0 +1,45 @@
+"""The single lazy import of litellm (it takes seconds), configured for offline, quiet use."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from functools import cache
+from typing import Any
+
+
+@cache
+def load_litellm() -> Any:
+    """Import litellm once, with the bundled price map and without its chatter."""
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    litellm.drop_params = True
+    return litellm
+
+
+def release_logging_worker() -> None:
+    """Drop litellm's background logging queue at the end of a run.
+
+    litellm queues a success-logging coroutine per call on a global worker whose queue binds to the
+    first event loop that uses it; the next loop (a new CLI run in the same process, a test) would find
+    it bound elsewhere, and draining it at loop shutdown can stall. We use none of those callbacks.
+    """
+    if not _litellm_imported():
+        return
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER as worker
+
+    task = worker._worker_task
+    if task is not None and not task.done():
+        task.cancel()
+    queue: asyncio.Queue[Any] | None = worker._queue
+    while queue is not None and not queue.empty():
+        queue.get_nowait()["coroutine"].close()
+    worker._queue = None
+    worker._worker_task = None
+
+
+def _litellm_imported() -> bool:
+    return load_litellm.cache_info().currsize > 0

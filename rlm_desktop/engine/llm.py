@@ -1,0 +1,195 @@
+"""The one adapter over `litellm.acompletion`: retries, timeouts, concurrency, usage and cost."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rlm_desktop.engine.litellm_loader import load_litellm
+from rlm_desktop.engine.pricing import ModelInfo, PriceBook
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 30.0
+LENGTH_FINISH_REASONS = {"length", "max_tokens"}
+
+Message = dict[str, str]
+RetryCallback = Callable[[int, float, str], None]
+
+
+class LLMError(Exception):
+    """A request that failed for good (after retries, or with a non-retryable error)."""
+
+    def __init__(self, message: str, attempts: int, status: int | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A reply with its usage. `cost_usd` is None when the model has no known price."""
+
+    content: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    finish_reason: str | None
+    latency_s: float
+    attempts: int
+
+    @property
+    def truncated(self) -> bool:
+        """True when the reply was cut at the output-token limit."""
+        return (self.finish_reason or "") in LENGTH_FINISH_REASONS
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Secrets for a run. Never recorded, logged or passed to a worker."""
+
+    api_key: str | None = None
+
+    def __repr__(self) -> str:
+        return "Credentials(api_key=***)" if self.api_key else "Credentials(api_key=None)"
+
+
+class LLMClient:
+    """Sends chat requests through litellm under one per-run concurrency limit."""
+
+    def __init__(
+        self,
+        *,
+        prices: PriceBook,
+        credentials: Credentials,
+        api_base: str | None,
+        concurrency: int,
+        request_timeout_s: float,
+        max_retries: int,
+    ) -> None:
+        self.prices = prices
+        self._credentials = credentials
+        self._api_base = api_base
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self._timeout = request_timeout_s
+        self._max_retries = max_retries
+
+    def info(self, model: str) -> ModelInfo:
+        """Prices and limits of `model`."""
+        return self.prices.info(model)
+
+    async def complete(
+        self,
+        model: str,
+        messages: list[Message],
+        max_output_tokens: int,
+        on_retry: RetryCallback | None = None,
+    ) -> Completion:
+        """One chat completion, retried with backoff on 429, 5xx, timeouts and connection errors."""
+        litellm = load_litellm()
+        attempt = 0
+        started = time.monotonic()
+        while True:
+            attempt += 1
+            try:
+                async with self._semaphore:
+                    response = await litellm.acompletion(
+                        model=model,
+                        messages=messages,
+                        max_tokens=max_output_tokens,
+                        timeout=self._timeout,
+                        num_retries=0,
+                        max_retries=0,
+                        **self._endpoint_arguments(),
+                    )
+                return self._completion(model, response, time.monotonic() - started, attempt)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                status = _status_of(error)
+                if attempt > self._max_retries or not _is_retryable(error, status):
+                    raise LLMError(_describe(error, status), attempt, status) from error
+                delay = _retry_delay(error, attempt)
+                if on_retry is not None:
+                    on_retry(attempt, delay, _describe(error, status))
+                await asyncio.sleep(delay)
+
+    def _endpoint_arguments(self) -> dict[str, Any]:
+        arguments: dict[str, Any] = {}
+        if self._api_base:
+            arguments["api_base"] = self._api_base
+        if self._credentials.api_key:
+            arguments["api_key"] = self._credentials.api_key
+        elif self._api_base:
+            from rlm_desktop.engine.config import PLACEHOLDER_API_KEY
+
+            arguments["api_key"] = PLACEHOLDER_API_KEY
+        return arguments
+
+    def _completion(self, model: str, response: Any, latency: float, attempts: int) -> Completion:
+        choice = response.choices[0]
+        content = choice.message.content or ""
+        usage = getattr(response, "usage", None)
+        input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = self.prices.info(model).cost(input_tokens, output_tokens)
+        return Completion(
+            content=content,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost,
+            finish_reason=getattr(choice, "finish_reason", None),
+            latency_s=latency,
+            attempts=attempts,
+        )
+
+
+def _status_of(error: Exception) -> int | None:
+    status = getattr(error, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _is_retryable(error: Exception, status: int | None) -> bool:
+    if status is not None:
+        return status in RETRYABLE_STATUS
+    name = type(error).__name__
+    return any(word in name for word in ("Timeout", "Connection", "ServiceUnavailable"))
+
+
+def _describe(error: Exception, status: int | None) -> str:
+    text = " ".join(str(error).split())
+    if len(text) > 300:
+        text = text[:300] + "…"
+    prefix = f"HTTP {status}: " if status else f"{type(error).__name__}: "
+    return prefix + text
+
+
+def _retry_delay(error: Exception, attempt: int) -> float:
+    """Exponential backoff with full jitter, or the server's `Retry-After` when it gives one."""
+    retry_after = _retry_after_seconds(error)
+    if retry_after is not None:
+        return min(retry_after, 120.0)
+    ceiling = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (attempt - 1))
+    return random.uniform(ceiling / 2, ceiling)
+
+
+def _retry_after_seconds(error: Exception) -> float | None:
+    headers: Any = getattr(error, "litellm_response_headers", None)
+    if headers is None:
+        response = getattr(error, "response", None)
+        headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after") or headers.get("Retry-After")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time())

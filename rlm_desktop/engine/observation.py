@@ -1,0 +1,48 @@
+"""What the model is shown after its code ran: each cell's output, cut head-and-tail to a limit."""
+
+from __future__ import annotations
+
+from rlm_desktop.engine.sandbox.process import CellOutcome
+
+NO_CODE_NOTE = (
+    "Your reply had no ```repl code block, so nothing ran. Write code in a ```repl block to work "
+    "with `context`, or submit your answer by running FINAL(...) in a ```repl block."
+)
+
+
+def truncate_middle(text: str, limit: int) -> str:
+    """Keep the head and tail of `text` within `limit` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    marker = f"\n[... {len(text) - limit:,} characters cut; print less or slice ...]\n"
+    keep = max(0, limit - len(marker))
+    head = keep * 2 // 3
+    tail = keep - head
+    return text[:head] + marker + (text[-tail:] if tail else "")
+
+
+def format_cell(index: int, outcome: CellOutcome, limit: int) -> str:
+    """One cell's observation: stdout, stderr and the error, within `limit` characters."""
+    parts = [f"[cell {index}] ran in {outcome.duration_s:.2f} s"]
+    if outcome.stdout:
+        parts.append(outcome.stdout.rstrip("\n"))
+    if outcome.stderr:
+        parts.append("stderr:\n" + outcome.stderr.rstrip("\n"))
+    if outcome.error:
+        parts.append(outcome.error)
+    if outcome.variables_lost:
+        parts.append(
+            "Note: the REPL was restarted; your variables are gone (`context` is loaded again)."
+        )
+    if len(parts) == 1:
+        parts.append("(no output)")
+    return truncate_middle("\n".join(parts), limit)
+
+
+def format_observation(outcomes: list[CellOutcome], limit: int, note: str = "") -> str:
+    """The observation for a whole turn; the limit is shared between its cells."""
+    if not outcomes:
+        return NO_CODE_NOTE
+    share = max(200, limit // len(outcomes))
+    text = "\n\n".join(format_cell(i + 1, o, share) for i, o in enumerate(outcomes))
+    return f"{text}\n\n{note}".rstrip() if note else text

@@ -1,0 +1,86 @@
+"""Prices and limits per model, from litellm's bundled price map plus the user's own prices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rlm_desktop.engine.litellm_loader import load_litellm
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+DEFAULT_MAX_OUTPUT = 8_192
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the engine needs to know about a model: prices (None when unpriced) and limits."""
+
+    name: str
+    input_cost_per_token: float | None
+    output_cost_per_token: float | None
+    context_window: int
+    max_output_tokens: int
+
+    @property
+    def priced(self) -> bool:
+        """True when both prices are known."""
+        return self.input_cost_per_token is not None and self.output_cost_per_token is not None
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        """The dollar cost of a call, or None for an unpriced model."""
+        if self.input_cost_per_token is None or self.output_cost_per_token is None:
+            return None
+        return input_tokens * self.input_cost_per_token + output_tokens * self.output_cost_per_token
+
+
+class PriceBook:
+    """Looks models up in litellm's bundled map; user prices win. Results are cached per name."""
+
+    def __init__(self, user_prices: dict[str, tuple[float, float]] | None = None) -> None:
+        self._user_prices = dict(user_prices or {})
+        self._cache: dict[str, ModelInfo] = {}
+
+    def info(self, model: str) -> ModelInfo:
+        """Prices and limits for a litellm model string."""
+        cached = self._cache.get(model)
+        if cached is None:
+            cached = self._cache[model] = self._lookup(model)
+        return cached
+
+    def _lookup(self, model: str) -> ModelInfo:
+        entry = _bundled_entry(model)
+        window = _as_int(entry.get("max_input_tokens")) or DEFAULT_CONTEXT_WINDOW
+        max_out = (
+            _as_int(entry.get("max_output_tokens"))
+            or _as_int(entry.get("max_tokens"))
+            or DEFAULT_MAX_OUTPUT
+        )
+        user = self._user_prices.get(model)
+        input_price: float | None
+        output_price: float | None
+        if user is not None:
+            input_price, output_price = user
+        else:
+            input_price = _as_float(entry.get("input_cost_per_token"))
+            output_price = _as_float(entry.get("output_cost_per_token"))
+        return ModelInfo(model, input_price, output_price, window, max_out)
+
+
+def _bundled_entry(model: str) -> dict[str, Any]:
+    cost_map: dict[str, dict[str, Any]] = load_litellm().model_cost
+    candidates = [model]
+    if "/" in model:
+        candidates.append(model.split("/", 1)[1])
+    for name in candidates:
+        entry = cost_map.get(name)
+        if entry:
+            return entry
+    return {}
+
+
+def _as_int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and value > 0 else None
+
+
+def _as_float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None

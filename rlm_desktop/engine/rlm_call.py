@@ -1,0 +1,319 @@
+"""One RLM call: a model driving its own REPL worker, turn by turn, until an executed answer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+from rlm_desktop.engine.events import (
+    AnswerSource,
+    AnswerSubmitted,
+    CallFinished,
+    CallStarted,
+    CallStatus,
+    CellExecuted,
+    TurnExecuted,
+    TurnStarted,
+    WorkerRestarted,
+)
+from rlm_desktop.engine.ledger import BudgetExceededError
+from rlm_desktop.engine.llm import Completion, LLMError, Message
+from rlm_desktop.engine.observation import format_observation, truncate_middle
+from rlm_desktop.engine.parsing import extract_code_blocks, find_prose_final, prose_without_code
+from rlm_desktop.engine.prompts import first_user_message, system_prompt
+from rlm_desktop.engine.runtime import Runtime
+from rlm_desktop.engine.sandbox.process import CellOutcome, SubCallFailure, WorkerProcess
+from rlm_desktop.engine.subcalls import BUDGET_ERROR, CHILD_ERROR, SubCallDispatcher
+
+ANSWER_NOW = (
+    "You have used all {turns} turns. Do not write more code. Reply now with your best final answer "
+    "on its own line as FINAL(your answer)."
+)
+TRUNCATED_NOTE = (
+    "Note: your last reply was cut at the output-token limit ({tokens} tokens); code in it may be "
+    "incomplete. Write shorter replies and smaller cells."
+)
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """How an RLM call ended."""
+
+    status: CallStatus
+    answer: str
+    error: str | None = None
+
+
+class RLMCall:
+    """Runs one RLM call (root or child) to completion."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        prompt: str,
+        context: Any,
+        meta: list[dict[str, Any]],
+        depth: int,
+        parent_id: str | None,
+        model: str,
+    ) -> None:
+        self.rt = runtime
+        self.prompt = prompt
+        self.context = context
+        self.meta = meta
+        self.depth = depth
+        self.parent_id = parent_id
+        self.model = model
+        self.call_id = runtime.new_id("c")
+        self.turns = 0
+        self._tokens = [0, 0]
+        self._cost: float | None = 0.0
+        self._answer_draft = ""
+        self._last_prose = ""
+        self._dispatcher = SubCallDispatcher(runtime, self.call_id, depth, model, self._run_child)
+        self._worker = WorkerProcess(
+            context,
+            meta,
+            scratch_dir=runtime.scratch_dir / self.call_id,
+            memory_limit_mb=runtime.config.memory_limit_mb,
+            output_cap_chars=runtime.config.stored_output_cap_chars,
+            handler=self._dispatcher.handle,
+        )
+        self._worker_start: asyncio.Task[None] | None = None
+
+    async def run(self) -> CallOutcome:
+        """Drive the model until it submits an answer, runs out of turns or budget, or fails."""
+        rt = self.rt
+        rt.stats.max_depth_reached = max(rt.stats.max_depth_reached, self.depth)
+        rt.emit(
+            CallStarted(
+                run_id=rt.run_id,
+                call_id=self.call_id,
+                parent_id=self.parent_id,
+                kind="rlm",
+                depth=self.depth,
+                model=self.model,
+                prompt=self.prompt,
+            )
+        )
+        rt.workers.add(self._worker)
+        self._worker_start = asyncio.create_task(self._worker.start())
+        try:
+            outcome = await self._loop()
+        except asyncio.CancelledError:
+            self._finish(CallOutcome("cancelled", self._partial, "cancelled"))
+            raise
+        finally:
+            rt.workers.discard(self._worker)
+            await self._stop_worker()
+        self._finish(outcome)
+        return outcome
+
+    async def _loop(self) -> CallOutcome:
+        budget = self.rt.config.budget
+        messages: list[Message] = [
+            {"role": "system", "content": system_prompt(self.rt, self.context)},
+            {"role": "user", "content": first_user_message(self.prompt, self.context, self.meta)},
+        ]
+        try:
+            for turn in range(budget.max_turns):
+                answer = await self._turn(turn, messages)
+                if answer is not None:
+                    return CallOutcome("ok", answer)
+            return await self._answer_now(messages)
+        except BudgetExceededError as error:
+            return CallOutcome("budget_exceeded", self._partial, error.detail)
+        except LLMError as error:
+            return CallOutcome("error", self._partial, str(error))
+
+    async def _turn(self, turn: int, messages: list[Message]) -> str | None:
+        rt = self.rt
+        self.turns += 1
+        if self.depth == 1:
+            rt.stats.root_turns += 1
+        rt.emit(TurnStarted(run_id=rt.run_id, call_id=self.call_id, index=turn))
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        completion = await self._ask(messages)
+        reply = completion.content
+        self._remember_prose(reply)
+        blocks = extract_code_blocks(reply)
+        outcomes: list[CellOutcome] = []
+        answer: tuple[str, AnswerSource] | None = None
+        if blocks:
+            for index, code in enumerate(blocks):
+                outcome = await self._execute(turn, index, code)
+                outcomes.append(outcome)
+                if outcome.final is not None:
+                    answer = (outcome.final, _source(outcome.final_source))
+                    break
+        else:
+            answer = await self._prose_answer(turn, reply)
+        note = (
+            TRUNCATED_NOTE.format(tokens=completion.output_tokens) if completion.truncated else ""
+        )
+        observation = format_observation(outcomes, rt.config.output_limit_chars, note)
+        rt.emit(
+            TurnExecuted(
+                run_id=rt.run_id,
+                call_id=self.call_id,
+                index=turn,
+                reply=reply,
+                code_blocks=len(blocks),
+                observation=observation,
+                duration_s=loop.time() - started,
+            )
+        )
+        if answer is not None:
+            rt.emit(
+                AnswerSubmitted(
+                    run_id=rt.run_id, call_id=self.call_id, answer=answer[0], source=answer[1]
+                )
+            )
+            return answer[0]
+        messages += [
+            {"role": "assistant", "content": reply},
+            {"role": "user", "content": observation},
+        ]
+        return None
+
+    async def _answer_now(self, messages: list[Message]) -> CallOutcome:
+        turns = self.rt.config.budget.max_turns
+        messages.append({"role": "user", "content": ANSWER_NOW.format(turns=turns)})
+        completion = await self._ask(messages)
+        final = find_prose_final(completion.content)
+        prose = prose_without_code(completion.content)
+        answer = final.value if final and final.kind == "FINAL" else (prose or self._partial)
+        self.rt.emit(
+            AnswerSubmitted(
+                run_id=self.rt.run_id, call_id=self.call_id, answer=answer, source="partial"
+            )
+        )
+        return CallOutcome("max_turns", answer, f"no answer within {turns} turns")
+
+    @property
+    def _partial(self) -> str:
+        """The best answer so far: the model's `answer["content"]` draft, else its last prose."""
+        return self._answer_draft or self._last_prose
+
+    async def _ask(self, messages: list[Message]) -> Completion:
+        completion = await self.rt.request(
+            self.call_id, self.model, messages, self.rt.profile.root_max_output_tokens
+        )
+        self._tokens[0] += completion.input_tokens
+        self._tokens[1] += completion.output_tokens
+        if completion.cost_usd is None:
+            self._cost = None
+        elif self._cost is not None:
+            self._cost += completion.cost_usd
+        return completion
+
+    async def _execute(self, turn: int, index: int, code: str) -> CellOutcome:
+        rt = self.rt
+        await self._worker_ready()
+        restarts = self._worker.restarts
+        outcome = await self._worker.execute(code, rt.config.budget.cell_timeout_s)
+        if self._worker.restarts > restarts:
+            rt.emit(
+                WorkerRestarted(
+                    run_id=rt.run_id, call_id=self.call_id, reason=outcome.error or "restarted"
+                )
+            )
+        if outcome.partial:
+            self._answer_draft = outcome.partial
+        cap = rt.config.stored_output_cap_chars
+        rt.emit(
+            CellExecuted(
+                run_id=rt.run_id,
+                call_id=self.call_id,
+                turn=turn,
+                index=index,
+                code=code,
+                stdout=truncate_middle(outcome.stdout, cap),
+                stderr=truncate_middle(outcome.stderr, cap),
+                error=outcome.error,
+                duration_s=outcome.duration_s,
+                timed_out=outcome.timed_out,
+                variables_lost=outcome.variables_lost,
+            )
+        )
+        return outcome
+
+    async def _prose_answer(self, turn: int, reply: str) -> tuple[str, AnswerSource] | None:
+        final = find_prose_final(reply)
+        if final is None:
+            return None
+        if final.kind == "FINAL":
+            return final.value, "FINAL"
+        outcome = await self._execute(turn, 0, f"FINAL_VAR({final.value!r})")
+        return (outcome.final, "FINAL_VAR") if outcome.final is not None else None
+
+    async def _worker_ready(self) -> None:
+        if self._worker_start is not None:
+            task, self._worker_start = self._worker_start, None
+            await task
+
+    async def _stop_worker(self) -> None:
+        task = self._worker_start
+        if task is not None and not task.done():
+            task.cancel()
+        if task is not None:
+            with contextlib.suppress(BaseException):
+                await task
+        await self._worker.close()
+
+    async def _run_child(self, prompt: str, context: Any, model: str) -> str:
+        meta = [{"name": "context", "path": "", "chars": _size(context), "tokens": None}]
+        child = RLMCall(
+            self.rt,
+            prompt=prompt,
+            context=context,
+            meta=meta,
+            depth=self.depth + 1,
+            parent_id=self.call_id,
+            model=model,
+        )
+        outcome = await child.run()
+        if outcome.status in ("ok", "max_turns"):
+            return outcome.answer
+        if outcome.status == "budget_exceeded":
+            raise SubCallFailure(BUDGET_ERROR, f"child RLM call {child.call_id}: {outcome.error}")
+        raise SubCallFailure(
+            CHILD_ERROR, f"child RLM call {child.call_id} failed: {outcome.error or outcome.status}"
+        )
+
+    def _remember_prose(self, reply: str) -> None:
+        prose = prose_without_code(reply)
+        if prose:
+            self._last_prose = prose
+
+    def _finish(self, outcome: CallOutcome) -> None:
+        self.rt.emit(
+            CallFinished(
+                run_id=self.rt.run_id,
+                call_id=self.call_id,
+                status=outcome.status,
+                response=outcome.answer,
+                input_tokens=self._tokens[0],
+                output_tokens=self._tokens[1],
+                cost_usd=self._cost,
+                error=outcome.error,
+            )
+        )
+
+
+def _source(name: str | None) -> AnswerSource:
+    if name == "FINAL_VAR":
+        return "FINAL_VAR"
+    if name == "answer":
+        return "answer"
+    return "FINAL"
+
+
+def _size(context: Any) -> int:
+    if isinstance(context, str):
+        return len(context)
+    return sum(len(str(c)) for c in context) if isinstance(context, list) else len(str(context))

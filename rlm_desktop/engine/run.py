@@ -1,0 +1,251 @@
+"""A run: the public entry point that the CLI, the GUI and the tests all use.
+
+run = Run(config, documents, credentials=Credentials(api_key=...))
+run.bus.add_listener(print)          # or: async for event in run.bus.subscribe()
+result = await run.execute()         # run.cancel() stops the whole tree
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from rlm_desktop import paths
+from rlm_desktop.engine.bus import EventBus
+from rlm_desktop.engine.config import ConfigError, RunConfig
+from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.engine.direct import answer_directly, direct_fit, should_answer_directly
+from rlm_desktop.engine.events import ModeChosen, RunFinished, RunStarted, RunStatus
+from rlm_desktop.engine.ledger import BudgetLedger
+from rlm_desktop.engine.litellm_loader import release_logging_worker
+from rlm_desktop.engine.llm import Credentials, LLMClient
+from rlm_desktop.engine.pricing import PriceBook
+from rlm_desktop.engine.profiles import choose_profile
+from rlm_desktop.engine.rlm_call import CallOutcome, RLMCall
+from rlm_desktop.engine.runtime import Runtime
+
+STATUS_BY_OUTCOME: dict[str, RunStatus] = {
+    "ok": "completed",
+    "max_turns": "max_turns",
+    "budget_exceeded": "budget_exceeded",
+    "error": "error",
+    "cancelled": "cancelled",
+    "timeout": "timeout",
+}
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a run ended, with tree-wide totals."""
+
+    session_id: str
+    status: RunStatus
+    answer: str
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    turns: int
+    sub_calls: int
+    max_depth_reached: int
+    wall_s: float
+    unpriced: bool = False
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The `run --json` object of DESIGN.md (plus `unpriced` and `error`)."""
+        return asdict(self)
+
+
+def new_run_id() -> str:
+    """A sortable, readable id: local time plus random hex, e.g. `20261129-101530-3fa2c1`."""
+    return datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+class Run:
+    """One RLM run over a set of documents."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        documents: Sequence[ContextDocument],
+        *,
+        credentials: Credentials | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        config.validate()
+        self.config = config
+        self.documents = list(documents)
+        self.run_id = run_id or new_run_id()
+        self.bus = EventBus()
+        self.profile = choose_profile(config.model, config.profile)
+        self._credentials = credentials or Credentials()
+        self._main: asyncio.Task[CallOutcome] | None = None
+        self._runtime: Runtime | None = None
+        self._cancel_requested = False
+
+    @property
+    def credentials(self) -> Credentials:
+        """The run's secrets, so a recorder can scrub them from what it writes."""
+        return self._credentials
+
+    def context_value(self) -> str | list[str]:
+        """`context` as the model sees it: one str, or a list of str in load order."""
+        if len(self.documents) == 1:
+            return self.documents[0].text
+        return [doc.text for doc in self.documents]
+
+    def cancel(self) -> None:
+        """Stop the whole tree now: every worker is killed and the run ends as `cancelled`."""
+        self._cancel_requested = True
+        if self._runtime is not None:
+            self._runtime.kill_workers()
+        if self._main is not None and not self._main.done():
+            self._main.cancel()
+
+    async def execute(self) -> RunResult:
+        """Run to the end and return the result; events are published on `self.bus` meanwhile."""
+        started = time.monotonic()
+        runtime = self._make_runtime()
+        direct = self._choose_mode(runtime)
+        self.bus.publish(
+            RunStarted(
+                run_id=self.run_id,
+                query=self.config.query,
+                mode=self.config.mode,
+                model=self.config.model,
+                sub_model=self.config.effective_sub_model,
+                profile=self.profile.name,
+                settings=self.config.to_settings(),
+                documents=[doc.meta() for doc in self.documents],
+            )
+        )
+        self.bus.publish(ModeChosen(run_id=self.run_id, mode=direct[0], reason=direct[1]))
+        self._main = asyncio.create_task(self._root(runtime, direct[0] == "direct"))
+        if self._cancel_requested:
+            self._main.cancel()
+        try:
+            outcome = await self._await_main(self._main)
+        except asyncio.CancelledError:
+            self.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._main
+            self._finish(runtime, CallOutcome("cancelled", "", "cancelled"), started)
+            raise
+        finally:
+            runtime.kill_workers()
+            release_logging_worker()
+            shutil.rmtree(runtime.scratch_dir, ignore_errors=True)
+        return self._finish(runtime, outcome, started)
+
+    async def _await_main(self, main: asyncio.Task[CallOutcome]) -> CallOutcome:
+        timeout = self.config.budget.timeout_s
+        done, _ = await asyncio.wait({main}, timeout=timeout)
+        if not done:
+            main.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await main
+            return CallOutcome("timeout", "", f"the run passed its {timeout:g} s time limit")
+        try:
+            return main.result()
+        except asyncio.CancelledError:
+            return CallOutcome("cancelled", "", "cancelled by the user")
+
+    def _make_runtime(self) -> Runtime:
+        config = self.config
+        llm = LLMClient(
+            prices=PriceBook(config.prices),
+            credentials=self._credentials,
+            api_base=config.api_base,
+            concurrency=config.budget.concurrency,
+            request_timeout_s=config.request_timeout_s,
+            max_retries=config.max_retries,
+        )
+        holder: list[Runtime] = []
+        ledger = BudgetLedger(config.budget, lambda totals: holder[0].ledger_changed(totals))
+        runtime = Runtime(
+            run_id=self.run_id,
+            config=config,
+            profile=self.profile,
+            bus=self.bus,
+            llm=llm,
+            ledger=ledger,
+            scratch_dir=paths.scratch_root() / self.run_id,
+        )
+        holder.append(runtime)
+        self._runtime = runtime
+        return runtime
+
+    def _choose_mode(self, runtime: Runtime) -> tuple[Any, str]:
+        mode = self.config.mode
+        if mode == "rlm":
+            return "rlm", "requested with --mode rlm"
+        fits, tokens, window = direct_fit(runtime, self.documents)
+        if mode == "direct":
+            if not fits:
+                raise ConfigError(
+                    f"the documents (~{tokens:,} tokens) do not fit {self.config.model}'s window "
+                    f"({window:,} tokens) for a direct call: use --mode rlm or auto"
+                )
+            return "direct", "requested with --mode direct"
+        if should_answer_directly(runtime, self.documents):
+            return "direct", f"short input (~{tokens:,} tokens) answered with one direct call"
+        return "rlm", f"input of ~{tokens:,} tokens is worth orchestrating"
+
+    async def _root(self, runtime: Runtime, direct: bool) -> CallOutcome:
+        if direct:
+            return await answer_directly(runtime, self.documents)
+        call = RLMCall(
+            runtime,
+            prompt=self.config.query,
+            context=self.context_value(),
+            meta=[doc.meta() for doc in self.documents],
+            depth=1,
+            parent_id=None,
+            model=self.config.model,
+        )
+        return await call.run()
+
+    def _finish(self, runtime: Runtime, outcome: CallOutcome, started: float) -> RunResult:
+        ledger = runtime.ledger
+        runtime.ledger_changed(ledger.totals(), force=True)
+        status = STATUS_BY_OUTCOME.get(outcome.status, "error")
+        if self._cancel_requested and status != "completed":
+            status = "cancelled"
+        result = RunResult(
+            session_id=self.run_id,
+            status=status,
+            answer=outcome.answer,
+            cost_usd=round(ledger.spent_cost_usd, 8),
+            input_tokens=ledger.input_tokens,
+            output_tokens=ledger.output_tokens,
+            turns=runtime.stats.root_turns,
+            sub_calls=ledger.sub_calls,
+            max_depth_reached=runtime.stats.max_depth_reached,
+            wall_s=round(time.monotonic() - started, 3),
+            unpriced=ledger.unpriced_calls > 0,
+            error=None if status == "completed" else outcome.error,
+        )
+        self.bus.publish(
+            RunFinished(
+                run_id=self.run_id,
+                status=result.status,
+                answer=result.answer,
+                cost_usd=result.cost_usd,
+                input_tokens=result.input_tokens,
+                output_tokens=result.output_tokens,
+                turns=result.turns,
+                sub_calls=result.sub_calls,
+                max_depth_reached=result.max_depth_reached,
+                wall_s=result.wall_s,
+                unpriced=result.unpriced,
+                error=result.error,
+            )
+        )
+        return result

@@ -1,0 +1,166 @@
+"""Sub-calls made from a REPL: `llm_query`, `rlm_query` and their batched forms.
+
+Failures come back to the model's REPL as typed errors (`SubCallFailure` carries the type's name),
+never as junk strings posing as answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Coroutine
+from typing import Any, Protocol
+
+from rlm_desktop.engine.events import CallFinished, CallStarted
+from rlm_desktop.engine.ledger import BudgetExceededError
+from rlm_desktop.engine.llm import LLMError
+from rlm_desktop.engine.runtime import Runtime
+from rlm_desktop.engine.sandbox.process import SubCallFailure
+
+BUDGET_ERROR = "BudgetExceededError"
+LLM_ERROR = "LLMCallError"
+CHILD_ERROR = "RLMChildError"
+
+
+class ChildFactory(Protocol):
+    """Runs a child RLM call and returns its answer, raising `SubCallFailure` when it fails."""
+
+    def __call__(self, prompt: str, context: Any, model: str) -> Awaitable[str]: ...
+
+
+class SubCallDispatcher:
+    """Serves the sub-call requests of one RLM call's worker."""
+
+    def __init__(
+        self, runtime: Runtime, call_id: str, depth: int, model: str, spawn_child: ChildFactory
+    ) -> None:
+        self._rt = runtime
+        self._call_id = call_id
+        self._depth = depth
+        self._model = model
+        self._spawn_child = spawn_child
+
+    async def handle(self, op: str, args: dict[str, Any]) -> Any:
+        """Entry point for the worker's proxied calls."""
+        model = args.get("model")
+        if op == "llm_query":
+            return await self.llm_query(args["prompt"], model)
+        if op == "llm_query_batched":
+            return await _batched([self.llm_query(p, model) for p in args["prompts"]], LLM_ERROR)
+        if op == "rlm_query":
+            return await self.rlm_query(args["prompt"], args.get("context"), model)
+        if op == "rlm_query_batched":
+            pairs = zip(args["prompts"], args.get("contexts") or [], strict=False)
+            return await _batched([self.rlm_query(p, c, model) for p, c in pairs], CHILD_ERROR)
+        raise SubCallFailure(LLM_ERROR, f"unknown operation {op!r}")
+
+    async def llm_query(self, prompt: str, model: str | None, claimed: bool = False) -> str:
+        """One plain sub-LLM call, counted against the budget."""
+        if not claimed:
+            self._claim()
+        rt = self._rt
+        chosen = model or rt.config.effective_sub_model
+        call_id = rt.new_id("c")
+        depth = self._depth + 1
+        rt.emit(
+            CallStarted(
+                run_id=rt.run_id,
+                call_id=call_id,
+                parent_id=self._call_id,
+                kind="llm",
+                depth=depth,
+                model=chosen,
+                prompt=prompt,
+            )
+        )
+        messages = [{"role": "user", "content": prompt}]
+        try:
+            completion = await rt.request(
+                call_id, chosen, messages, rt.profile.sub_max_output_tokens
+            )
+        except BudgetExceededError as error:
+            self._finish(call_id, "budget_exceeded", error=error.detail)
+            raise SubCallFailure(BUDGET_ERROR, error.detail) from error
+        except LLMError as error:
+            self._finish(call_id, "error", error=str(error))
+            raise SubCallFailure(LLM_ERROR, f"llm_query failed: {error}") from error
+        except asyncio.CancelledError:
+            self._finish(call_id, "cancelled", error="cancelled")
+            raise
+        self._finish(
+            call_id,
+            "ok",
+            response=completion.content,
+            tokens=(completion.input_tokens, completion.output_tokens),
+            cost=completion.cost_usd,
+        )
+        return completion.content
+
+    async def rlm_query(self, prompt: str, context: Any, model: str | None) -> str:
+        """A child RLM call, or a plain call once the depth limit is reached."""
+        self._claim()
+        rt = self._rt
+        if self._depth + 1 > rt.config.budget.max_depth:
+            text = (
+                prompt if context is None or context == prompt else _with_context(prompt, context)
+            )
+            return await self.llm_query(text, model, claimed=True)
+        return await self._spawn_child(
+            prompt, prompt if context is None else context, model or self._model
+        )
+
+    def _claim(self) -> None:
+        try:
+            self._rt.ledger.claim_sub_call()
+        except BudgetExceededError as error:
+            raise SubCallFailure(BUDGET_ERROR, error.detail) from error
+
+    def _finish(
+        self,
+        call_id: str,
+        status: Any,
+        *,
+        response: str = "",
+        tokens: tuple[int, int] = (0, 0),
+        cost: float | None = 0.0,
+        error: str | None = None,
+    ) -> None:
+        self._rt.emit(
+            CallFinished(
+                run_id=self._rt.run_id,
+                call_id=call_id,
+                status=status,
+                response=response,
+                input_tokens=tokens[0],
+                output_tokens=tokens[1],
+                cost_usd=cost,
+                error=error,
+            )
+        )
+
+
+def _with_context(prompt: str, context: Any) -> str:
+    body = context if isinstance(context, str) else "\n\n".join(map(str, context))
+    return f"{prompt}\n\n--- context ---\n{body}"
+
+
+async def _batched(calls: list[Coroutine[Any, Any, str]], error_type: str) -> list[str]:
+    """Run calls concurrently; results in input order, or one typed error carrying partial results."""
+    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    failures = [o for o in outcomes if isinstance(o, BaseException)]
+    if not failures:
+        return [str(o) for o in outcomes]
+    for failure in failures:
+        if isinstance(failure, asyncio.CancelledError):
+            raise failure
+    first = failures[0]
+    kind = (
+        BUDGET_ERROR
+        if any(isinstance(f, SubCallFailure) and f.error_type == BUDGET_ERROR for f in failures)
+        else error_type
+    )
+    results = [None if isinstance(o, BaseException) else o for o in outcomes]
+    detail = first.message if isinstance(first, SubCallFailure) else repr(first)
+    message = (
+        f"{len(failures)} of {len(calls)} calls failed (the rest are in .results); first: {detail}"
+    )
+    raise SubCallFailure(kind, message, results)

@@ -1,0 +1,43 @@
+"""The one place that knows where RLM Desktop keeps its files.
+
+`RLM_DESKTOP_HOME` overrides the data folder; otherwise platformdirs' user data folder is used.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP_NAME = "rlm-desktop"
+HOME_ENV = "RLM_DESKTOP_HOME"
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+
+
+def data_dir() -> Path:
+    """The folder holding the database and scratch folders, created if missing."""
+    override = os.environ.get(HOME_ENV)
+    if override:
+        path = Path(override).expanduser()
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def database_path() -> Path:
+    """The SQLite file that keeps every session."""
+    return data_dir() / "sessions.db"
+
+
+def scratch_root() -> Path:
+    """The parent of the per-run scratch folders that workers use as their working directory."""
+    path = data_dir() / "scratch"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def resource(*parts: str) -> Path:
+    """A file under the bundled `resources/` folder."""
+    return RESOURCES.joinpath(*parts)

@@ -1,0 +1,195 @@
+"""A scripted OpenAI-compatible HTTP server on 127.0.0.1 that litellm really talks to.
+
+Tests script replies in order (`enqueue`) or by content (`respond_with`), and can add latency, HTTP errors
+and `Retry-After` headers. It runs in a background thread, so it serves the test process, qasync loops and
+CLI subprocesses alike.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted response. `status` other than 200 sends an OpenAI-style error body."""
+
+    content: str = ""
+    status: int = 200
+    delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    finish_reason: str = "stop"
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+Responder = Callable[[dict[str, Any]], "str | Reply"]
+
+
+def last_user_text(request: dict[str, Any]) -> str:
+    """The text of the last user message of a chat request."""
+    for message in reversed(request.get("messages", [])):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                return "".join(part.get("text", "") for part in content)
+            return str(content or "")
+    return ""
+
+
+def system_text(request: dict[str, Any]) -> str:
+    """The system prompt of a chat request ("" when there is none)."""
+    for message in request.get("messages", []):
+        if message.get("role") == "system":
+            return str(message.get("content") or "")
+    return ""
+
+
+def estimate_tokens(text: str) -> int:
+    """The server's own usage figure: about four characters a token."""
+    return max(1, len(text) // 4)
+
+
+class ScriptedServer:
+    """An OpenAI-compatible `/v1/chat/completions` and `/v1/models` endpoint with scripted replies."""
+
+    def __init__(self, latency_s: float = 0.0, models: tuple[str, ...] = ("test-model",)) -> None:
+        self.latency_s = latency_s
+        self.models = models
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._queue: deque[str | Reply] = deque()
+        self._responder: Responder | None = None
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self.max_in_flight = 0
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The `api_base` to give litellm."""
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def start(self) -> ScriptedServer:
+        """Start serving in a background thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def enqueue(self, *replies: str | Reply) -> None:
+        """Replies handed out in order, before the responder is consulted."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    def respond_with(self, responder: Responder) -> None:
+        """Answer every request the queue does not cover with `responder(request_json)`."""
+        self._responder = responder
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """The bodies of the chat requests received so far."""
+        with self._lock:
+            return list(self.requests)
+
+    def _next_reply(self, request: dict[str, Any]) -> Reply:
+        with self._lock:
+            queued = self._queue.popleft() if self._queue else None
+        if queued is None and self._responder is not None:
+            queued = self._responder(request)
+        if queued is None:
+            return Reply(status=500, content="the scripted server has no reply for this request")
+        return Reply(content=queued) if isinstance(queued, str) else queued
+
+    def _completion(self, request: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
+        reply = self._next_reply(request)
+        delay = reply.delay_s + self.latency_s
+        if delay:
+            time.sleep(delay)
+        if reply.status != 200:
+            body = {"error": {"message": reply.content, "type": "scripted", "code": reply.status}}
+            return reply.status, reply.headers, body
+        prompt = "".join(str(m.get("content") or "") for m in request.get("messages", []))
+        usage_in = reply.prompt_tokens if reply.prompt_tokens is not None else estimate_tokens(prompt)
+        usage_out = (
+            reply.completion_tokens
+            if reply.completion_tokens is not None
+            else estimate_tokens(reply.content)
+        )
+        body = {
+            "id": f"chatcmpl-{time.monotonic_ns()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model", "test-model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.content},
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": usage_in,
+                "completion_tokens": usage_out,
+                "total_tokens": usage_in + usage_out,
+            },
+        }
+        return 200, reply.headers, body
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _send(self, status: int, headers: dict[str, str], body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    data = [{"id": m, "object": "model", "owned_by": "scripted"} for m in server.models]
+                    self._send(200, {}, {"object": "list", "data": data})
+                else:
+                    self._send(404, {}, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                request = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {}, {"error": {"message": "not found"}})
+                    return
+                with server._lock:
+                    server.requests.append(request)
+                    server.headers.append(dict(self.headers.items()))
+                    server._in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server._in_flight)
+                try:
+                    status, headers, body = server._completion(request)
+                finally:
+                    with server._lock:
+                        server._in_flight -= 1
+                self._send(status, headers, body)
+
+        return Handler
