@@ -30,6 +30,13 @@ class Reply:
     completion_tokens: int | None = None
 
 
+class _Server(ThreadingHTTPServer):
+    """A threading server with a listen backlog deep enough for hundreds of concurrent clients."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 Responder = Callable[[dict[str, Any]], "str | Reply"]
 
 
@@ -70,8 +77,7 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._in_flight = 0
         self.max_in_flight = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._httpd.daemon_threads = True
+        self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
@@ -153,6 +159,7 @@ class ScriptedServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
@@ -193,3 +200,31 @@ class ScriptedServer:
                 self._send(status, headers, body)
 
         return Handler
+
+
+class ServerProcess:
+    """A `ScriptedServer` in a forked child process, so its CPU does not compete with the engine's
+    event loop for the GIL (as a real, remote provider would not). Replies come from `responder`."""
+
+    def __init__(self, responder: Responder, latency_s: float = 0.0) -> None:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
+        receiver, sender = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_serve_forever, args=(responder, latency_s, sender), daemon=True
+        )
+        self._process.start()
+        self.base_url: str = receiver.recv()
+
+    def stop(self) -> None:
+        """Terminate the server process."""
+        self._process.terminate()
+        self._process.join(5)
+
+
+def _serve_forever(responder: Responder, latency_s: float, sender: Any) -> None:
+    server = ScriptedServer(latency_s=latency_s)
+    server.respond_with(responder)
+    sender.send(server.base_url)
+    server._httpd.serve_forever()

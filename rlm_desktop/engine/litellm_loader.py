@@ -12,6 +12,10 @@ from typing import Any
 def load_litellm() -> Any:
     """Import litellm once, with the bundled price map and without its chatter."""
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    # litellm's own HTTP handler (the one most providers use) instead of the openai SDK for
+    # OpenAI-compatible chat: the SDK's request transform costs ~20 ms of CPU per call on long
+    # histories, which dominated our per-turn overhead. Set the variable to False to go back.
+    os.environ.setdefault("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "True")
     import litellm
 
     litellm.suppress_debug_info = True

@@ -81,6 +81,7 @@ class RLMCall:
             memory_limit_mb=runtime.config.memory_limit_mb,
             output_cap_chars=runtime.config.stored_output_cap_chars,
             handler=self._dispatcher.handle,
+            launcher=runtime.launcher,
         )
         self._worker_start: asyncio.Task[None] | None = None
 

@@ -30,6 +30,7 @@ from rlm_desktop.engine.pricing import PriceBook
 from rlm_desktop.engine.profiles import choose_profile
 from rlm_desktop.engine.rlm_call import CallOutcome, RLMCall
 from rlm_desktop.engine.runtime import Runtime
+from rlm_desktop.engine.sandbox.launcher import Launcher
 
 STATUS_BY_OUTCOME: dict[str, RunStatus] = {
     "ok": "completed",
@@ -140,6 +141,7 @@ class Run:
             raise
         finally:
             runtime.kill_workers()
+            await runtime.launcher.close()
             release_logging_worker()
             shutil.rmtree(runtime.scratch_dir, ignore_errors=True)
         return self._finish(runtime, outcome, started)
@@ -167,6 +169,7 @@ class Run:
             request_timeout_s=config.request_timeout_s,
             max_retries=config.max_retries,
         )
+        scratch = paths.scratch_root() / self.run_id
         holder: list[Runtime] = []
         ledger = BudgetLedger(config.budget, lambda totals: holder[0].ledger_changed(totals))
         runtime = Runtime(
@@ -176,7 +179,8 @@ class Run:
             bus=self.bus,
             llm=llm,
             ledger=ledger,
-            scratch_dir=paths.scratch_root() / self.run_id,
+            scratch_dir=scratch,
+            launcher=Launcher(scratch, config.stored_output_cap_chars),
         )
         holder.append(runtime)
         self._runtime = runtime

@@ -20,6 +20,7 @@ from rlm_desktop.engine.events import (
 from rlm_desktop.engine.ledger import BudgetExceededError, BudgetLedger, LedgerTotals
 from rlm_desktop.engine.llm import Completion, LLMClient, LLMError, Message
 from rlm_desktop.engine.profiles import Profile
+from rlm_desktop.engine.sandbox.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
 from rlm_desktop.engine.tokens import estimate_messages
 
@@ -45,6 +46,7 @@ class Runtime:
     llm: LLMClient
     ledger: BudgetLedger
     scratch_dir: Path
+    launcher: Launcher
     stats: RunStats = field(default_factory=RunStats)
     workers: set[WorkerProcess] = field(default_factory=set)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))

@@ -7,25 +7,20 @@ import contextlib
 import json
 import os
 import signal
+import site
 import struct
-import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlm_desktop.engine.sandbox.environment import worker_environment
+from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 
-WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 HEADER = struct.Struct(">I")
 INTERRUPT_GRACE_S = 2.0
 STREAM_LIMIT = 1 << 30
 
 CallHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
-
-
-class WorkerDied(Exception):
-    """The worker process exited while it was needed."""
 
 
 @dataclass(frozen=True)
@@ -65,14 +60,23 @@ class WorkerProcess:
         memory_limit_mb: int | None,
         output_cap_chars: int,
         handler: CallHandler,
+        launcher: Launcher | None = None,
     ) -> None:
         self._init_frame = _frame(
-            {"type": "init", "context": context, "meta": meta, "memory_limit_mb": memory_limit_mb}
+            {
+                "type": "init",
+                "context": context,
+                "meta": meta,
+                "memory_limit_mb": memory_limit_mb,
+                "sys_path": site.getsitepackages(),
+            }
         )
         self._scratch = scratch_dir
-        self._output_cap = output_cap_chars
+        self._own_launcher = launcher is None
+        self._launcher = launcher or Launcher(scratch_dir, output_cap_chars)
         self._handler = handler
-        self._process: asyncio.subprocess.Process | None = None
+        self._pid: int | None = None
+        self._writer: asyncio.StreamWriter | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._call_tasks: set[asyncio.Task[None]] = set()
         self._cell_future: asyncio.Future[dict[str, Any]] | None = None
@@ -83,34 +87,26 @@ class WorkerProcess:
     @property
     def pid(self) -> int | None:
         """The worker's process id while it runs."""
-        return self._process.pid if self._process else None
+        return self._pid
+
+    @property
+    def running(self) -> bool:
+        """True while the worker is connected."""
+        return self._reader_task is not None and not self._reader_task.done()
 
     async def start(self) -> None:
-        """Spawn the worker and hand it the context; returns once it is ready for cells."""
-        self._scratch.mkdir(parents=True, exist_ok=True)
-        loop = asyncio.get_running_loop()
-        self._ready = loop.create_future()
-        self._process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-I",
-            str(WORKER_SCRIPT),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            cwd=self._scratch,
-            env=worker_environment(self._scratch, self._output_cap),
-            limit=STREAM_LIMIT,
-            start_new_session=True,
-        )
-        self._reader_task = asyncio.create_task(self._read_loop(self._process))
-        assert self._process.stdin is not None
-        self._process.stdin.write(self._init_frame)
-        await self._process.stdin.drain()
+        """Fork a worker and hand it the context; returns once it is ready for cells."""
+        self._ready = asyncio.get_running_loop().create_future()
+        self._pid, sock = await self._launcher.spawn(self._scratch)
+        reader, self._writer = await asyncio.open_unix_connection(sock=sock, limit=STREAM_LIMIT)
+        self._reader_task = asyncio.create_task(self._read_loop(reader))
+        self._writer.write(self._init_frame)
+        await self._writer.drain()
         await self._ready
 
     async def execute(self, code: str, timeout_s: float) -> CellOutcome:
         """Run one cell. Past `timeout_s` it is interrupted; if that fails the worker is restarted."""
-        if self._process is None or self._process.returncode is not None:
+        if not self.running:
             await self.restart("the worker was not running")
         self._cell_ids += 1
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -129,9 +125,9 @@ class WorkerProcess:
         self, future: asyncio.Future[dict[str, Any]], timeout_s: float
     ) -> CellOutcome:
         self._cancel_calls()
-        if self._process is not None and self._process.returncode is None:
+        if self._pid is not None and self.running:
             with contextlib.suppress(ProcessLookupError):
-                self._process.send_signal(signal.SIGINT)
+                os.kill(self._pid, signal.SIGINT)
         try:
             result = await asyncio.wait_for(asyncio.shield(future), INTERRUPT_GRACE_S)
             outcome = _outcome(result)
@@ -157,47 +153,47 @@ class WorkerProcess:
         await self.start()
 
     def kill(self) -> None:
-        """Kill the worker at once (cancellation path)."""
+        """Kill the worker and everything it started, at once (cancellation path)."""
         self._cancel_calls()
-        if self._process is not None and self._process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._process.pid, signal.SIGKILL)
+        if self._pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._pid, signal.SIGKILL)
 
     async def close(self) -> None:
-        """Kill the worker and reap it."""
+        """Kill the worker and wait until its connection is gone."""
         self.kill()
-        process, self._process = self._process, None
-        if process is not None:
-            with contextlib.suppress(ProcessLookupError):
-                await process.wait()
-        if self._reader_task is not None:
-            self._reader_task.cancel()
+        self._pid = None
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+        task, self._reader_task = self._reader_task, None
+        if task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader_task
-            self._reader_task = None
+                await asyncio.wait_for(task, INTERRUPT_GRACE_S)
+        if self._own_launcher:
+            await self._launcher.close()
 
     def _send(self, message: dict[str, Any]) -> None:
-        if self._process is None or self._process.stdin is None:
+        if self._writer is None or self._writer.is_closing():
             raise WorkerDied("the worker is not running")
-        with contextlib.suppress(ConnectionResetError, BrokenPipeError):
-            self._process.stdin.write(_frame(message))
+        self._writer.write(_frame(message))
 
     def _cancel_calls(self) -> None:
         for task in list(self._call_tasks):
             task.cancel()
 
-    async def _read_loop(self, process: asyncio.subprocess.Process) -> None:
-        assert process.stdout is not None
+    async def _read_loop(self, reader: asyncio.StreamReader) -> None:
         try:
             while True:
-                header = await process.stdout.readexactly(HEADER.size)
+                header = await reader.readexactly(HEADER.size)
                 (length,) = HEADER.unpack(header)
-                message = json.loads(await process.stdout.readexactly(length))
+                message = json.loads(await reader.readexactly(length))
                 self._dispatch(message)
         except (asyncio.IncompleteReadError, ConnectionResetError):
             pass
-        code = await process.wait()
-        died = WorkerDied(_exit_description(code))
+        died = WorkerDied(
+            "the REPL worker died (killed, out of memory, or crashed); its variables are lost"
+        )
         for future in (self._ready, self._cell_future):
             if future is not None and not future.done():
                 future.set_exception(died)
@@ -227,7 +223,8 @@ class WorkerProcess:
             )
         except asyncio.CancelledError:
             reply.update(ok=False, error_type="LLMCallError", message="the sub-call was cancelled")
-            self._send(reply)
+            with contextlib.suppress(WorkerDied):
+                self._send(reply)
             raise
         except Exception as error:
             reply.update(
@@ -252,13 +249,3 @@ def _outcome(result: dict[str, Any]) -> CellOutcome:
         timed_out=bool(result.get("interrupted")),
         partial=result.get("partial"),
     )
-
-
-def _exit_description(code: int | None) -> str:
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"the REPL worker was killed by {name} (out of memory or a crash)"
-    return f"the REPL worker exited with code {code}"

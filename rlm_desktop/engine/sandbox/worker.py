@@ -1,9 +1,10 @@
 """The REPL worker: runs model-written code in its own process, one per RLM call.
 
-Standard library only, started by path with `python -I`, so nothing of the application is imported
-here. It speaks length-prefixed JSON frames on the stdin/stdout it inherited; fds 0 and 1 are then
-pointed at /dev/null and stderr so that stray writes by model code cannot corrupt the protocol.
-`llm_query`/`rlm_query` are proxied to the parent with request ids, so they work from threads too.
+Standard library only, started by path with `python -I -S`, so nothing of the application is
+imported here. One launcher process per run forks a worker for each RLM call; each worker speaks
+length-prefixed JSON frames with the parent over its own socket (stdin/stdout are /dev/null, so
+stray writes by model code cannot corrupt the protocol). `llm_query`/`rlm_query` are proxied to the
+parent with request ids, so they work from threads too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import linecache
 import os
 import queue
 import signal
+import socket
 import struct
 import sys
 import threading
@@ -49,7 +51,7 @@ ERRORS = {cls.__name__: cls for cls in (BudgetExceededError, LLMCallError, RLMCh
 class Channel:
     """Framed JSON over the two protocol pipes; `send` is safe from any thread."""
 
-    def __init__(self, reader: io.BufferedIOBase, writer: io.BufferedIOBase) -> None:
+    def __init__(self, reader: Any, writer: Any) -> None:
         self._reader = reader
         self._writer = writer
         self._lock = threading.Lock()
@@ -301,24 +303,14 @@ def _apply_limits(memory_limit_mb: int | None) -> None:
             pass
 
 
-def _claim_protocol_fds() -> Channel:
-    reader = io.BufferedReader(io.FileIO(os.dup(0), "rb"), buffer_size=1 << 20)
-    writer = io.BufferedWriter(io.FileIO(os.dup(1), "wb"), buffer_size=1 << 16)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)
-    os.close(devnull)
-    return Channel(reader, writer)
-
-
-def main() -> None:
+def serve(channel: Channel) -> None:
     """Serve one RLM call: receive the context, then execute cells until told to stop."""
-    channel = _claim_protocol_fds()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     init = channel.receive()
     if init is None:
         return
     _apply_limits(init.get("memory_limit_mb"))
+    sys.path.extend(p for p in init.get("sys_path", []) if p not in sys.path)
     proxy = Proxy(channel)
     repl = Repl(proxy, init["context"], init.get("meta", []))
     del init
@@ -354,7 +346,52 @@ def main() -> None:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         result["id"] = request.get("id")
         channel.send(result)
-    os._exit(0)
+
+
+def _become_worker(request: dict[str, Any], data: socket.socket) -> Channel:
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.setsid()
+    cwd = request["cwd"]
+    os.makedirs(os.path.join(cwd, "tmp"), exist_ok=True)
+    os.chdir(cwd)
+    os.environ["HOME"] = cwd
+    os.environ["TMPDIR"] = os.path.join(cwd, "tmp")
+    reader = data.makefile("rb", buffering=1 << 20)
+    writer = data.makefile("wb", buffering=1 << 16)
+    return Channel(reader, writer)
+
+
+def launcher(control: socket.socket) -> None:
+    """Fork a worker per request, handing each the socket the parent sent along.
+
+    Forking this warm, single-threaded process costs about a millisecond, where starting a fresh
+    interpreter costs tens: it is what lets 64 child RLM calls start at once.
+    """
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    while True:
+        try:
+            message, fds, _flags, _address = socket.recv_fds(control, 65536, 1)
+        except OSError:
+            return
+        if not message or not fds:
+            return
+        request = json.loads(message)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                control.close()
+                serve(_become_worker(request, socket.socket(fileno=fds[0])))
+            finally:
+                os._exit(0)
+        os.close(fds[0])
+        control.send(json.dumps({"pid": pid}).encode())
+
+
+def main() -> None:
+    """`worker.py --launcher FD`: serve spawn requests on the control socket FD."""
+    if len(sys.argv) != 3 or sys.argv[1] != "--launcher":
+        sys.exit("usage: worker.py --launcher FD (started by RLM Desktop, not by hand)")
+    launcher(socket.socket(fileno=int(sys.argv[2])))
 
 
 if __name__ == "__main__":

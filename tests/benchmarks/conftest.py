@@ -1,0 +1,14 @@
+"""Print every benchmark figure as one Markdown table at the end of `make bench`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.benchmarks.report import FIGURES, table
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Append the figures table to pytest's summary."""
+    if FIGURES:
+        terminalreporter.write_sep("=", "benchmark figures")
+        terminalreporter.write_line(table())
