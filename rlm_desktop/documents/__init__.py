@@ -1,0 +1,34 @@
+"""Documents: load files and folders into text with metadata, ready for the engine. Qt-free.
+
+    result = load_paths([Path("report.pdf"), Path("repo/")], LoadOptions(model="openai/gpt-5-mini"))
+    result.documents   # Document(name, path, type, size, sha256, chars, tokens, ..., text)
+    result.skipped     # Skipped(path, reason): files left out of folders, and why
+    result.errors      # LoadError(path, message): named paths that could not be loaded
+
+Heavy parsers (pypdf, python-docx, charset-normalizer, tiktoken) are imported only when needed;
+litellm and Qt are never imported.
+"""
+
+from rlm_desktop.documents.formats import DOCUMENT_TYPES
+from rlm_desktop.documents.loader import load_paths
+from rlm_desktop.documents.model import (
+    Document,
+    LoadError,
+    LoadOptions,
+    LoadResult,
+    Skipped,
+    human_size,
+)
+from rlm_desktop.documents.tokens import count_tokens
+
+__all__ = [
+    "DOCUMENT_TYPES",
+    "Document",
+    "LoadError",
+    "LoadOptions",
+    "LoadResult",
+    "Skipped",
+    "count_tokens",
+    "human_size",
+    "load_paths",
+]

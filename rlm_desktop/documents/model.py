@@ -1,0 +1,152 @@
+"""The loader's vocabulary: options in, documents, skips and errors out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rlm_desktop.engine.context import ContextDocument
+
+MIB = 1024 * 1024
+
+
+def human_size(n: int) -> str:
+    """A byte count as people read it: `512 B`, `3.4 MB`, `1.2 GB` (powers of 1024)."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How much to load and how to count it.
+
+    Size limits are on the bytes of the file as stored (a PDF's file size, not its text).
+    `exact_token_chars` bounds how much text is tokenised exactly; past it, counts are
+    estimates from samples and are flagged as such. `exclude` adds gitignore-style patterns
+    that apply inside folders.
+    """
+
+    max_file_bytes: int = 256 * MIB
+    max_total_bytes: int = 1024 * MIB
+    model: str = "openai/gpt-5-mini"
+    exact_token_chars: int = 4_000_000
+    use_gitignore: bool = True
+    include_hidden: bool = False
+    exclude: tuple[str, ...] = ()
+    on_file: Callable[[Path], None] | None = field(default=None, compare=False, repr=False)
+    """Called with each file's path just before it is read: progress for long loads. An exception
+    raised here ends the load and propagates to the caller (a way to cancel)."""
+
+    def __post_init__(self) -> None:
+        if self.max_file_bytes <= 0 or self.max_total_bytes <= 0:
+            raise ValueError("size limits must be positive numbers of bytes")
+        if self.exact_token_chars < 0:
+            raise ValueError("exact_token_chars must be 0 or more")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One loaded document: its text and what we know about the file it came from.
+
+    `path` is absolute. `name` is the file name for a file given by name and
+    `folder/relative/path` for a file found in a folder. `size` and `sha256` describe the file's
+    bytes; `chars` and `tokens` its extracted text. A PDF's pages are separated by form feeds
+    (`\\f`, as pdftotext does), so `text.split("\\f")` gives the pages. `notes` lists anything lossy
+    that happened while reading (replaced bytes, unreadable pages).
+    """
+
+    name: str
+    path: Path
+    type: str
+    size: int
+    sha256: str
+    chars: int
+    tokens: int
+    tokens_estimated: bool
+    text: str = field(repr=False)
+    encoding: str | None = None
+    pages: int | None = None
+    notes: tuple[str, ...] = ()
+
+    def to_context(self) -> ContextDocument:
+        """The document as the engine takes it."""
+        return ContextDocument(name=self.name, text=self.text, path=str(self.path),
+                               tokens=self.tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A path inside a folder that was deliberately not loaded, and why."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadError:
+    """A path the user named that could not be loaded. `message` says why and how to fix it.
+
+    `message` does not repeat the path; `str(error)` gives the one-line `path: message`.
+    """
+
+    path: Path
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@dataclass
+class LoadResult:
+    """Everything one `load_paths` call produced, documents in load order."""
+
+    documents: list[Document] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+
+    @property
+    def total_chars(self) -> int:
+        """Characters of text over all documents."""
+        return sum(d.chars for d in self.documents)
+
+    @property
+    def total_tokens(self) -> int:
+        """Tokens over all documents (an estimate if any document's count is)."""
+        return sum(d.tokens for d in self.documents)
+
+    @property
+    def total_bytes(self) -> int:
+        """File bytes over all documents."""
+        return sum(d.size for d in self.documents)
+
+    @property
+    def tokens_estimated(self) -> bool:
+        """True when `total_tokens` includes an estimate."""
+        return any(d.tokens_estimated for d in self.documents)
+
+    def contexts(self) -> list[ContextDocument]:
+        """The documents as the engine takes them, in load order."""
+        return [d.to_context() for d in self.documents]
+
+    def summary(self) -> str:
+        """One line for a status bar or a log: counts, size, tokens."""
+        approx = "~" if self.tokens_estimated else ""
+        parts = [
+            f"{len(self.documents)} document{'s' if len(self.documents) != 1 else ''}",
+            human_size(self.total_bytes),
+            f"{self.total_chars:,} characters",
+            f"{approx}{self.total_tokens:,} tokens",
+        ]
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped")
+        if self.errors:
+            parts.append(f"{len(self.errors)} error{'s' if len(self.errors) != 1 else ''}")
+        return ", ".join(parts)

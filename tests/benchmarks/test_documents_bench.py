@@ -1,0 +1,197 @@
+"""Loader benchmarks: a 200 MB folder of text and code, one 200 MB log, 500-page PDFs, and memory.
+
+Each load runs in a fresh subprocess so that peak RSS growth belongs to the load alone (for PDFs
+that excludes the worker process that shares long documents). The inputs are generated into a
+temporary folder (just written, so the page cache is warm: these figures are for parsing,
+decoding and counting, not for the disk). Two PDFs: one `Tj` string per line, and typeset text
+(TJ arrays, words placed by offsets, kerned inside), which pypdf extracts several times slower.
+Run with `make bench`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.benchmarks.report import record_figure
+from tests.documents.makers import make_pdf
+
+pytestmark = pytest.mark.bench
+
+MB = 1_000_000
+FOLDER_BYTES = 200 * MB
+FILE_BYTES = 500_000
+PDF_PAGES = 500
+MODEL = "openai/gpt-5-mini"
+ROWS: list[tuple[str, ...]] = []
+
+MEASURE = textwrap.dedent("""
+    import json, resource, sys, threading, time
+    from pathlib import Path
+    import psutil
+    from rlm_desktop.documents import LoadOptions, count_tokens, load_paths
+
+    started = time.perf_counter()
+    count_tokens("warm up the tokenizer", sys.argv[2])
+    setup_s = time.perf_counter() - started
+    process = psutil.Process()
+    baseline = process.memory_info().rss
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    sampled = [baseline]
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(0.002):
+            sampled.append(process.memory_info().rss)
+
+    watcher = threading.Thread(target=sample, daemon=True)
+    watcher.start()
+    started = time.perf_counter()
+    result = load_paths([Path(sys.argv[1])], LoadOptions(model=sys.argv[2]))
+    seconds = time.perf_counter() - started
+    done.set()
+    watcher.join()
+    peak_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = max(max(sampled), peak_after if peak_after > peak_before else 0)
+    print(json.dumps({
+        "seconds": seconds, "setup_s": setup_s, "files": len(result.documents),
+        "skipped": len(result.skipped), "errors": [str(e) for e in result.errors],
+        "bytes": result.total_bytes, "chars": result.total_chars,
+        "text_bytes": sum(len(d.text.encode()) for d in result.documents),
+        "tokens": result.total_tokens, "estimated": result.tokens_estimated,
+        "pages": sum(d.pages or 0 for d in result.documents),
+        "rss_growth": peak - baseline,
+    }))
+""")
+
+
+def _measure(path: Path) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-c", MEASURE, str(path), MODEL], capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    figures: dict[str, Any] = json.loads(done.stdout)
+    assert figures["errors"] == []
+    return figures
+
+
+def _record(name: str, figures: dict[str, Any]) -> None:
+    seconds, size = figures["seconds"], figures["bytes"]
+    text, growth = figures["text_bytes"], figures["rss_growth"]
+    approx = "~" if figures["estimated"] else ""
+    record_figure("documents", name, f"{seconds:.2f} s",
+                  f"{size / MB / seconds:.1f} MB/s, {approx}{figures['tokens']:,} tokens, "
+                  f"peak RSS +{growth / MB:.0f} MB ({growth / text:.2f}x text)")
+    ROWS.append((name, f"{figures['files']}", f"{size / MB:.1f}", f"{seconds:.2f}",
+                 f"{size / MB / seconds:.1f}", f"{text / MB:.1f}",
+                 f"{approx}{figures['tokens']:,}", f"{growth / MB:.0f}",
+                 f"{growth / text:.2f}x", f"{figures['setup_s']:.2f}"))
+
+
+def _corpus(rng: random.Random) -> str:
+    """About 4 MB of varied log, prose, code and CSV lines to cut files from."""
+    words = ["analyst", "report", "incident", "server", "memory", "budget", "quarterly",
+             "revenue", "latency", "error", "customer", "request", "database", "warehouse",
+             "shipment", "invoice", "contract", "policy", "review", "timeout", "retry", "cluster",
+             "deploy", "version", "region", "north", "south", "export", "import"]
+    lines: list[str] = []
+    for i in range(60_000):
+        kind = i % 4
+        if kind == 0:
+            lines.append(f"2025-03-14T{i % 24:02d}:{i % 60:02d}:{i * 7 % 60:02d}Z INFO svc-{i % 9} "
+                         f"req={rng.getrandbits(32):08x} GET /v1/{rng.choice(words)} 200 "
+                         f"{rng.randrange(900)}ms")
+        elif kind == 1:
+            lines.append(" ".join(rng.choice(words) for _ in range(rng.randrange(6, 18))) + ".")
+        elif kind == 2:
+            lines.append(f"    def {rng.choice(words)}_{i}(self, value: int) -> int:  "
+                         f"return value * {rng.randrange(100)}")
+        else:
+            lines.append(f"{i},{rng.choice(words)},{rng.randrange(10**6)},{rng.random():.4f}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def big_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    rng = random.Random(7)
+    corpus = _corpus(rng)
+    root = tmp_path_factory.mktemp("bench") / "corpus"
+    suffixes = (".log", ".txt", ".md", ".py", ".js", ".json", ".csv", ".go")
+    written, index = 0, 0
+    while written < FOLDER_BYTES:
+        folder = root / f"part{index // 25:02d}" / f"sub{index % 5}"
+        folder.mkdir(parents=True, exist_ok=True)
+        start = rng.randrange(len(corpus) - FILE_BYTES)
+        body = f"# file {index}\n" + corpus[start : start + FILE_BYTES]
+        (folder / f"file{index:04d}{suffixes[index % len(suffixes)]}").write_text(body)
+        written += len(body)
+        index += 1
+    (root / ".gitignore").write_text("*.tmp\n")
+    (root / "scratch.tmp").write_text("ignored\n")
+    (root / "node_modules" / "pkg").mkdir(parents=True)
+    (root / "node_modules" / "pkg" / "index.js").write_text("module.exports = 1;\n")
+    yield root
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def test_200_mb_folder_of_text_and_code(big_folder: Path) -> None:
+    figures = _measure(big_folder)
+    _record("200 MB folder (text, code)", figures)
+    assert figures["bytes"] >= FOLDER_BYTES
+    assert figures["skipped"] == 3  # .gitignore, scratch.tmp, node_modules
+    assert figures["seconds"] < 5.0
+    assert figures["rss_growth"] < 3 * figures["text_bytes"]
+
+
+def test_one_200_mb_log_file(tmp_path: Path) -> None:
+    corpus = _corpus(random.Random(5))
+    path = tmp_path / "huge.log"
+    with path.open("w", encoding="utf-8", newline="\r\n") as handle:  # Windows line ends
+        written = 0
+        while written < FOLDER_BYTES:
+            written += handle.write(corpus)
+    figures = _measure(path)
+    path.unlink()
+    _record("one 200 MB log (CRLF)", figures)
+    assert figures["seconds"] < 5.0
+    assert figures["rss_growth"] < 3 * figures["text_bytes"]
+
+
+@pytest.mark.parametrize("kerned", [False, True], ids=["lines", "kerned"])
+def test_500_page_pdf(tmp_path: Path, kerned: bool) -> None:
+    rng = random.Random(11)
+    words = ["the", "of", "and", "revenue", "margin", "forecast", "region", "supplier",
+             "contract", "audit", "risk"]
+    pages = [[f"{p + 1}.{n + 1} " + " ".join(rng.choice(words) for _ in range(14))
+              for n in range(50)] for p in range(PDF_PAGES)]
+    folder = tmp_path / "pdf"
+    folder.mkdir()
+    make_pdf(folder / "annual-report.pdf", pages, kerned=kerned)
+    figures = _measure(folder / "annual-report.pdf")
+    style = "kerned TJ arrays" if kerned else "one Tj per line"
+    _record(f"{PDF_PAGES}-page PDF ({style})", figures)
+    assert figures["pages"] == PDF_PAGES
+    # The target is for a generated report PDF; typeset text is the informative worst case, kept
+    # only to a loose bound because it takes about 22 ms of CPU a page in pypdf.
+    assert figures["seconds"] < (30.0 if kerned else 10.0)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def table() -> Iterator[None]:
+    """Print every scenario's figures once the module's benchmarks have run."""
+    yield
+    head = ("scenario", "docs", "in MB", "load s", "MB/s", "text MB", "tokens", "RSS+ MB",
+            "RSS/text", "setup s")
+    rows = [head, *ROWS]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    print()
+    for row in rows:
+        print("  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)))

@@ -1,0 +1,79 @@
+"""Builders for binary test documents, so no binary file is committed.
+
+PDFs are written with pypdf's object model: one Helvetica font and a plain text content stream per
+page, which is what simple report generators produce. DOCX files come from python-docx.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pypdf import PdfWriter
+from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+
+def _escape(line: str) -> str:
+    return line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def _kerned(line: str) -> str:
+    """A TJ array as typesetters write it: words placed by offsets, long words kerned inside."""
+    parts = []
+    for word in line.split(" "):
+        if len(word) > 4:
+            parts.append(f"({_escape(word[:2])}) -15 ({_escape(word[2:])})")
+        else:
+            parts.append(f"({_escape(word)})")
+    return "[" + " -278 ".join(parts) + "] TJ T*"
+
+
+def make_pdf(path: Path, pages: Sequence[Sequence[str]], password: str | None = None,
+             compress: bool = True, kerned: bool = False) -> Path:
+    """Write a PDF whose pages show the given lines of text; encrypt it when `password` is set.
+
+    Lines are single `Tj` strings, or with `kerned` TJ arrays without space characters, which
+    are slower to extract and need the extractor to infer the spaces.
+    """
+    writer = PdfWriter()
+    font = DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"),
+        NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica"),
+        NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+    })
+    for lines in pages:
+        page = writer.add_blank_page(612, 792)
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+        shown = [_kerned(x) if kerned else f"({_escape(x)}) Tj T*" for x in lines]
+        body = ["BT /F1 10 Tf 12 TL 50 750 Td", *shown, "ET"]
+        stream = DecodedStreamObject()
+        stream.set_data("\n".join(body).encode("cp1252"))
+        page.replace_contents(stream)
+        if compress:
+            page.compress_content_streams()
+    if password is not None:
+        writer.encrypt(user_password=password, algorithm="AES-128")
+    with path.open("wb") as handle:
+        writer.write(handle)
+    return path
+
+
+def make_docx(path: Path, title: str, paragraphs: Sequence[str],
+              table: Sequence[Sequence[str]] = ()) -> Path:
+    """Write a Word file with a heading, paragraphs, a bullet and (optionally) a table."""
+    import docx
+
+    document = docx.Document()
+    document.add_heading(title, level=1)
+    for text in paragraphs:
+        document.add_paragraph(text)
+    document.add_paragraph("a bulleted point", style="List Bullet")
+    if table:
+        grid = document.add_table(rows=len(table), cols=len(table[0]))
+        for r, row in enumerate(table):
+            for c, value in enumerate(row):
+                grid.cell(r, c).text = value
+    document.save(str(path))
+    return path
