@@ -28,21 +28,29 @@ def release_logging_worker() -> None:
     """Drop litellm's background logging queue at the end of a run.
 
     litellm queues a success-logging coroutine per call on a global worker whose queue binds to the
-    first event loop that uses it; the next loop (a new CLI run in the same process, a test) would find
-    it bound elsewhere, and draining it at loop shutdown can stall. We use none of those callbacks.
+    first event loop that uses it; the next loop (a new CLI run in the same process, a test) would
+    find it bound elsewhere, and its coroutines can hang for litellm's 20 s per-item limit. We use
+    none of those callbacks, so the queue is emptied and the worker cancelled without waiting.
     """
     if not _litellm_imported():
         return
     from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER as worker
 
-    task = worker._worker_task
-    if task is not None and not task.done():
-        task.cancel()
     queue: asyncio.Queue[Any] | None = worker._queue
     while queue is not None and not queue.empty():
         queue.get_nowait()["coroutine"].close()
-    worker._queue = None
-    worker._worker_task = None
+    task = worker._worker_task
+
+    def forget(finished: asyncio.Task[Any] | None = None) -> None:
+        if worker._worker_task is task:
+            worker._queue = None
+            worker._worker_task = None
+
+    if task is None or task.done():
+        forget()
+    else:
+        task.cancel()
+        task.add_done_callback(forget)
 
 
 def _litellm_imported() -> bool:

@@ -14,11 +14,16 @@ def truncate_middle(text: str, limit: int) -> str:
     """Keep the head and tail of `text` within `limit` characters, saying how much was cut."""
     if len(text) <= limit:
         return text
-    marker = f"\n[... {len(text) - limit:,} characters cut; print less or slice ...]\n"
-    keep = max(0, limit - len(marker))
+    longest = _marker(len(text))
+    keep = max(0, limit - len(longest))
+    marker = _marker(len(text) - keep)
     head = keep * 2 // 3
     tail = keep - head
     return text[:head] + marker + (text[-tail:] if tail else "")
+
+
+def _marker(cut: int) -> str:
+    return f"\n[... {cut:,} characters cut; print less or slice ...]\n"
 
 
 def format_cell(index: int, outcome: CellOutcome, limit: int) -> str:

@@ -6,7 +6,10 @@ import ast
 import re
 from dataclasses import dataclass
 
-CODE_BLOCK = re.compile(r"```(repl|python|py)[ \t]*\n(.*?)\n?```", re.DOTALL | re.IGNORECASE)
+CODE_BLOCK = re.compile(
+    r"^[ \t]*```(repl|python|py)[ \t]*\n(.*?)```[ \t]*$",
+    re.DOTALL | re.IGNORECASE | re.MULTILINE,
+)
 BARE_FINAL_VAR = re.compile(r"^[ \t]*FINAL_VAR\((?P<body>[^()\n]*)\)[ \t]*$", re.MULTILINE)
 
 
@@ -20,7 +23,8 @@ class ProseFinal:
 
 def extract_code_blocks(reply: str) -> list[str]:
     """The bodies of the fenced blocks tagged `repl` (or `python`), in order."""
-    return [match.group(2) for match in CODE_BLOCK.finditer(reply) if match.group(2).strip()]
+    blocks = (match.group(2).rstrip("\n") for match in CODE_BLOCK.finditer(reply))
+    return [block for block in blocks if block.strip()]
 
 
 def prose_without_code(reply: str) -> str:
@@ -31,20 +35,30 @@ def prose_without_code(reply: str) -> str:
 def find_prose_final(reply: str) -> ProseFinal | None:
     """A final-answer line, accepted only when the reply has no code block.
 
-    The signal must stand alone on its line(s): `FINAL(` starting a line and `)` ending the reply's
-    last non-blank line, so a mention in the middle of a sentence never ends a run.
+    The signal must stand alone: `FINAL(` starting a line and its matching `)` ending the reply, so
+    a mention in a sentence, or a FINAL line followed by more prose, never ends a run.
     """
     if CODE_BLOCK.search(reply) or "```" in reply:
         return None
     var_match = BARE_FINAL_VAR.search(reply)
     if var_match:
         return ProseFinal("FINAL_VAR", _literal_text(var_match.group("body")))
-    stripped = reply.strip()
-    start = re.search(r"^[ \t]*FINAL\(", stripped, re.MULTILINE)
-    if start is None or not stripped.endswith(")"):
+    start = re.search(r"^[ \t]*FINAL\(", reply, re.MULTILINE)
+    if start is None:
         return None
-    body = stripped[start.end() : -1]
-    return ProseFinal("FINAL", _literal_text(body))
+    rest = reply[start.end() :].rstrip()
+    if not rest.endswith(")") or not _balanced(rest[:-1]):
+        return None
+    return ProseFinal("FINAL", _literal_text(rest[:-1]))
+
+
+def _balanced(body: str) -> bool:
+    depth = 0
+    for char in body:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _literal_text(body: str) -> str:

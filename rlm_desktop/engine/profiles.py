@@ -79,10 +79,16 @@ def _read_folder(folder: Path) -> list[Profile]:
 
 
 def list_profiles() -> list[Profile]:
-    """All profiles in matching order: the user's first (they win by name), then the bundled ones."""
-    user = _read_folder(user_dir())
-    names = {p.name for p in user}
-    return user + [p for p in _read_folder(bundled_dir()) if p.name not in names]
+    """All profiles in matching order.
+
+    A user profile with a bundled profile's name replaces it in place; the user's new profiles are
+    matched before all bundled ones.
+    """
+    user = {p.name: p for p in _read_folder(user_dir())}
+    bundled = _read_folder(bundled_dir())
+    bundled_names = {p.name for p in bundled}
+    new = [p for name, p in user.items() if name not in bundled_names]
+    return new + [user.get(p.name, p) for p in bundled]
 
 
 def choose_profile(model: str, requested: str | None = None) -> Profile:

@@ -152,7 +152,7 @@ class RLMCall:
                     answer = (outcome.final, _source(outcome.final_source))
                     break
         else:
-            answer = await self._prose_answer(turn, reply)
+            answer = await self._prose_answer(turn, reply, outcomes)
         note = (
             TRUNCATED_NOTE.format(tokens=completion.output_tokens) if completion.truncated else ""
         )
@@ -243,13 +243,16 @@ class RLMCall:
         )
         return outcome
 
-    async def _prose_answer(self, turn: int, reply: str) -> tuple[str, AnswerSource] | None:
+    async def _prose_answer(
+        self, turn: int, reply: str, outcomes: list[CellOutcome]
+    ) -> tuple[str, AnswerSource] | None:
         final = find_prose_final(reply)
         if final is None:
             return None
         if final.kind == "FINAL":
             return final.value, "FINAL"
         outcome = await self._execute(turn, 0, f"FINAL_VAR({final.value!r})")
+        outcomes.append(outcome)
         return (outcome.final, "FINAL_VAR") if outcome.final is not None else None
 
     async def _worker_ready(self) -> None:

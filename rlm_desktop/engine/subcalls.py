@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Coroutine
 from typing import Any, Protocol
 
-from rlm_desktop.engine.events import CallFinished, CallStarted
+from rlm_desktop.engine.events import BudgetExceeded, CallFinished, CallStarted
 from rlm_desktop.engine.ledger import BudgetExceededError
 from rlm_desktop.engine.llm import LLMError
 from rlm_desktop.engine.runtime import Runtime
@@ -112,6 +112,11 @@ class SubCallDispatcher:
         try:
             self._rt.ledger.claim_sub_call()
         except BudgetExceededError as error:
+            self._rt.emit(
+                BudgetExceeded(
+                    run_id=self._rt.run_id, call_id=self._call_id, limit=error.limit, detail=error.detail
+                )
+            )
             raise SubCallFailure(BUDGET_ERROR, error.detail) from error
 
     def _finish(

@@ -197,6 +197,7 @@ class WorkerProcess:
         for future in (self._ready, self._cell_future):
             if future is not None and not future.done():
                 future.set_exception(died)
+                future.exception()  # the waiter may be gone (cancelled); never log it as lost
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         kind = message.get("type")

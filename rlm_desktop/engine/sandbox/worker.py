@@ -29,16 +29,20 @@ HEADER = struct.Struct(">I")
 OUTPUT_CAP = int(os.environ.get("RLM_WORKER_OUTPUT_CAP", "1000000"))
 
 
-class BudgetExceededError(Exception):
-    """The run's budget does not allow this sub-call."""
-
-
-class LLMCallError(Exception):
-    """A sub-LLM call failed. For batched calls, `results` holds the answers that did arrive."""
+class SubCallError(Exception):
+    """Base of sub-call errors. For batched calls, `results` holds the answers that did arrive."""
 
     def __init__(self, message: str, results: list[Any] | None = None) -> None:
         super().__init__(message)
         self.results = results
+
+
+class BudgetExceededError(SubCallError):
+    """The run's budget does not allow this sub-call."""
+
+
+class LLMCallError(SubCallError):
+    """A sub-LLM call failed."""
 
 
 class RLMChildError(LLMCallError):
@@ -125,8 +129,6 @@ class Proxy:
         if reply.get("ok"):
             return reply.get("value")
         error_class = ERRORS.get(reply.get("error_type", ""), LLMCallError)
-        if error_class is BudgetExceededError:
-            raise BudgetExceededError(reply.get("message", "budget exceeded"))
         raise error_class(reply.get("message", "sub-call failed"), reply.get("results"))
 
     def resolve(self, message: dict[str, Any]) -> None:

@@ -1,0 +1,180 @@
+"""Stopping a run: `cancel()`, task cancellation and the wall-clock limit end it fast, workers gone."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from rlm_desktop.engine import Budget, Run, RunResult
+from rlm_desktop.engine.events import CallFinished, CallStarted, Event, RunFinished
+from tests.engine.scripting import (
+    QUERY,
+    gone,
+    is_sub_call,
+    live_descendants,
+    make_run,
+    of_type,
+    repl,
+    scripted,
+)
+from tests.scripted_server import Reply, ScriptedServer
+
+
+def mark_pid(folder: Path) -> str:
+    """Model code that leaves its worker's pid in `folder`."""
+    return f"import os\nopen(os.path.join({str(folder)!r}, str(os.getpid())), 'w').close()"
+
+
+async def wait_until(condition: object, what: str, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+def start(run: Run) -> tuple[asyncio.Task[RunResult], list[Event]]:
+    events: list[Event] = []
+    run.bus.add_listener(events.append)
+    return asyncio.create_task(run.execute()), events
+
+
+async def cancel_and_time(run: Run, task: asyncio.Task[RunResult]) -> tuple[RunResult, float]:
+    started = time.monotonic()
+    run.cancel()
+    result = await asyncio.wait_for(task, 10)
+    return result, time.monotonic() - started
+
+
+@pytest.fixture
+def marks(tmp_path: Path) -> Path:
+    folder = tmp_path / "pids"
+    folder.mkdir()
+    return folder
+
+
+def pids_in(folder: Path) -> list[int]:
+    return [int(p.name) for p in folder.iterdir()]
+
+
+async def test_cancel_during_a_sleeping_cell(scripted_server: ScriptedServer, marks: Path) -> None:
+    code = f"{mark_pid(marks)}\nimport time\ntime.sleep(60)"
+    scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
+    before = live_descendants()
+    run = make_run(scripted_server, budget=Budget(cell_timeout_s=120))
+    task, events = start(run)
+    await wait_until(lambda: len(pids_in(marks)) == 1, "the cell to start")
+    await asyncio.sleep(0.2)
+    result, elapsed = await cancel_and_time(run, task)
+
+    assert result.status == "cancelled"
+    assert elapsed < 1.0
+    assert all(gone(pid) for pid in pids_in(marks))
+    assert live_descendants() - before == set()
+    assert isinstance(events[-1], RunFinished)
+    assert events[-1].status == "cancelled"
+
+
+async def test_cancel_during_a_fan_out_tree(scripted_server: ScriptedServer, marks: Path) -> None:
+    root = [repl(f"{mark_pid(marks)}\nprint(rlm_query_batched(['child a', 'child b']))")]
+    child = [
+        repl(f"{mark_pid(marks)}\nprint(llm_query_batched([f'slow {{i}}' for i in range(60)]))")
+    ]
+    slow = Reply(content="late", delay_s=10)
+    scripted_server.respond_with(
+        scripted({QUERY: root, "child a": child, "child b": child}, sub=slow)
+    )
+    before = live_descendants()
+    run = make_run(scripted_server, budget=Budget(max_depth=2, concurrency=20))
+    task, events = start(run)
+    await wait_until(lambda: len(pids_in(marks)) == 3, "root and children to run")
+    await wait_until(
+        lambda: sum(map(is_sub_call, scripted_server.chat_requests())) >= 20, "sub-calls in flight"
+    )
+    result, elapsed = await cancel_and_time(run, task)
+
+    assert result.status == "cancelled"
+    assert elapsed < 1.0
+    assert all(gone(pid) for pid in pids_in(marks))
+    assert live_descendants() - before == set()
+    started = {e.call_id for e in of_type(events, CallStarted)}
+    finished = {e.call_id: e.status for e in of_type(events, CallFinished)}
+    assert set(finished) == started
+    assert set(finished.values()) == {"cancelled"}
+
+
+async def test_cancel_before_execute(scripted_server: ScriptedServer) -> None:
+    scripted_server.respond_with(scripted({QUERY: [repl("FINAL('too late')")]}))
+    run = make_run(scripted_server)
+    run.cancel()
+    result = await asyncio.wait_for(run.execute(), 10)
+
+    assert (result.status, result.answer) == ("cancelled", "")
+    assert scripted_server.chat_requests() == []
+
+
+async def test_cancelling_the_task_stops_the_tree(
+    scripted_server: ScriptedServer, marks: Path
+) -> None:
+    code = f"{mark_pid(marks)}\nimport time\ntime.sleep(60)"
+    scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
+    before = live_descendants()
+    run = make_run(scripted_server, budget=Budget(cell_timeout_s=120))
+    task, events = start(run)
+    await wait_until(lambda: len(pids_in(marks)) == 1, "the cell to start")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+
+    assert all(gone(pid) for pid in pids_in(marks))
+    assert live_descendants() - before == set()
+    assert isinstance(events[-1], RunFinished)
+    assert events[-1].status == "cancelled"
+
+
+async def test_the_wall_clock_limit_ends_the_run(
+    scripted_server: ScriptedServer, marks: Path
+) -> None:
+    code = f"{mark_pid(marks)}\nimport time\ntime.sleep(60)"
+    scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
+    before = live_descendants()
+    run = make_run(scripted_server, budget=Budget(timeout_s=1.5, cell_timeout_s=120))
+    result = await asyncio.wait_for(run.execute(), 10)
+
+    assert result.status == "timeout"
+    assert 1.5 <= result.wall_s < 3.0
+    assert "1.5 s" in (result.error or "")
+    assert all(gone(pid) for pid in pids_in(marks))
+    assert live_descendants() - before == set()
+
+
+@pytest.fixture
+async def loop_errors() -> AsyncIterator[list[str]]:
+    """What the event loop's exception handler is told (e.g. 'Future exception was never retrieved')."""
+    loop = asyncio.get_running_loop()
+    found: list[str] = []
+    loop.set_exception_handler(lambda _loop, context: found.append(str(context.get("message"))))
+    yield found
+    loop.set_exception_handler(None)
+
+
+async def test_a_cancelled_run_leaves_no_unretrieved_errors_behind(
+    scripted_server: ScriptedServer, marks: Path, loop_errors: list[str]
+) -> None:
+    code = f"{mark_pid(marks)}\nimport time\ntime.sleep(60)"
+    scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
+    run = make_run(scripted_server, budget=Budget(cell_timeout_s=120))
+    task, _ = start(run)
+    await wait_until(lambda: len(pids_in(marks)) == 1, "the cell to start")
+    result, _ = await cancel_and_time(run, task)
+    del run, task
+    gc.collect()
+    await asyncio.sleep(0.05)
+    gc.collect()
+
+    assert result.status == "cancelled"
+    assert loop_errors == []

@@ -1,0 +1,125 @@
+"""`BudgetLedger`: reserve the worst case, settle to the actual usage, release on failure."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from rlm_desktop.engine.config import Budget
+from rlm_desktop.engine.ledger import BudgetExceededError, BudgetLedger, LedgerTotals
+from rlm_desktop.engine.pricing import ModelInfo
+
+PRICED = ModelInfo("priced", 1e-6, 2e-6, 128_000, 8_192)
+UNPRICED = ModelInfo("unpriced", None, None, 128_000, 8_192)
+
+
+def test_reserve_holds_tokens_and_priced_worst_case() -> None:
+    ledger = BudgetLedger(Budget())
+    first = ledger.reserve(PRICED, 1_000, 500)
+    second = ledger.reserve(PRICED, 200, 100)
+    assert (first.tokens, second.tokens) == (1_500, 300)
+    assert first.cost_usd == pytest.approx(1_000 * 1e-6 + 500 * 2e-6)
+    assert ledger.reserved_tokens == 1_800
+    assert ledger.reserved_cost_usd == pytest.approx(first.cost_usd + second.cost_usd)
+    totals = ledger.totals()
+    assert (totals.in_flight, totals.input_tokens, totals.output_tokens) == (2, 0, 0)
+    assert totals.cost_usd == pytest.approx(ledger.reserved_cost_usd)
+
+
+def test_settle_replaces_the_reservation_with_actual_usage() -> None:
+    ledger = BudgetLedger(Budget())
+    reservation = ledger.reserve(PRICED, 1_000, 500)
+    ledger.settle(reservation, 900, 120, PRICED.cost(900, 120))
+    assert ledger.reserved_tokens == 0
+    assert ledger.reserved_cost_usd == 0
+    assert (ledger.input_tokens, ledger.output_tokens) == (900, 120)
+    assert ledger.spent_cost_usd == pytest.approx(900 * 1e-6 + 120 * 2e-6)
+    assert ledger.totals() == LedgerTotals(ledger.spent_cost_usd, 900, 120, 0, 0, 0)
+
+
+def test_release_gives_the_reservation_back_once() -> None:
+    changes: list[LedgerTotals] = []
+    ledger = BudgetLedger(Budget(), changes.append)
+    reservation = ledger.reserve(PRICED, 1_000, 500)
+    ledger.release(reservation)
+    ledger.release(reservation)
+    assert (ledger.reserved_tokens, ledger.input_tokens, ledger.spent_cost_usd) == (0, 0, 0.0)
+    assert [c.in_flight for c in changes] == [1, 0]
+
+
+def test_token_cap_admits_an_exact_fit_and_refuses_one_token_more() -> None:
+    ledger = BudgetLedger(Budget(max_tokens=1_000))
+    ledger.reserve(PRICED, 300, 300)
+    ledger.reserve(PRICED, 200, 200)
+    with pytest.raises(BudgetExceededError) as refused:
+        ledger.reserve(PRICED, 1, 0)
+    assert refused.value.limit == "max_tokens"
+    assert "cap 1,000" in refused.value.detail
+    assert ledger.reserved_tokens == 1_000
+
+
+def test_settling_below_the_reservation_makes_room_again() -> None:
+    ledger = BudgetLedger(Budget(max_tokens=1_000))
+    big = ledger.reserve(PRICED, 100, 800)
+    with pytest.raises(BudgetExceededError):
+        ledger.reserve(PRICED, 100, 200)
+    ledger.settle(big, 100, 50, None)
+    ledger.reserve(PRICED, 100, 200)
+    assert ledger.input_tokens + ledger.output_tokens + ledger.reserved_tokens == 450
+
+
+def test_cost_cap_counts_spent_plus_reserved() -> None:
+    ledger = BudgetLedger(Budget(max_cost_usd=0.01))
+    spent = ledger.reserve(PRICED, 1_000, 1_000)  # $0.003 worst case
+    ledger.settle(spent, 1_000, 1_000, PRICED.cost(1_000, 1_000))
+    ledger.reserve(PRICED, 1_000, 2_000)  # $0.005 held: $0.008 in all
+    with pytest.raises(BudgetExceededError) as refused:
+        ledger.reserve(PRICED, 1_000, 1_000)  # $0.003 more would make $0.011
+    assert refused.value.limit == "max_cost_usd"
+    assert ledger.totals().cost_usd == pytest.approx(0.008)
+
+
+def test_unpriced_calls_are_counted_and_never_refused_by_the_cost_cap() -> None:
+    ledger = BudgetLedger(Budget(max_cost_usd=0.000001))
+    reservation = ledger.reserve(UNPRICED, 10_000, 10_000)
+    assert reservation.cost_usd == 0.0
+    ledger.settle(reservation, 10_000, 5_000, UNPRICED.cost(10_000, 5_000))
+    assert (ledger.unpriced_calls, ledger.spent_cost_usd) == (1, 0.0)
+    assert ledger.output_tokens == 5_000
+
+
+def test_many_reservations_never_pass_the_cap() -> None:
+    ledger = BudgetLedger(Budget(max_tokens=100_000, max_cost_usd=0.5))
+    granted = 0
+    for _ in range(500):
+        try:
+            ledger.reserve(PRICED, 700, 4_096)
+        except BudgetExceededError:
+            continue
+        granted += 1
+    assert granted == 100_000 // 4_796
+    assert ledger.reserved_tokens <= 100_000
+    assert ledger.reserved_cost_usd <= 0.5
+
+
+@pytest.mark.parametrize(("cap", "allowed"), [(None, 25), (3, 3), (0, 0)])
+def test_sub_call_cap(cap: int | None, allowed: int) -> None:
+    ledger = BudgetLedger(Budget(max_sub_calls=cap))
+    refusals = []
+    for _ in range(25):
+        try:
+            ledger.claim_sub_call()
+        except BudgetExceededError as error:
+            refusals.append(error.limit)
+    assert ledger.sub_calls == allowed
+    assert refusals == ["max_sub_calls"] * (25 - allowed)
+
+
+def test_wall_clock_budget_refuses_new_calls_once_spent() -> None:
+    ledger = BudgetLedger(Budget(timeout_s=0.05))
+    ledger.reserve(PRICED, 10, 10)
+    time.sleep(0.08)
+    with pytest.raises(BudgetExceededError) as refused:
+        ledger.reserve(PRICED, 10, 10)
+    assert refused.value.limit == "timeout_s"

@@ -1,0 +1,51 @@
+"""The engine imports without Qt, and imports litellm only once a run starts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = """
+import asyncio
+import sys
+
+for name in ("PySide6", "shiboken6", "qasync"):
+    sys.modules[name] = None  # any import of them now raises ImportError
+
+import rlm_desktop.engine as engine
+from tests.scripted_server import ScriptedServer
+
+def heavy():
+    return sorted({m.split(".")[0] for m in sys.modules if m.split(".")[0] in {"litellm", "openai"}})
+
+assert heavy() == [], heavy()
+server = ScriptedServer().start()
+server.enqueue("```repl\\nFINAL(len(context))\\n```")
+config = engine.RunConfig(
+    query="How long?", model="openai/test-model", api_base=server.base_url, mode="rlm"
+)
+run = engine.Run(config, [engine.ContextDocument(name="a.txt", text="x" * 1234)])
+assert heavy() == [], heavy()
+result = asyncio.run(run.execute())
+print(result.status, result.answer, ",".join(heavy()))
+server.stop()
+"""
+
+
+def test_engine_runs_with_qt_blocked_and_imports_litellm_lazily() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["completed", "1234", "litellm,openai"]

@@ -1,0 +1,96 @@
+"""Provider errors: 429 and 5xx are retried, a 400 is not, and sub-call failures reach the REPL."""
+
+from __future__ import annotations
+
+from rlm_desktop.engine.events import CallFinished, CallStarted, LLMResponded, LLMRetried
+from tests.engine.scripting import (
+    QUERY,
+    make_run,
+    observation_after,
+    of_type,
+    repl,
+    run_to_end,
+    scripted,
+)
+from tests.scripted_server import Reply, ScriptedServer
+
+NO_WAIT = {"Retry-After": "0"}
+
+
+async def test_server_errors_and_rate_limits_are_retried(scripted_server: ScriptedServer) -> None:
+    scripted_server.enqueue(
+        Reply(status=500, content="internal hiccup"),
+        Reply(status=429, content="slow down", headers=NO_WAIT),
+        repl("FINAL('ok')"),
+    )
+    result, events = await run_to_end(make_run(scripted_server))
+
+    assert (result.status, result.answer) == ("completed", "ok")
+    assert len(scripted_server.chat_requests()) == 3
+    first, second = of_type(events, LLMRetried)
+    assert (first.attempt, second.attempt) == (1, 2)
+    assert "HTTP 500" in first.reason
+    assert "HTTP 429" in second.reason
+    assert 0 < first.delay_s <= 0.5
+    assert second.delay_s == 0
+    (responded,) = of_type(events, LLMResponded)
+    assert (responded.attempts, responded.error) == (3, None)
+    assert {first.request_id, second.request_id} == {responded.request_id}
+
+
+async def test_a_bad_request_is_not_retried(scripted_server: ScriptedServer) -> None:
+    scripted_server.enqueue(Reply(status=400, content="prompt is too long"))
+    result, events = await run_to_end(make_run(scripted_server))
+
+    assert len(scripted_server.chat_requests()) == 1
+    assert not of_type(events, LLMRetried)
+    assert result.status == "error"
+    assert "HTTP 400" in (result.error or "")
+    assert "prompt is too long" in (result.error or "")
+    (responded,) = of_type(events, LLMResponded)
+    assert responded.attempts == 1
+    assert responded.error
+    assert of_type(events, CallFinished)[0].status == "error"
+
+
+async def test_retries_give_up_after_max_retries(scripted_server: ScriptedServer) -> None:
+    scripted_server.enqueue(*[Reply(status=503, content="overloaded", headers=NO_WAIT)] * 3)
+    scripted_server.respond_with(scripted({QUERY: [repl("FINAL('too late')")]}))
+    result, events = await run_to_end(make_run(scripted_server, max_retries=2))
+
+    assert len(scripted_server.chat_requests()) == 3
+    assert [e.attempt for e in of_type(events, LLMRetried)] == [1, 2]
+    assert result.status == "error"
+    assert "HTTP 503" in (result.error or "")
+
+
+async def test_a_failed_sub_call_is_an_llm_call_error_in_the_repl(
+    scripted_server: ScriptedServer,
+) -> None:
+    code = (
+        "try:\n"
+        "    llm_query('summarise')\n"
+        "except LLMCallError as error:\n"
+        "    print('caught', type(error).__name__, error)"
+    )
+    bad = Reply(status=400, content="the sub prompt is malformed")
+    scripted_server.respond_with(scripted({QUERY: [repl(code), repl("FINAL('ok')")]}, sub=bad))
+    result, events = await run_to_end(make_run(scripted_server))
+
+    shown = observation_after(scripted_server, 0)
+    assert "caught LLMCallError" in shown
+    assert "malformed" in shown
+    sub = next(e for e in of_type(events, CallStarted) if e.kind == "llm")
+    assert {e.call_id: e.status for e in of_type(events, CallFinished)}[sub.call_id] == "error"
+    assert result.status == "completed"
+
+
+async def test_a_reply_cut_at_the_length_limit_is_reported(scripted_server: ScriptedServer) -> None:
+    scripted_server.enqueue(
+        Reply(content=repl("print('half')"), finish_reason="length"), repl("FINAL('ok')")
+    )
+    result, events = await run_to_end(make_run(scripted_server))
+
+    assert "cut at the output-token limit" in observation_after(scripted_server, 0)
+    assert [e.truncated for e in of_type(events, LLMResponded)] == [True, False]
+    assert result.status == "completed"
