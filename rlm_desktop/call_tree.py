@@ -1,0 +1,394 @@
+"""The tree of calls of one run, built from engine events, with no Qt.
+
+`CallTree.apply(events)` folds events into nodes (one per RLM call and per LLM call, nested by
+`parent_id`) and returns a `Changes` record saying which nodes were added and which changed, so a
+view adapter can tell its widgets exactly what to repaint. Children lists only ever grow, and a
+node's `row` is its index in its parent's list. Live runs and replays of saved runs feed the same
+events through the same `apply`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlm_desktop.engine import events as ev
+
+FINISHED_OK = "ok"
+
+
+@dataclass
+class Totals:
+    """Sums over a node and all its descendants."""
+
+    calls: int = 0
+    running: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass
+class Cell:
+    """One code block of a turn and what running it printed."""
+
+    index: int
+    code: str
+    stdout: str
+    stderr: str
+    error: str | None
+    duration_s: float
+    timed_out: bool = False
+    variables_lost: bool = False
+
+
+@dataclass
+class Turn:
+    """One turn of an RLM call: the model's reply, its cells, and what the model was shown."""
+
+    index: int
+    reply: str = ""
+    cells: list[Cell] = field(default_factory=list)
+    observation: str = ""
+    duration_s: float | None = None
+    truncated: bool = False
+
+    @property
+    def finished(self) -> bool:
+        """True once the engine reported the turn as executed."""
+        return self.duration_s is not None
+
+
+@dataclass(eq=False)
+class CallNode:
+    """One RLM call or LLM call of the tree."""
+
+    call_id: str
+    kind: str
+    model: str
+    prompt: str
+    depth: int
+    started_ts: float
+    parent: CallNode | None = None
+    row: int = 0
+    level: int = 0
+    status: str = "running"
+    response: str = ""
+    error: str | None = None
+    ended_ts: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    unpriced: bool = False
+    requests: int = 0
+    retries: int = 0
+    latency_s: float = 0.0
+    answer: str | None = None
+    answer_source: str | None = None
+    worker_restarts: int = 0
+    turns: list[Turn] = field(default_factory=list)
+    children: list[CallNode] = field(default_factory=list)
+    subtree: Totals = field(default_factory=Totals)
+
+    @property
+    def running(self) -> bool:
+        """True until the call finished."""
+        return self.status == "running"
+
+    @property
+    def failed(self) -> bool:
+        """True when the call ended any other way than normally."""
+        return not self.running and self.status != FINISHED_OK
+
+    def duration(self, now: float | None = None) -> float:
+        """Seconds from dispatch to the end, or to `now` while it runs."""
+        end = self.ended_ts if self.ended_ts is not None else (now or time.time())
+        return max(0.0, end - self.started_ts)
+
+    def preview(self) -> str:
+        """One line that says what the call is about or what it returned."""
+        if self.running:
+            text = self.prompt
+        else:
+            text = self.error or self.answer or self.response or self.prompt
+        return " ".join(text.split())[:200]
+
+    def ancestors(self) -> Iterator[CallNode]:
+        """The parent, its parent, and so on up to the root."""
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def walk(self) -> Iterator[CallNode]:
+        """This node and its descendants, depth first in display order."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+
+@dataclass
+class Changes:
+    """What one `apply` did: nodes added (in order), nodes whose data changed, and more."""
+
+    added: list[CallNode] = field(default_factory=list)
+    updated: set[CallNode] = field(default_factory=set)
+    turns: set[CallNode] = field(default_factory=set)
+    run: bool = False
+
+    def merge(self, other: Changes) -> None:
+        """Fold `other` into this record."""
+        self.added.extend(other.added)
+        self.updated |= other.updated
+        self.turns |= other.turns
+        self.run = self.run or other.run
+
+
+@dataclass
+class RunInfo:
+    """Run-level facts gathered from the run's events."""
+
+    run_id: str = ""
+    query: str = ""
+    model: str = ""
+    sub_model: str = ""
+    mode: str = ""
+    profile: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    started_ts: float | None = None
+    chosen_mode: str | None = None
+    mode_reason: str = ""
+    budget: ev.BudgetUpdated | None = None
+    budget_exceeded: list[ev.BudgetExceeded] = field(default_factory=list)
+    finished: ev.RunFinished | None = None
+
+    def elapsed(self, now: float | None = None) -> float:
+        """Wall-clock seconds of the run so far (or in total once finished)."""
+        if self.finished is not None:
+            return self.finished.wall_s
+        if self.started_ts is None:
+            return 0.0
+        return max(0.0, (now or time.time()) - self.started_ts)
+
+
+class CallTree:
+    """All calls of one run, indexed by id; fold events in with `apply`."""
+
+    def __init__(self) -> None:
+        self.roots: list[CallNode] = []
+        self.nodes: dict[str, CallNode] = {}
+        self.run = RunInfo()
+        self.sub_calls_running = 0
+        self.sub_calls_done = 0
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def children_of(self, node: CallNode | None) -> list[CallNode]:
+        """The children of `node`, or the roots for `None`."""
+        return self.roots if node is None else node.children
+
+    def walk(self) -> Iterator[CallNode]:
+        """Every node, depth first in display order."""
+        for root in self.roots:
+            yield from root.walk()
+
+    @property
+    def root(self) -> CallNode | None:
+        """The first top-level call (the run's root call), if it started."""
+        return self.roots[0] if self.roots else None
+
+    def apply(self, events: Iterable[ev.Event]) -> Changes:
+        """Fold `events` into the tree; unknown call ids are ignored."""
+        changes = Changes()
+        for event in events:
+            handler = _HANDLERS.get(type(event))
+            if handler is not None:
+                handler(self, event, changes)
+        return changes
+
+    def _touch(self, node: CallNode, changes: Changes) -> None:
+        changes.updated.add(node)
+        changes.updated.update(node.ancestors())
+
+    def _propagate(self, node: CallNode, **deltas: Any) -> None:
+        for target in (node, *node.ancestors()):
+            totals = target.subtree
+            for name, delta in deltas.items():
+                setattr(totals, name, getattr(totals, name) + delta)
+
+    def _on_run_started(self, e: ev.RunStarted, changes: Changes) -> None:
+        self.run = RunInfo(
+            run_id=e.run_id, query=e.query, model=e.model, sub_model=e.sub_model, mode=e.mode,
+            profile=e.profile, settings=dict(e.settings), documents=list(e.documents),
+            started_ts=e.ts,
+        )
+        changes.run = True
+
+    def _on_mode_chosen(self, e: ev.ModeChosen, changes: Changes) -> None:
+        self.run.chosen_mode, self.run.mode_reason = e.mode, e.reason
+        changes.run = True
+
+    def _on_call_started(self, e: ev.CallStarted, changes: Changes) -> None:
+        if e.call_id in self.nodes:
+            return
+        parent = self.nodes.get(e.parent_id) if e.parent_id else None
+        siblings = self.children_of(parent)
+        node = CallNode(
+            call_id=e.call_id, kind=e.kind, model=e.model, prompt=e.prompt, depth=e.depth,
+            started_ts=e.ts, parent=parent, row=len(siblings),
+            level=0 if parent is None else parent.level + 1,
+        )
+        siblings.append(node)
+        self.nodes[e.call_id] = node
+        self._propagate(node, calls=1, running=1)
+        if parent is not None:
+            self.sub_calls_running += 1
+        changes.added.append(node)
+        changes.updated.update(node.ancestors())
+        changes.run = True
+
+    def _on_request_sent(self, e: ev.LLMRequestSent, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is not None:
+            node.requests += 1
+            self._touch(node, changes)
+
+    def _on_retried(self, e: ev.LLMRetried, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is not None:
+            node.retries += 1
+            self._touch(node, changes)
+
+    def _on_responded(self, e: ev.LLMResponded, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is None:
+            return
+        cost = e.cost_usd or 0.0
+        node.input_tokens += e.input_tokens
+        node.output_tokens += e.output_tokens
+        node.cost_usd += cost
+        node.latency_s += e.latency_s
+        node.unpriced = node.unpriced or e.cost_usd is None
+        self._propagate(
+            node, input_tokens=e.input_tokens, output_tokens=e.output_tokens, cost_usd=cost,
+            unpriced=int(e.cost_usd is None),
+        )
+        if node.kind == "llm":
+            node.response = e.content
+        elif node.turns and not node.turns[-1].reply:
+            node.turns[-1].reply = e.content
+            node.turns[-1].truncated = e.truncated
+            changes.turns.add(node)
+        if e.error:
+            node.error = e.error
+        self._touch(node, changes)
+
+    def _turn(self, node: CallNode, index: int) -> Turn:
+        while len(node.turns) <= index:
+            node.turns.append(Turn(index=len(node.turns)))
+        return node.turns[index]
+
+    def _on_turn_started(self, e: ev.TurnStarted, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is not None:
+            self._turn(node, e.index)
+            changes.turns.add(node)
+
+    def _on_cell_executed(self, e: ev.CellExecuted, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is None:
+            return
+        self._turn(node, e.turn).cells.append(
+            Cell(
+                index=e.index, code=e.code, stdout=e.stdout, stderr=e.stderr, error=e.error,
+                duration_s=e.duration_s, timed_out=e.timed_out, variables_lost=e.variables_lost,
+            )
+        )
+        changes.turns.add(node)
+
+    def _on_turn_executed(self, e: ev.TurnExecuted, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is None:
+            return
+        turn = self._turn(node, e.index)
+        turn.reply, turn.observation, turn.duration_s = e.reply, e.observation, e.duration_s
+        changes.turns.add(node)
+
+    def _on_worker_restarted(self, e: ev.WorkerRestarted, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is not None:
+            node.worker_restarts += 1
+            self._touch(node, changes)
+
+    def _on_answer(self, e: ev.AnswerSubmitted, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is not None:
+            node.answer, node.answer_source = e.answer, e.source
+            self._touch(node, changes)
+            changes.turns.add(node)
+
+    def _on_budget(self, e: ev.BudgetUpdated, changes: Changes) -> None:
+        self.run.budget = e
+        changes.run = True
+
+    def _on_budget_exceeded(self, e: ev.BudgetExceeded, changes: Changes) -> None:
+        self.run.budget_exceeded.append(e)
+        changes.run = True
+
+    def _on_call_finished(self, e: ev.CallFinished, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is None or not node.running:
+            return
+        node.status, node.ended_ts = e.status, e.ts
+        node.response = e.response or node.response
+        node.error = e.error or node.error
+        if node.requests == 0 and (e.input_tokens or e.output_tokens or e.cost_usd):
+            node.input_tokens, node.output_tokens = e.input_tokens, e.output_tokens
+            node.cost_usd = e.cost_usd or 0.0
+            self._propagate(
+                node, input_tokens=e.input_tokens, output_tokens=e.output_tokens,
+                cost_usd=node.cost_usd,
+            )
+        self._propagate(node, running=-1, errors=int(node.failed))
+        if node.parent is not None:
+            self.sub_calls_running -= 1
+            self.sub_calls_done += 1
+        self._touch(node, changes)
+        changes.turns.add(node)
+        changes.run = True
+
+    def _on_run_finished(self, e: ev.RunFinished, changes: Changes) -> None:
+        self.run.finished = e
+        changes.run = True
+
+
+_HANDLERS: dict[type[ev.Event], Any] = {
+    ev.RunStarted: CallTree._on_run_started,
+    ev.ModeChosen: CallTree._on_mode_chosen,
+    ev.CallStarted: CallTree._on_call_started,
+    ev.LLMRequestSent: CallTree._on_request_sent,
+    ev.LLMRetried: CallTree._on_retried,
+    ev.LLMResponded: CallTree._on_responded,
+    ev.TurnStarted: CallTree._on_turn_started,
+    ev.CellExecuted: CallTree._on_cell_executed,
+    ev.TurnExecuted: CallTree._on_turn_executed,
+    ev.WorkerRestarted: CallTree._on_worker_restarted,
+    ev.AnswerSubmitted: CallTree._on_answer,
+    ev.BudgetUpdated: CallTree._on_budget,
+    ev.BudgetExceeded: CallTree._on_budget_exceeded,
+    ev.CallFinished: CallTree._on_call_finished,
+    ev.RunFinished: CallTree._on_run_finished,
+}

@@ -1,0 +1,1 @@
+"""Headless subcommands of `rlm-desktop`, one module per command group."""

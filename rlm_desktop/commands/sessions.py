@@ -1,0 +1,223 @@
+"""`rlm-desktop sessions ...`: list, show, export, delete and search saved runs, offline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+ID_WIDTH = 22
+TREE_LINES = 200
+
+
+def add_sessions_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the `sessions` command and its subcommands to the CLI's subparsers."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "sessions",
+        help="review, search, export and delete saved runs",
+        description="Saved runs, read from the local database (no network, no model needed).",
+    )
+    commands = parser.add_subparsers(dest="sessions_command", metavar="COMMAND", required=True)
+
+    listing = commands.add_parser("list", help="saved sessions, newest first")
+    listing.add_argument("--search", metavar="TEXT", help="only sessions whose text matches")
+    listing.add_argument("--limit", type=int, default=200, help="at most N sessions (200)")
+    listing.add_argument("--json", action="store_true", help="print one JSON object")
+
+    show = commands.add_parser("show", help="one session: question, answer, cost and call tree")
+    show.add_argument("id", help="a session id, or a unique prefix of one")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
+
+    export = commands.add_parser("export", help="write a session as jsonl, md or otlp")
+    export.add_argument("id", help="a session id, or a unique prefix of one")
+    export.add_argument("--format", required=True, choices=("jsonl", "md", "otlp"))
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument(
+        "--include-content",
+        action="store_true",
+        help="put prompt, completion and code text in OTLP spans (jsonl and md always have it)",
+    )
+
+    delete = commands.add_parser("delete", help="delete a session and its saved documents")
+    delete.add_argument("id", help="a session id, or a unique prefix of one")
+    delete.add_argument("--json", action="store_true", help="print one JSON object")
+
+    search = commands.add_parser("search", help="find text in questions, answers and code")
+    search.add_argument("text", nargs="+", help="words that must all appear")
+    search.add_argument("--limit", type=int, default=50, help="at most N hits (50)")
+    search.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def run_sessions_command(args: argparse.Namespace) -> int:
+    """Run the parsed `sessions` subcommand; returns the exit code."""
+    from rlm_desktop.store import Store, StoreError
+
+    try:
+        store = Store()
+    except sqlite3.DatabaseError as error:
+        return _fail(f"cannot open the session database: {error} (is it a sessions.db file?)", 1)
+    try:
+        handler = _HANDLERS[args.sessions_command]
+        return handler(store, args)
+    except StoreError as error:
+        return _fail(str(error.args[0] if error.args else error), 2)
+    except BrokenPipeError:
+        # The reader (`| head`) left: stop quietly, and keep Python from complaining at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    finally:
+        store.close()
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"rlm-desktop sessions: {message}", file=sys.stderr)
+    return code
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False))
+
+
+def _list(store: Any, args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        return _fail("--limit must be at least 1", 2)
+    sessions = store.list_sessions(search=args.search, limit=args.limit)
+    if args.json:
+        _print_json({"sessions": sessions})
+        return 0
+    if not sessions:
+        print("no saved sessions" + (" match" if args.search else ""), file=sys.stderr)
+        return 0
+    print(f"{'ID':<{ID_WIDTH}}  {'STARTED':<16}  {'STATUS':<15}  {'COST':>9}  CALLS  QUERY")
+    for row in sessions:
+        print(
+            f"{row['id']:<{ID_WIDTH}}  {_when(row['started_at'])}  "
+            f"{row['status']:<15}  {_cost(row):>9}  {row['sub_calls'] + 1:>5}  "
+            f"{_one_line(row['query'], 60)}"
+        )
+    return 0
+
+
+def _show(store: Any, args: argparse.Namespace) -> int:
+    found = store.session(args.id)
+    if args.json:
+        _print_json(found)
+        return 0
+    from rlm_desktop.store.export_markdown import call_line
+
+    session = found["session"]
+    chosen = session["chosen_mode"]
+    mode = session["mode"] + (f" → {chosen}" if chosen and chosen != session["mode"] else "")
+    wall = f"{session['wall_s']:.1f} s" if session["wall_s"] is not None else "—"
+    print(f"Session {session['id']} ({session['status']})")
+    print(f"Question: {session['query']}")
+    print(f"Model: {session['model']} · sub-model {session['sub_model']} · mode {mode}")
+    print(
+        f"Cost: {_cost(session)} · {session['input_tokens']:,} in / "
+        f"{session['output_tokens']:,} out · {_plural(session['turns'], 'turn')} · "
+        f"{_plural(session['sub_calls'], 'sub-call')} · {wall} · "
+        f"started {_when(session['started_at'])}"
+    )
+    for doc in session["documents"]:
+        print(f"Document: {doc['name']} ({doc['chars'] or 0:,} characters) {doc['path'] or ''}")
+    if session["error"]:
+        print(f"Error: {session['error']}")
+    print("\nAnswer:\n" + (session["answer"] or "(no answer)"))
+    print("\nCalls:")
+    for level, call in _tree_order(found["calls"])[:TREE_LINES]:
+        print(f"{'  ' * (level + 1)}- {call_line({**call, 'latency_s': None}).replace('`', '')}")
+    hidden = len(found["calls"]) - TREE_LINES
+    if hidden > 0:
+        print(f"  … {hidden:,} more calls")
+    print(
+        f"\n{_plural(len(found['turns']), 'turn')}. For the code and output of each: "
+        f"rlm-desktop sessions export {session['id']} --format md"
+    )
+    return 0
+
+
+def _export(store: Any, args: argparse.Namespace) -> int:
+    from rlm_desktop.store import export
+
+    text = export(store, args.id, args.format, include_content=args.include_content)
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    target = Path(args.output).expanduser()
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as error:
+        return _fail(f"cannot write {target}: {error.strerror or error}; choose another -o FILE", 2)
+    print(f"wrote {target} ({len(text.encode()):,} bytes)", file=sys.stderr)
+    return 0
+
+
+def _delete(store: Any, args: argparse.Namespace) -> int:
+    deleted = store.delete(args.id)
+    if args.json:
+        _print_json({"deleted": deleted})
+    else:
+        print(f"deleted {deleted}")
+    return 0
+
+
+def _search(store: Any, args: argparse.Namespace) -> int:
+    text = " ".join(args.text)
+    hits = store.search(text, limit=max(args.limit, 1))
+    if args.json:
+        _print_json({"query": text, "hits": hits})
+        return 0
+    if not hits:
+        print(f"nothing matches {text!r}", file=sys.stderr)
+        return 0
+    for hit in hits:
+        where = hit["field"]
+        if hit["call_id"] is not None:
+            where += f" (call {hit['call_id']}, turn {hit['turn'] + 1}, cell {hit['cell'] + 1})"
+        print(f"{hit['session_id']}  {where}: {_one_line(hit['snippet'], 100)}")
+    return 0
+
+
+def _tree_order(calls: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    known = {call["id"] for call in calls}
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    for call in calls:
+        parent = call["parent_id"] if call["parent_id"] in known else None
+        children.setdefault(parent, []).append(call)
+    order: list[tuple[int, dict[str, Any]]] = []
+    stack = [(0, call) for call in reversed(children.get(None, []))]
+    while stack:
+        level, call = stack.pop()
+        order.append((level, call))
+        stack.extend((level + 1, child) for child in reversed(children.get(call["id"], [])))
+    return order
+
+
+def _when(ts: float | None) -> str:
+    from rlm_desktop.store.export_markdown import when
+
+    return when(ts)[:16]
+
+
+def _cost(row: dict[str, Any]) -> str:
+    cost = row["cost_usd"]
+    if cost is None or (row["unpriced"] and not cost):
+        return "unpriced"
+    return f"${cost:,.4f}" + ("+" if row["unpriced"] else "")
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def _one_line(text: str | None, width: int) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+_HANDLERS = {"list": _list, "show": _show, "export": _export, "delete": _delete, "search": _search}

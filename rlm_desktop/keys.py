@@ -1,0 +1,181 @@
+"""API keys: kept in the operating system's keyring, never written to a file by us.
+
+Lookup order for a provider: a key kept for this session only (in memory), then the keyring, then
+the provider's environment variable. When no keyring works, `set_key` raises `KeyringUnavailable`
+and the caller may keep the key for the session instead (`set_key(..., session_only=True)`); there
+is no silent fallback to a plain-text file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+SERVICE = "rlm-desktop"
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A model provider as litellm names it, with the environment variable its key lives in."""
+
+    name: str
+    label: str
+    env_var: str | None
+    needs_key: bool = True
+    base_url: str | None = None
+
+
+PROVIDERS: dict[str, Provider] = {
+    p.name: p
+    for p in (
+        Provider("openai", "OpenAI", "OPENAI_API_KEY"),
+        Provider("anthropic", "Anthropic", "ANTHROPIC_API_KEY"),
+        Provider("gemini", "Google Gemini", "GEMINI_API_KEY"),
+        Provider("openrouter", "OpenRouter", "OPENROUTER_API_KEY"),
+        Provider("ollama", "Ollama", None, needs_key=False, base_url="http://localhost:11434"),
+        Provider("local", "OpenAI-compatible local server", "LOCAL_LLM_API_KEY", needs_key=False,
+                 base_url="http://127.0.0.1:8000/v1"),
+    )
+}
+
+_PREFIX_ALIASES = {
+    "ollama_chat": "ollama",
+    "vertex_ai": "gemini",
+    "text-completion-openai": "openai",
+}
+_BARE_NAME_PREFIXES = (
+    ("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
+    ("chatgpt", "openai"), ("claude", "anthropic"), ("gemini", "gemini"),
+)
+
+
+class KeyringUnavailable(RuntimeError):
+    """No working keyring backend: the key cannot be stored persistently."""
+
+
+_session_keys: dict[str, str] = {}
+
+
+def provider(name: str) -> Provider:
+    """The provider called `name`; an unknown litellm provider gets `NAME_API_KEY`."""
+    known = PROVIDERS.get(name)
+    if known is not None:
+        return known
+    return Provider(name, name, f"{name.upper().replace('-', '_')}_API_KEY")
+
+
+def provider_for_model(model: str) -> str:
+    """The provider that serves a litellm model string, e.g. `anthropic/claude-x` -> `anthropic`."""
+    model = model.strip()
+    if "/" in model:
+        prefix = model.split("/", 1)[0].lower()
+        return _PREFIX_ALIASES.get(prefix, prefix)
+    lowered = model.lower()
+    for start, name in _BARE_NAME_PREFIXES:
+        if lowered.startswith(start):
+            return name
+    return "openai"
+
+
+def _keyring_backend() -> object | None:
+    """The active keyring backend, or None when only the failing backend is available."""
+    import keyring
+    from keyring.backends import fail
+
+    backend = keyring.get_keyring()
+    if isinstance(backend, fail.Keyring):
+        return None
+    return backend
+
+
+def keyring_available() -> bool:
+    """True when keys can be stored in a real keyring."""
+    try:
+        return _keyring_backend() is not None
+    except Exception:
+        return False
+
+
+def backend_description() -> str:
+    """A one-line description of where keys are stored, for the settings page and the CLI."""
+    try:
+        backend = _keyring_backend()
+    except Exception as exc:
+        return f"no working keyring ({type(exc).__name__}: {exc})"
+    if backend is None:
+        return "no working keyring (keyring.backends.fail.Keyring)"
+    cls = type(backend)
+    name = getattr(backend, "name", None) or cls.__name__
+    return f"{name} ({cls.__module__}.{cls.__qualname__})"
+
+
+def stored_key(name: str) -> str | None:
+    """The key kept for `name` in this session or in the keyring (not the environment)."""
+    if name in _session_keys:
+        return _session_keys[name]
+    try:
+        import keyring
+
+        return keyring.get_password(SERVICE, name) or None
+    except Exception:
+        return None
+
+
+def key_source(name: str) -> str | None:
+    """Where `get_key(name)` would find the key: "session", "keyring", the env var, or None."""
+    if name in _session_keys:
+        return "session"
+    if stored_key(name):
+        return "keyring"
+    env_var = provider(name).env_var
+    if env_var and os.environ.get(env_var):
+        return env_var
+    return None
+
+
+def get_key(name: str) -> str | None:
+    """The API key for provider `name`: session store, then keyring, then the env variable."""
+    key = stored_key(name)
+    if key:
+        return key
+    env_var = provider(name).env_var
+    return (os.environ.get(env_var) or None) if env_var else None
+
+
+def set_key(name: str, key: str, *, session_only: bool = False) -> None:
+    """Keep `key` for provider `name` in the keyring (or in memory with `session_only`)."""
+    key = key.strip()
+    if not key:
+        raise ValueError("the key is empty: paste the provider's API key")
+    if session_only:
+        _session_keys[name] = key
+        return
+    import keyring
+    from keyring.errors import KeyringError
+
+    if _keyring_backend() is None:
+        raise KeyringUnavailable(
+            "no working keyring: install or unlock one (GNOME Keyring, KWallet), "
+            "or keep the key for this session only"
+        )
+    try:
+        keyring.set_password(SERVICE, name, key)
+    except KeyringError as exc:
+        raise KeyringUnavailable(f"the keyring refused the key: {exc}") from exc
+    _session_keys.pop(name, None)
+
+
+def delete_key(name: str) -> None:
+    """Forget the key for `name` in this session and in the keyring (a missing key is fine)."""
+    _session_keys.pop(name, None)
+    try:
+        import keyring
+
+        keyring.delete_password(SERVICE, name)
+    except Exception:
+        return
+
+
+def clear_session_keys() -> None:
+    """Forget every key kept in memory for this session."""
+    _session_keys.clear()

@@ -1,0 +1,109 @@
+"""A whole saved session in memory (calls with their texts, turns, cells, requests) for exports."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from rlm_desktop.store import queries
+
+if TYPE_CHECKING:
+    from rlm_desktop.store.store import Store
+
+Row = dict[str, Any]
+
+
+@dataclass
+class SessionDetail:
+    """Everything saved about one session, with the tree indexed for walking."""
+
+    session: Row
+    calls: list[Row]
+    turns: list[Row]
+    cells: list[Row]
+    requests: list[Row]
+    _children: dict[str | None, list[Row]] = field(default_factory=dict, repr=False)
+    _turns: dict[str, list[Row]] = field(default_factory=dict, repr=False)
+    _cells: dict[tuple[str, int], list[Row]] = field(default_factory=dict, repr=False)
+    _requests: dict[str, list[Row]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        children: defaultdict[str | None, list[Row]] = defaultdict(list)
+        known = {call["id"] for call in self.calls}
+        for call in self.calls:
+            parent = call["parent_id"] if call["parent_id"] in known else None
+            children[parent].append(call)
+        self._children = dict(children)
+        self._turns = _group(self.turns, lambda row: row["call_id"])
+        self._cells = _group(self.cells, lambda row: (row["call_id"], row["turn"]))
+        self._requests = _group(self.requests, lambda row: row["call_id"])
+
+    @property
+    def session_id(self) -> str:
+        """The session's id."""
+        return str(self.session["id"])
+
+    def roots(self) -> list[Row]:
+        """Calls without a (known) parent, in start order — normally exactly one."""
+        return self._children.get(None, [])
+
+    def children(self, call_id: str) -> list[Row]:
+        """The sub-calls `call_id` started, in start order."""
+        return self._children.get(call_id, [])
+
+    def turns_of(self, call_id: str) -> list[Row]:
+        """The turns of an RLM call, in order."""
+        return self._turns.get(call_id, [])
+
+    def cells_of(self, call_id: str, turn: int) -> list[Row]:
+        """The cells one turn ran, in order."""
+        return self._cells.get((call_id, turn), [])
+
+    def requests_of(self, call_id: str) -> list[Row]:
+        """The LLM requests a call made, in order."""
+        return self._requests.get(call_id, [])
+
+    def walk(self) -> list[tuple[int, Row]]:
+        """Every call depth-first as `(level, call)`, children in start order."""
+        order: list[tuple[int, Row]] = []
+        stack = [(0, call) for call in reversed(self.roots())]
+        while stack:
+            level, call = stack.pop()
+            order.append((level, call))
+            stack.extend((level + 1, child) for child in reversed(self.children(call["id"])))
+        return order
+
+
+def _group(items: list[Row], key: Any) -> dict[Any, list[Row]]:
+    grouped: defaultdict[Any, list[Row]] = defaultdict(list)
+    for item in items:
+        grouped[key(item)].append(item)
+    return dict(grouped)
+
+
+def load_detail(store: Store, session_id: str) -> SessionDetail:
+    """Read a session (id or unique prefix) completely; raises `SessionNotFound`."""
+    store.reap_dead_writers()
+    with store.lock:
+        conn = store.db.conn
+        from rlm_desktop.store.store import SessionNotFound
+
+        full_id = queries.resolve(conn, session_id, SessionNotFound)
+        head = queries.session_head(conn, full_id)
+        where = "WHERE session_id = ?"
+        return SessionDetail(
+            session=head,
+            calls=queries.rows(conn, f"SELECT * FROM calls {where} ORDER BY seq", [full_id]),
+            turns=queries.rows(
+                conn, f"SELECT * FROM turns {where} ORDER BY call_id, idx", [full_id]
+            ),
+            cells=queries.rows(
+                conn, f"SELECT * FROM cells {where} ORDER BY call_id, turn, idx", [full_id]
+            ),
+            requests=queries.rows(
+                conn,
+                f"SELECT * FROM llm_requests {where} ORDER BY sent_at, responded_at, rowid",
+                [full_id],
+            ),
+        )

@@ -1,0 +1,165 @@
+"""JSON Lines in the reference implementation's `RLMLogger` shape, so its visualizer opens our runs.
+
+One `metadata` line, then one `iteration` line per turn of the root call. Unlike the reference log,
+an iteration's `prompt` holds only the message that is new in that turn (the question, then each
+observation), never the whole history again. Sub-calls made by a cell are listed in its
+`rlm_calls`; a recursive sub-call carries its own `iterations` in the same shape.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from rlm_desktop.store.detail import Row, SessionDetail
+
+
+def iso(ts: float | None) -> str | None:
+    """An epoch timestamp as ISO 8601 in UTC."""
+    return datetime.fromtimestamp(ts, UTC).isoformat() if ts is not None else None
+
+
+def _metadata(detail: SessionDetail) -> Row:
+    session = detail.session
+    settings = session["settings"]
+    budget = settings.get("budget") or {}
+    sub_model = session["sub_model"]
+    return {
+        "type": "metadata",
+        "timestamp": iso(session["started_at"]),
+        "root_model": session["model"],
+        "max_depth": budget.get("max_depth"),
+        "max_iterations": budget.get("max_turns"),
+        "backend": "litellm",
+        "backend_kwargs": {"model_name": session["model"], "api_base": settings.get("api_base")},
+        "environment_type": "subprocess",
+        "environment_kwargs": {},
+        "other_backends": [sub_model] if sub_model and sub_model != session["model"] else None,
+        "session_id": detail.session_id,
+        "query": session["query"],
+        "status": session["status"],
+        "answer": session["answer"],
+        "cost_usd": session["cost_usd"],
+        "input_tokens": session["input_tokens"],
+        "output_tokens": session["output_tokens"],
+        "documents": session["documents"],
+    }
+
+
+def _sub_call(detail: SessionDetail, call: Row) -> Row:
+    requests = detail.requests_of(call["id"])
+    usage = {
+        "total_calls": max(len(requests), 1),
+        "total_input_tokens": call["input_tokens"] or 0,
+        "total_output_tokens": call["output_tokens"] or 0,
+    }
+    entry: Row = {
+        "root_model": call["model"],
+        "prompt": call["prompt"],
+        "response": call["response"] or call["answer"] or "",
+        "usage_summary": {"model_usage_summaries": {call["model"]: usage}},
+        "execution_time": call["latency_s"] or 0.0,
+        "prompt_tokens": usage["total_input_tokens"],
+        "completion_tokens": usage["total_output_tokens"],
+        "call_id": call["id"],
+        "kind": call["kind"],
+        "depth": call["depth"],
+        "status": call["status"],
+        "cost_usd": call["cost_usd"],
+    }
+    if call["error"]:
+        entry["error"] = call["error"]
+    if call["kind"] == "rlm":
+        entry["iterations"] = iterations(detail, call)
+    return entry
+
+
+def iterations(detail: SessionDetail, call: Row) -> list[Row]:
+    """The iteration entries of one call (a direct LLM call gives a single iteration)."""
+    turns = detail.turns_of(call["id"])
+    by_cell: dict[tuple[int | None, int | None], list[Row]] = {}
+    for child in detail.children(call["id"]):
+        by_cell.setdefault((child["parent_turn"], child["parent_cell"]), []).append(child)
+    if not turns:
+        answer = call["answer"] or call["response"]
+        return [
+            _iteration(
+                1,
+                call["started_at"],
+                call["prompt"],
+                call["response"] or "",
+                [],
+                answer,
+                call["latency_s"],
+                call["id"],
+            )
+        ]
+    entries = []
+    previous_observation: str | None = None
+    for number, turn in enumerate(turns, start=1):
+        blocks = []
+        for cell in detail.cells_of(call["id"], turn["idx"]):
+            stderr = (cell["stderr"] or "") + (cell["error"] or "")
+            spawned = by_cell.pop((turn["idx"], cell["idx"]), [])
+            blocks.append(
+                {
+                    "code": cell["code"],
+                    "result": {
+                        "stdout": cell["stdout"] or "",
+                        "stderr": stderr,
+                        "locals": {},
+                        "execution_time": cell["duration_s"] or 0.0,
+                        "rlm_calls": [_sub_call(detail, child) for child in spawned],
+                    },
+                }
+            )
+        last = number == len(turns)
+        message = call["prompt"] if number == 1 else previous_observation or ""
+        entry = _iteration(
+            number,
+            turn["started_at"],
+            message,
+            turn["reply"] or "",
+            blocks,
+            call["answer"] if last else None,
+            turn["duration_s"],
+            call["id"],
+        )
+        stray = [child for (t, _), kids in by_cell.items() if t == turn["idx"] for child in kids]
+        if stray:
+            entry["rlm_calls"] = [_sub_call(detail, child) for child in stray]
+        entries.append(entry)
+        previous_observation = turn["observation"]
+    return entries
+
+
+def _iteration(
+    number: int,
+    started: float | None,
+    message: str,
+    response: str,
+    blocks: list[Row],
+    final_answer: str | None,
+    seconds: float | None,
+    call_id: str,
+) -> Row:
+    return {
+        "type": "iteration",
+        "iteration": number,
+        "timestamp": iso(started),
+        "prompt": [{"role": "user", "content": message}],
+        "response": response,
+        "code_blocks": blocks,
+        "final_answer": final_answer,
+        "iteration_time": seconds,
+        "call_id": call_id,
+    }
+
+
+def render(detail: SessionDetail, include_content: bool = False) -> str:
+    """The session as JSON Lines (it always contains the run's texts: that is its purpose)."""
+    lines: list[Any] = [_metadata(detail)]
+    for root in detail.roots():
+        lines.extend(iterations(detail, root))
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)

@@ -1,0 +1,230 @@
+"""Read-side SQL: resolving ids, listing, the `show --json` shape, search, interruption."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from typing import Any
+
+Row = dict[str, Any]
+_MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
+_SESSION_COLUMNS = (
+    "id, query, status, mode, chosen_mode, model, sub_model, profile, answer, error, cost_usd,"
+    " coalesce(input_tokens, 0) AS input_tokens, coalesce(output_tokens, 0) AS output_tokens,"
+    " coalesce(turns, 0) AS turns, coalesce(sub_calls, 0) AS sub_calls,"
+    " coalesce(max_depth_reached, 0) AS max_depth_reached, unpriced, wall_s, started_at, ended_at"
+)
+_CALL_COLUMNS = (
+    "id, parent_id, kind, depth, model, status, coalesce(input_tokens, 0) AS input_tokens,"
+    " coalesce(output_tokens, 0) AS output_tokens, cost_usd, started_at, ended_at, error"
+)
+
+
+def rows(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[Row]:
+    """The result of `sql` as a list of dicts."""
+    cursor = conn.execute(sql, params)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+
+
+def resolve(conn: sqlite3.Connection, session_id: str, error: type[Exception]) -> str:
+    """The full id for `session_id` (an id or a unique prefix of one); `error` otherwise."""
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone():
+        return session_id
+    hint = "run `rlm-desktop sessions list` to see the ids"
+    if not session_id.strip():
+        raise error(f"no session id given: {hint}")
+    pattern = session_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    found = conn.execute(
+        "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", [pattern]
+    ).fetchall()
+    if not found:
+        raise error(f"no session {session_id!r}: {hint}")
+    if len(found) > 1:
+        raise error(f"{session_id!r} matches more than one session: give more of the id")
+    return str(found[0][0])
+
+
+def mark_interrupted(conn: sqlite3.Connection, session_id: str) -> None:
+    """Close a `running` session with status `interrupted` and totals from what was written."""
+    conn.execute(
+        "UPDATE calls SET status = 'interrupted' WHERE session_id = ? AND status = 'running'",
+        [session_id],
+    )
+    last_event = "(SELECT max(ts) FROM events WHERE session_id = :id)"
+    requests = "FROM llm_requests WHERE session_id = :id AND responded_at IS NOT NULL"
+    conn.execute(
+        f"""UPDATE sessions SET status = 'interrupted',
+            ended_at = coalesce({last_event}, started_at),
+            wall_s = coalesce({last_event}, started_at) - started_at,
+            input_tokens = (SELECT coalesce(sum(input_tokens), 0) {requests}),
+            output_tokens = (SELECT coalesce(sum(output_tokens), 0) {requests}),
+            cost_usd = (SELECT coalesce(sum(cost_usd), 0.0) {requests}),
+            unpriced = (SELECT count(*) > 0 {requests} AND cost_usd IS NULL),
+            turns = (SELECT count(*) FROM turns WHERE session_id = :id),
+            sub_calls = (SELECT count(*) FROM calls WHERE session_id = :id
+                         AND parent_id IS NOT NULL),
+            max_depth_reached = (SELECT coalesce(max(depth), 0) FROM calls
+                                 WHERE session_id = :id)
+        WHERE id = :id AND status = 'running'""",
+        {"id": session_id},
+    )
+
+
+def _session_row(row: Row) -> Row:
+    row["unpriced"] = bool(row.get("unpriced"))
+    return row
+
+
+def list_sessions(conn: sqlite3.Connection, search: str | None, limit: int) -> list[Row]:
+    """Sessions newest first, optionally only those matching `search`."""
+    where, params = "", []
+    if search is not None:
+        match = fts_query(search)
+        if match is None:
+            return []
+        where = (
+            "WHERE s.rowid IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ?)"
+            " OR s.id IN (SELECT c.session_id FROM cells_fts JOIN cells c"
+            " ON c.rowid = cells_fts.rowid WHERE cells_fts MATCH ?)"
+        )
+        params = [match, match]
+    found = rows(
+        conn,
+        f"SELECT {_SESSION_COLUMNS}, (SELECT count(*) FROM documents d"
+        f" WHERE d.session_id = s.id) AS documents FROM sessions s {where}"
+        " ORDER BY started_at DESC LIMIT ?",
+        [*params, limit],
+    )
+    return [_session_row(row) for row in found]
+
+
+def session(conn: sqlite3.Connection, session_id: str) -> Row:
+    """The `sessions show --json` object for an existing session."""
+    calls = rows(
+        conn, f"SELECT {_CALL_COLUMNS} FROM calls WHERE session_id = ? ORDER BY seq", [session_id]
+    )
+    return {
+        "session": session_head(conn, session_id),
+        "calls": calls,
+        "turns": turns(conn, session_id),
+    }
+
+
+def session_head(conn: sqlite3.Connection, session_id: str) -> Row:
+    """The session's own row, with its settings parsed and its documents listed."""
+    head = _session_row(
+        rows(
+            conn, f"SELECT {_SESSION_COLUMNS}, settings FROM sessions s WHERE id = ?", [session_id]
+        )[0]
+    )
+    head["settings"] = json.loads(head["settings"]) if head["settings"] else {}
+    head["documents"] = rows(
+        conn,
+        "SELECT name, path, size, sha256, chars, tokens FROM documents WHERE session_id = ?"
+        " ORDER BY position",
+        [session_id],
+    )
+    return head
+
+
+def turns(conn: sqlite3.Connection, session_id: str) -> list[Row]:
+    """Each turn with its cells' code and output joined (cells in order), calls in start order."""
+    cells: dict[tuple[str, int], list[Row]] = {}
+    for cell in rows(
+        conn,
+        "SELECT call_id, turn, code, stdout, stderr, error, duration_s FROM cells"
+        " WHERE session_id = ? ORDER BY call_id, turn, idx",
+        [session_id],
+    ):
+        cells.setdefault((cell["call_id"], cell["turn"]), []).append(cell)
+    result = []
+    for turn in rows(
+        conn,
+        "SELECT t.call_id, t.idx, t.duration_s FROM turns t JOIN calls c"
+        " ON c.session_id = t.session_id AND c.id = t.call_id WHERE t.session_id = ?"
+        " ORDER BY c.seq, t.idx",
+        [session_id],
+    ):
+        parts = cells.get((turn["call_id"], turn["idx"]), [])
+        errors = [part["error"] for part in parts if part["error"]]
+        duration = turn["duration_s"]
+        result.append(
+            {
+                "call_id": turn["call_id"],
+                "index": turn["idx"],
+                "code": "\n\n".join(part["code"] or "" for part in parts),
+                "stdout": "".join(part["stdout"] or "" for part in parts),
+                "stderr": "".join(part["stderr"] or "" for part in parts),
+                "error": "\n".join(errors) if errors else None,
+                "duration_s": duration
+                if duration is not None
+                else sum(part["duration_s"] or 0.0 for part in parts),
+            }
+        )
+    return result
+
+
+def call(conn: sqlite3.Connection, session_id: str, call_id: str) -> Row | None:
+    """One call with its texts and its LLM requests, or None."""
+    found = rows(conn, "SELECT * FROM calls WHERE session_id = ? AND id = ?", [session_id, call_id])
+    if not found:
+        return None
+    detail = found[0]
+    detail["requests"] = rows(
+        conn,
+        "SELECT * FROM llm_requests WHERE session_id = ? AND call_id = ? ORDER BY sent_at, rowid",
+        [session_id, call_id],
+    )
+    return detail
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 query that matches every word of `text` (quoted: user text is never syntax)."""
+    words = re.findall(r"\w+", text)
+    return " ".join(f'"{word}"' for word in words) if words else None
+
+
+def _snippet(value: str) -> str:
+    return value.replace(_MARK_OPEN, "[").replace(_MARK_CLOSE, "]")
+
+
+def search(conn: sqlite3.Connection, text: str, limit: int) -> list[Row]:
+    """Hits in session queries and answers and in cell code; each names where it was found."""
+    match = fts_query(text)
+    if match is None:
+        return []
+    marks = f"'{_MARK_OPEN}', '{_MARK_CLOSE}', '…', 12"
+    hits: list[Row] = []
+    for hit in rows(
+        conn,
+        f"SELECT s.id AS session_id, s.query, s.started_at, snippet(sessions_fts, 0, {marks}) AS q,"
+        f" snippet(sessions_fts, 1, {marks}) AS a, sessions_fts.rank AS rank FROM sessions_fts"
+        " JOIN sessions s ON s.rowid = sessions_fts.rowid WHERE sessions_fts MATCH ?"
+        " ORDER BY rank LIMIT ?",
+        [match, limit],
+    ):
+        for field, snippet in (("query", hit.pop("q")), ("answer", hit.pop("a"))):
+            if _MARK_OPEN in (snippet or ""):
+                hits.append(
+                    {
+                        **hit,
+                        "field": field,
+                        "call_id": None,
+                        "turn": None,
+                        "cell": None,
+                        "snippet": _snippet(snippet),
+                    }
+                )
+    for hit in rows(
+        conn,
+        f"SELECT c.session_id, s.query, s.started_at, c.call_id, c.turn, c.idx AS cell,"
+        f" snippet(cells_fts, 0, {marks}) AS snippet, cells_fts.rank AS rank FROM cells_fts"
+        " JOIN cells c ON c.rowid = cells_fts.rowid JOIN sessions s ON s.id = c.session_id"
+        " WHERE cells_fts MATCH ? ORDER BY rank LIMIT ?",
+        [match, limit],
+    ):
+        hits.append({**hit, "field": "code", "snippet": _snippet(hit["snippet"])})
+    hits.sort(key=lambda hit: hit.pop("rank"))
+    return hits[:limit]

@@ -1,0 +1,220 @@
+"""The session store: one SQLite file that keeps every run for review, replay and export."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlite_utils import Database
+
+from rlm_desktop.engine.bus import EventBus
+from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.engine.events import Event, event_from_dict
+from rlm_desktop.store import queries
+from rlm_desktop.store.liveness import current_writer, writer_is_dead
+from rlm_desktop.store.migrations import MIGRATIONS
+from rlm_desktop.store.recorder import Recorder
+from rlm_desktop.store.redact import Redactor
+from rlm_desktop.store.writer import prepare_opening
+
+_SESSION_TABLES = ("events", "cells", "turns", "llm_requests", "calls", "documents")
+
+
+class StoreError(Exception):
+    """A request the store cannot honour; the message says what to do instead."""
+
+
+class SessionNotFound(StoreError, LookupError):
+    """No session (or more than one) matches the id given; the message says what to do."""
+
+
+class SessionBusy(StoreError):
+    """The session is still being recorded by a live process."""
+
+
+class RecordableRun(Protocol):
+    """What `Store.record` needs from a run: its id (the session id) and its event bus."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def bus(self) -> EventBus: ...
+
+
+class Store:
+    """Opens (creating and migrating) the database, records runs and reads saved sessions back.
+
+    Opening also marks sessions whose writing process has died as `interrupted`. The object may
+    be shared between threads; every statement runs under one lock.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        if path is None:
+            from rlm_desktop.paths import database_path
+
+            path = database_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.lock = threading.RLock()
+        conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+        self.db = Database(conn)
+        self.db.enable_wal()
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self._migrate()
+        self._recorders: list[Recorder] = []
+        self.reap_dead_writers()
+
+    def _migrate(self) -> None:
+        try:
+            MIGRATIONS.apply(self.db)
+        except sqlite3.OperationalError:
+            # Another process migrated at the same moment; what is left pending is ours to apply.
+            MIGRATIONS.apply(self.db)
+
+    def record(
+        self,
+        run: RecordableRun,
+        documents: Sequence[ContextDocument] = (),
+        secrets: Iterable[str | None] = (),
+    ) -> Recorder:
+        """Keep `run` as it happens: attach a recorder to its bus before `execute()`.
+
+        The session appears with the first events (a run that fails before starting leaves
+        nothing behind). The documents' texts are kept so the session can be reviewed after the
+        files move. The run's API key (`run.credentials.api_key` when exposed, or `secrets`),
+        and any secret-looking environment value, is scrubbed from everything written.
+        """
+        with self.lock:
+            taken = self.db.execute("SELECT 1 FROM sessions WHERE id = ?", [run.run_id]).fetchone()
+        if taken:
+            raise StoreError(f"session {run.run_id} already exists: give the run a new id")
+        credentials = getattr(run, "credentials", None)
+        redactor = Redactor.for_run(getattr(credentials, "api_key", None), extra=secrets)
+        opening = prepare_opening(run.run_id, documents, redactor, current_writer())
+        recorder = Recorder(self, opening, redactor, run.bus.add_listener)
+        self._recorders.append(recorder)
+        return recorder
+
+    def _forget(self, recorder: Recorder) -> None:
+        if recorder in self._recorders:
+            self._recorders.remove(recorder)
+
+    def reap_dead_writers(self) -> list[str]:
+        """Mark `running` sessions whose writer is gone as `interrupted`; return their ids."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT id, writer_pid, writer_started, writer_host FROM sessions"
+                " WHERE status = 'running'"
+            ).fetchall()
+        dead = [row[0] for row in rows if writer_is_dead(row[1], row[2], row[3])]
+        for session_id in dead:
+            self.mark_interrupted(session_id)
+        return dead
+
+    def mark_interrupted(self, session_id: str) -> None:
+        """End a session that stopped without `RunFinished`, with totals from what was written."""
+        with self.lock, self.db.atomic():
+            queries.mark_interrupted(self.db.conn, session_id)
+
+    def resolve(self, session_id: str) -> str:
+        """The full id of the session `session_id` names (a full id or a unique prefix)."""
+        with self.lock:
+            return queries.resolve(self.db.conn, session_id, SessionNotFound)
+
+    def list_sessions(self, search: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+        """Saved sessions, newest first; with `search`, only those whose text matches."""
+        self.reap_dead_writers()
+        with self.lock:
+            return queries.list_sessions(self.db.conn, search, limit)
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        """`{"session", "calls", "turns"}` as `sessions show --json` prints it (no prompt texts)."""
+        self.reap_dead_writers()
+        with self.lock:
+            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            return queries.session(self.db.conn, full_id)
+
+    def call(self, session_id: str, call_id: str) -> dict[str, Any]:
+        """One call with its prompt, response, answer and LLM requests (for a detail pane)."""
+        with self.lock:
+            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            found = queries.call(self.db.conn, full_id, call_id)
+        if found is None:
+            raise SessionNotFound(f"session {full_id} has no call {call_id!r}")
+        return found
+
+    def replay(self, session_id: str, chunk: int = 1000) -> Iterator[Event]:
+        """The session's events in their original order, with their original timestamps.
+
+        A session that was interrupted simply ends without `RunFinished`; its status says why.
+        """
+        with self.lock:
+            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+        last = -1
+        while True:
+            with self.lock:
+                rows = self.db.execute(
+                    "SELECT seq, ts, type, data FROM events WHERE session_id = ? AND seq > ?"
+                    " ORDER BY seq LIMIT ?",
+                    [full_id, last, chunk],
+                ).fetchall()
+            for seq, ts, kind, data in rows:
+                last = seq
+                yield event_from_dict(
+                    {**json.loads(data), "type": kind, "ts": ts, "run_id": full_id}
+                )
+            if len(rows) < chunk:
+                return
+
+    def delete(self, session_id: str) -> str:
+        """Delete a finished session and everything it owns; returns the full id deleted.
+
+        Raises `SessionNotFound` for an unknown id and `SessionBusy` while it is being recorded.
+        """
+        with self.lock, self.db.atomic():
+            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            status, pid, started, host = self.db.execute(
+                "SELECT status, writer_pid, writer_started, writer_host FROM sessions WHERE id = ?",
+                [full_id],
+            ).fetchone()
+            if status == "running" and not writer_is_dead(pid, started, host):
+                raise SessionBusy(
+                    f"session {full_id} is still running (process {pid}): "
+                    "cancel the run or wait for it to end, then delete it"
+                )
+            for table in _SESSION_TABLES:
+                self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", [full_id])
+            self.db.execute("DELETE FROM sessions WHERE id = ?", [full_id])
+            self.db.execute(
+                "DELETE FROM texts WHERE sha256 NOT IN"
+                " (SELECT sha256 FROM documents WHERE sha256 IS NOT NULL)"
+            )
+        return full_id
+
+    def search(self, text: str, limit: int = 100) -> list[dict[str, Any]]:
+        """Matches of `text` in queries, answers and cell code, best first."""
+        with self.lock:
+            return queries.search(self.db.conn, text, limit)
+
+    def document_texts(self, session_id: str) -> list[tuple[str, str]]:
+        """`(name, text)` of each document of the session, in load order (as saved)."""
+        with self.lock:
+            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            rows: Iterable[tuple[str, str]] = self.db.execute(
+                "SELECT d.name, t.text FROM documents d JOIN texts t ON t.sha256 = d.sha256"
+                " WHERE d.session_id = ? ORDER BY d.position",
+                [full_id],
+            ).fetchall()
+        return list(rows)
+
+    def close(self) -> None:
+        """Close every recorder still attached (its run is marked `interrupted`), then the file."""
+        for recorder in list(self._recorders):
+            recorder.close()
+        with self.lock:
+            self.db.close()

@@ -1,0 +1,234 @@
+"""Turns a run's events into rows: the raw event log plus the sessions/calls/turns/cells tables.
+
+`SessionWriter.write(events)` is called with a batch, inside one transaction. Every field is
+scrubbed by the redactor first, so nothing unscrubbed reaches a table. Statements take the
+event's fields by name (`:call_id`), plus `:sid` and the writer's own `:turn_now`/`:cell_now`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.engine.events import Event
+from rlm_desktop.store.liveness import Writer
+from rlm_desktop.store.redact import Redactor
+
+Row = dict[str, Any]
+_ENVELOPE = ("run_id", "ts", "type")
+_FIELDS: dict[type[Event], tuple[str, ...]] = {}
+_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
+
+_STATEMENTS: dict[str, str] = {
+    "CallStarted": """INSERT OR REPLACE INTO calls (session_id, id, parent_id, seq, kind, depth,
+        model, prompt, status, started_at, parent_turn, parent_cell, worker_restarts)
+        VALUES (:sid, :call_id, :parent_id, :seq, :kind, :depth, :model, :prompt, 'running', :ts,
+        :turn_now, :cell_now, 0)""",
+    "LLMRequestSent": """INSERT INTO llm_requests (session_id, id, call_id, turn, model, messages,
+        reserved_tokens, sent_at, attempts) VALUES (:sid, :request_id, :call_id, :turn_now,
+        :model, :messages, :reserved_tokens, :ts, 1)
+        ON CONFLICT (session_id, id) DO UPDATE SET sent_at = excluded.sent_at""",
+    "LLMRetried": """UPDATE llm_requests SET attempts = :attempt, error = :reason
+        WHERE session_id = :sid AND id = :request_id""",
+    "LLMResponded": """INSERT INTO llm_requests (session_id, id, call_id, turn, model, content,
+        input_tokens, output_tokens, cost_usd, latency_s, finish_reason, truncated, attempts,
+        error, responded_at) VALUES (:sid, :request_id, :call_id, :turn_now, :model, :content,
+        :input_tokens, :output_tokens, :cost_usd, :latency_s, :finish_reason, :truncated,
+        :attempts, :error, :ts)
+        ON CONFLICT (session_id, id) DO UPDATE SET model = excluded.model,
+        content = excluded.content, input_tokens = excluded.input_tokens,
+        output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd,
+        latency_s = excluded.latency_s, finish_reason = excluded.finish_reason,
+        truncated = excluded.truncated, attempts = excluded.attempts, error = excluded.error,
+        responded_at = excluded.responded_at""",
+    "TurnStarted": """INSERT OR REPLACE INTO turns (session_id, call_id, idx, started_at)
+        VALUES (:sid, :call_id, :index, :ts)""",
+    "CellExecuted": """INSERT OR REPLACE INTO cells (session_id, call_id, turn, idx, code, stdout,
+        stderr, error, duration_s, timed_out, variables_lost, ended_at) VALUES (:sid, :call_id,
+        :turn, :index, :code, :stdout, :stderr, :error, :duration_s, :timed_out, :variables_lost,
+        :ts)""",
+    "TurnExecuted": """INSERT INTO turns (session_id, call_id, idx, reply, code_blocks,
+        observation, ended_at, duration_s) VALUES (:sid, :call_id, :index, :reply, :code_blocks,
+        :observation, :ts, :duration_s)
+        ON CONFLICT (session_id, call_id, idx) DO UPDATE SET reply = excluded.reply,
+        code_blocks = excluded.code_blocks, observation = excluded.observation,
+        ended_at = excluded.ended_at, duration_s = excluded.duration_s""",
+    "WorkerRestarted": """UPDATE calls SET worker_restarts = worker_restarts + 1
+        WHERE session_id = :sid AND id = :call_id""",
+    "AnswerSubmitted": """UPDATE calls SET answer = :answer, answer_source = :source
+        WHERE session_id = :sid AND id = :call_id""",
+    "CallFinished": """UPDATE calls SET status = :status, response = :response,
+        input_tokens = :input_tokens, output_tokens = :output_tokens, cost_usd = :cost_usd,
+        error = :error, ended_at = :ts, latency_s = :ts - started_at
+        WHERE session_id = :sid AND id = :call_id""",
+}
+_DOCUMENT_SQL = """INSERT INTO documents (session_id, position, name, path, chars, tokens)
+    VALUES (:sid, :position, :name, :path, :chars, :tokens)
+    ON CONFLICT (session_id, position) DO UPDATE
+    SET tokens = coalesce(documents.tokens, excluded.tokens)"""
+_RUN_FINISHED = (
+    "status", "answer", "cost_usd", "input_tokens", "output_tokens", "turns", "sub_calls",
+    "max_depth_reached", "wall_s", "unpriced", "error",
+)  # fmt: skip
+
+
+def _payload_fields(kind: type[Event]) -> tuple[str, ...]:
+    """The fields an event type stores besides the envelope (the log has columns for those).
+
+    Events are flat: their values are JSON-ready as they are, so no deep copy is needed.
+    """
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(
+            f.name for f in dataclasses.fields(kind) if f.name not in _ENVELOPE
+        )
+    return names
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What is written with a session's first events: its row and its documents."""
+
+    session: Row
+    texts: list[Row]
+    documents: list[Row]
+
+
+def prepare_opening(
+    session_id: str, documents: Sequence[ContextDocument], redactor: Redactor, writer: Writer
+) -> Opening:
+    """Scrub and hash the documents now, so the first flush only has rows to insert."""
+    texts: dict[str, Row] = {}
+    rows = []
+    for position, document in enumerate(documents):
+        text = redactor.text(document.text)
+        data = text.encode("utf-8", "surrogatepass")
+        digest = hashlib.sha256(data).hexdigest()
+        texts[digest] = {"sha256": digest, "text": text, "chars": len(text)}
+        try:
+            size = os.stat(document.path).st_size if document.path else len(data)
+        except OSError:
+            size = len(data)
+        rows.append({
+            "session_id": session_id, "position": position, "name": document.name,
+            "path": document.path, "size": size, "sha256": digest, "chars": len(text),
+            "tokens": document.tokens,
+        })  # fmt: skip
+    session = {
+        "id": session_id, "status": "running", "started_at": time.time(),
+        "writer_pid": writer.pid, "writer_started": writer.started, "writer_host": writer.host,
+    }  # fmt: skip
+    return Opening(session, list(texts.values()), rows)
+
+
+def _insert(conn: sqlite3.Connection, table: str, row: Row, verb: str = "INSERT") -> None:
+    names = ", ".join(row)
+    marks = ", ".join(f":{name}" for name in row)
+    conn.execute(f"{verb} INTO {table} ({names}) VALUES ({marks})", row)
+
+
+class SessionWriter:
+    """Writes one session's events. Keeps the little state needed to place sub-calls in cells."""
+
+    def __init__(self, conn: sqlite3.Connection, session_id: str, redactor: Redactor) -> None:
+        self._conn = conn
+        self._sid = session_id
+        self._redactor = redactor
+        row = conn.execute(
+            "SELECT coalesce(max(seq), -1) + 1 FROM events WHERE session_id = ?", [session_id]
+        ).fetchone()
+        self._seq: int = row[0]
+        self._call_seq = 0
+        self._turn: dict[str, int] = {}
+        self._cells: dict[str, int] = {}
+        self._kind: dict[str, str] = {}
+        self._session: Row = {}
+
+    def open(self, opening: Opening) -> None:
+        """Insert the session row and its documents (caller holds a transaction)."""
+        _insert(self._conn, "sessions", opening.session)
+        for text in opening.texts:
+            _insert(self._conn, "texts", text, "INSERT OR IGNORE")
+        for document in opening.documents:
+            _insert(self._conn, "documents", document, "INSERT OR REPLACE")
+
+    def write(self, events: Sequence[Event]) -> None:
+        """Append `events` to the log and apply them to the tables (caller holds a transaction)."""
+        saved = (self._seq, self._call_seq)
+        try:
+            self._write(events)
+        except BaseException:
+            self._seq, self._call_seq = saved
+            self._session = {}
+            raise
+
+    def _write(self, events: Sequence[Event]) -> None:
+        log_rows = []
+        scrub = self._redactor.data
+        for event in events:
+            kind = type(event).__name__
+            payload = {name: scrub(getattr(event, name)) for name in _payload_fields(type(event))}
+            log_rows.append((self._sid, self._seq, event.ts, kind, _ENCODER.encode(payload)))
+            self._seq += 1
+            payload["ts"] = event.ts
+            self._apply(kind, payload)
+        self._conn.executemany(
+            "INSERT INTO events (session_id, seq, ts, type, data) VALUES (?, ?, ?, ?, ?)", log_rows
+        )
+        if self._session:
+            columns = ", ".join(f"{name} = ?" for name in self._session)
+            self._conn.execute(
+                f"UPDATE sessions SET {columns} WHERE id = ?", [*self._session.values(), self._sid]
+            )
+            self._session = {}
+
+    def _apply(self, kind: str, d: Row) -> None:
+        d["sid"] = self._sid
+        call_id = d.get("call_id")
+        if kind == "CallStarted":
+            parent = d["parent_id"]
+            d["turn_now"] = self._turn.get(parent) if parent is not None else None
+            d["cell_now"] = self._cells.get(parent) if d["turn_now"] is not None else None
+            d["seq"] = self._call_seq
+            self._call_seq += 1
+            self._kind[d["call_id"]] = d["kind"]
+        elif kind in ("LLMRequestSent", "LLMResponded"):
+            is_rlm = self._kind.get(call_id or "") == "rlm"
+            d["turn_now"] = self._turn.get(call_id or "") if is_rlm else None
+        elif kind == "TurnStarted":
+            self._turn[d["call_id"]] = d["index"]
+            self._cells[d["call_id"]] = 0
+        elif kind == "CellExecuted":
+            self._cells[d["call_id"]] = d["index"] + 1
+        elif kind == "RunStarted":
+            self._run_started(d)
+        elif kind == "ModeChosen":
+            self._session.update(chosen_mode=d["mode"], mode_reason=d["reason"])
+        elif kind == "BudgetUpdated":
+            self._session.update(
+                cost_usd=d["cost_usd"], tokens=d["tokens"], sub_calls=d["sub_calls"]
+            )
+        elif kind == "RunFinished":
+            self._session.update({name: d.get(name) for name in _RUN_FINISHED}, ended_at=d["ts"])
+        statement = _STATEMENTS.get(kind)
+        if statement is not None:
+            self._conn.execute(statement, d)
+
+    def _run_started(self, d: Row) -> None:
+        settings = d.get("settings") or {}
+        self._session.update(
+            query=d["query"], mode=d["mode"], model=d["model"], sub_model=d["sub_model"],
+            profile=d["profile"], settings=_ENCODER.encode(settings),
+            budget=_ENCODER.encode(settings.get("budget")), started_at=d["ts"],
+        )  # fmt: skip
+        for position, meta in enumerate(d.get("documents") or []):
+            row = {"name": None, "path": None, "chars": None, "tokens": None, **meta}
+            self._conn.execute(_DOCUMENT_SQL, {**row, "sid": self._sid, "position": position})

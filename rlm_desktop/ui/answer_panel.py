@@ -1,0 +1,98 @@
+"""The run's final answer, shown prominently with its cost, tokens and time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout
+
+from rlm_desktop.engine.events import RunFinished
+from rlm_desktop.ui import format as fmt
+
+MAX_HEIGHT = 260
+_TITLES = {
+    "completed": "Answer",
+    "max_turns": "Stopped at the turn limit",
+    "budget_exceeded": "Stopped by the budget",
+    "timeout": "Stopped by the time limit",
+    "cancelled": "Stopped",
+    "error": "The run failed",
+}
+
+
+class AnswerPanel(QFrame):
+    """Hidden until a run finishes; then its answer (or why there is none) and its totals."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("answerCard")
+        self.setAccessibleName("Final answer")
+        self.title = QLabel("Answer")
+        self.title.setObjectName("answerTitle")
+        self.stats = QLabel("")
+        self.stats.setObjectName("muted")
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setAccessibleName("Copy the answer")
+        self.copy_button.clicked.connect(self.copy)
+        self.text = QTextBrowser()
+        self.text.setOpenExternalLinks(True)
+        self.text.setAccessibleName("Answer text")
+        self.text.setFrameShape(QFrame.Shape.NoFrame)
+        self.text.setStyleSheet("background: transparent;")
+        self.stats.setWordWrap(True)
+        header = QHBoxLayout()
+        header.addWidget(self.title)
+        header.addStretch(1)
+        header.addWidget(self.copy_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        layout.setSpacing(2)
+        layout.addLayout(header)
+        layout.addWidget(self.stats)
+        layout.addWidget(self.text)
+        self.answer = ""
+        self.hide()
+
+    def show_result(self, finished: RunFinished) -> None:
+        """Show how the run ended."""
+        self.answer = finished.answer
+        self.title.setText(_TITLES.get(finished.status, finished.status))
+        self.title.setObjectName("answerTitle" if finished.status == "completed" else "errorLabel")
+        self.title.setStyle(self.title.style())
+        cost = "unpriced" if finished.unpriced and not finished.cost_usd else fmt.cost(
+            finished.cost_usd)
+        tokens = finished.input_tokens + finished.output_tokens
+        self.stats.setText(
+            f"{cost} · {fmt.tokens(tokens)} tokens · {fmt.seconds(finished.wall_s)} · "
+            f"{finished.sub_calls} sub-calls · depth {finished.max_depth_reached}"
+        )
+        body = finished.answer or finished.error or "(no answer)"
+        if finished.error and finished.answer:
+            body = f"{finished.answer}\n\n{finished.error}"
+        self.text.setMarkdown(body)
+        self.show()
+        self._fit()
+
+    def _fit(self) -> None:
+        """As tall as the answer, up to `MAX_HEIGHT` (then it scrolls)."""
+        doc = self.text.document()
+        doc.setTextWidth(max(200, self.text.viewport().width()))
+        height = int(doc.size().height()) + 2 * self.text.frameWidth() + 4
+        self.text.setFixedHeight(min(MAX_HEIGHT, max(40, height)))
+
+    def resizeEvent(self, event: Any) -> None:
+        """Refit the answer to the new width."""
+        super().resizeEvent(event)
+        if self.isVisible():
+            self._fit()
+
+    def clear(self) -> None:
+        """Hide the panel (a new run started)."""
+        self.answer = ""
+        self.text.clear()
+        self.hide()
+
+    def copy(self) -> None:
+        """Put the answer on the clipboard."""
+        QGuiApplication.clipboard().setText(self.answer)

@@ -1,0 +1,186 @@
+"""The pieces of a console cell: highlighted code, and output blocks with "show all" and "copy"."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QGuiApplication, QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rlm_desktop.engine.observation import truncate_middle
+from rlm_desktop.ui.highlighter import PygmentsHighlighter
+from rlm_desktop.ui.theme import colors
+
+MAX_VISIBLE_LINES = 18
+
+
+def _fit_height(edit: QPlainTextEdit, lines: int) -> None:
+    """Size `edit` to show `lines` lines (capped), plus room for a horizontal scroll bar."""
+    metrics = edit.fontMetrics()
+    shown = max(1, min(lines, MAX_VISIBLE_LINES))
+    margins = int(edit.document().documentMargin() * 2) + edit.frameWidth() * 2 + 4
+    wraps = edit.lineWrapMode() != QPlainTextEdit.LineWrapMode.NoWrap
+    scroll = 0 if wraps else edit.horizontalScrollBar().sizeHint().height()
+    edit.setFixedHeight(shown * metrics.lineSpacing() + margins + scroll)
+
+
+class WrappedText(QPlainTextEdit):
+    """Read-only wrapped text that grows with its wrapped lines, up to `MAX_VISIBLE_LINES`."""
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Refit the height to the lines the new width wraps into."""
+        super().resizeEvent(event)
+        _fit_height(self, self.visual_lines())
+
+    def visual_lines(self) -> int:
+        """How many lines the text takes at the current width (counted up to the cap)."""
+        width = max(1, self.viewport().width() - 2 * int(self.document().documentMargin()))
+        metrics = self.fontMetrics()
+        lines = 0
+        block = self.document().firstBlock()
+        while block.isValid() and lines <= MAX_VISIBLE_LINES:
+            advance = metrics.horizontalAdvance(block.text())
+            lines += max(1, -(-advance // width))
+            block = block.next()
+        return lines
+
+
+def _text_view(name: str, text: str, font: QFont) -> QPlainTextEdit:
+    edit = WrappedText()
+    edit.setObjectName(name)
+    edit.setReadOnly(True)
+    edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+    edit.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    edit.setFont(font)
+    edit.setPlainText(text)
+    edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+    flags = Qt.TextInteractionFlag
+    edit.setTextInteractionFlags(flags.TextSelectableByMouse | flags.TextSelectableByKeyboard)
+    _fit_height(edit, text.count("\n") + 1)
+    return edit
+
+
+class CodeView(QPlainTextEdit):
+    """Read-only code with pygments colours."""
+
+    def __init__(self, code: str, font: QFont) -> None:
+        super().__init__()
+        self.setObjectName("code")
+        self.setReadOnly(True)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.setFont(font)
+        self.setAccessibleName("Code")
+        self.highlighter = PygmentsHighlighter(self.document(), colors().pygments_style)
+        self.setPlainText(code.rstrip("\n"))
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        _fit_height(self, code.rstrip("\n").count("\n") + 1)
+
+
+class OutputBlock(QFrame):
+    """A labelled block of output, truncated as the model saw it, with show all and copy."""
+
+    def __init__(self, kind: str, text: str, limit: int, font: QFont) -> None:
+        super().__init__()
+        self.kind = kind
+        self.full_text = text
+        self.shown_text, self.truncated = truncate_middle(text, limit), len(text) > limit
+        self._showing_all = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 2)
+        layout.setSpacing(1)
+        header = QHBoxLayout()
+        label = QLabel(kind)
+        label.setObjectName("errorLabel" if kind in ("stderr", "traceback") else "muted")
+        header.addWidget(label)
+        self.note = QLabel()
+        self.note.setObjectName("muted")
+        header.addWidget(self.note)
+        self._describe(limit)
+        header.addStretch(1)
+        self.show_all_button: QToolButton | None = None
+        if self.truncated:
+            self.show_all_button = self._link("Show all", self.toggle_all)
+            header.addWidget(self.show_all_button)
+        self.copy_button = self._link("Copy", self.copy)
+        header.addWidget(self.copy_button)
+        layout.addLayout(header)
+        self.view = _text_view("stderr" if kind != "stdout" else "stdout", self.shown_text, font)
+        self.view.setAccessibleName(kind)
+        layout.addWidget(self.view)
+
+    def _link(self, text: str, slot: object) -> QToolButton:
+        button = QToolButton()
+        button.setObjectName("link")
+        button.setText(text)
+        button.setAccessibleName(f"{text} {self.kind}")
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        button.clicked.connect(slot)
+        return button
+
+    def _describe(self, limit: int) -> None:
+        self.note.setText(f"cut to {limit:,} of {len(self.full_text):,} characters, as the model "
+                          "saw it" if self.truncated else "")
+
+    def set_limit(self, limit: int) -> None:
+        """Cut to a new limit (a turn's cells share the model's output limit)."""
+        if len(self.full_text) <= limit or self._showing_all or not self.truncated:
+            return
+        self.shown_text = truncate_middle(self.full_text, limit)
+        self.view.setPlainText(self.shown_text)
+        _fit_height(self.view, self.shown_text.count("\n") + 1)
+        self._describe(limit)
+
+    def toggle_all(self) -> None:
+        """Switch between the text as the model saw it and the whole text."""
+        self._showing_all = not self._showing_all
+        text = self.full_text if self._showing_all else self.shown_text
+        self.view.setPlainText(text)
+        _fit_height(self.view, text.count("\n") + 1)
+        if self.show_all_button is not None:
+            self.show_all_button.setText("Show less" if self._showing_all else "Show all")
+
+    def copy(self) -> None:
+        """Put the whole text on the clipboard."""
+        QGuiApplication.clipboard().setText(self.full_text)
+
+
+class CellView(QWidget):
+    """One code block and what running it printed, with its duration."""
+
+    def __init__(self, cell: object, limit: int, font: QFont) -> None:
+        super().__init__()
+        from rlm_desktop.call_tree import Cell
+
+        assert isinstance(cell, Cell)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 4)
+        layout.setSpacing(2)
+        meta = [f"cell {cell.index + 1}", f"{cell.duration_s:.2f} s"]
+        if cell.timed_out:
+            meta.append("timed out")
+        if cell.variables_lost:
+            meta.append("worker restarted: variables lost")
+        info = QLabel(" · ".join(meta))
+        info.setObjectName("errorLabel" if cell.timed_out or cell.error else "muted")
+        layout.addWidget(info)
+        self.code = CodeView(cell.code, font)
+        layout.addWidget(self.code)
+        self.outputs: list[OutputBlock] = []
+        for kind, text in (("stdout", cell.stdout), ("stderr", cell.stderr),
+                           ("traceback", cell.error or "")):
+            if text:
+                block = OutputBlock(kind, text, limit, font)
+                self.outputs.append(block)
+                layout.addWidget(block)
+        if not self.outputs:
+            quiet = QLabel("(no output)")
+            quiet.setObjectName("muted")
+            layout.addWidget(quiet)

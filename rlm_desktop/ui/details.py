@@ -1,0 +1,108 @@
+"""The detail panel: everything about the selected call, with its full prompt and response."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rlm_desktop.call_tree import CallNode
+from rlm_desktop.ui import format as fmt
+from rlm_desktop.ui.theme import monospace_font
+
+
+def _text_tab(name: str) -> QPlainTextEdit:
+    edit = QPlainTextEdit()
+    edit.setReadOnly(True)
+    edit.setAccessibleName(name)
+    edit.setFont(monospace_font())
+    return edit
+
+
+class DetailPanel(QWidget):
+    """Facts about one call and tabs with its prompt, response and error."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.node: CallNode | None = None
+        self.summary = QLabel("No call selected.")
+        self.summary.setObjectName("muted")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary.setAccessibleName("Call summary")
+        self.prompt = _text_tab("Prompt")
+        self.response = _text_tab("Response")
+        self.error = _text_tab("Error")
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.prompt, "Prompt")
+        self.tabs.addTab(self.response, "Response")
+        self.tabs.addTab(self.error, "Error")
+        self.tabs.setAccessibleName("Call details")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.tabs, 1)
+
+    def show_call(self, node: CallNode | None) -> None:
+        """Show `node` (or nothing)."""
+        self.node = node
+        if node is None:
+            self.summary.setText("No call selected.")
+            for edit in (self.prompt, self.response, self.error):
+                edit.clear()
+            return
+        self.prompt.setPlainText(node.prompt)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Update the facts, response and error of the shown call."""
+        node = self.node
+        if node is None:
+            return
+        s = node.subtree
+        facts = [
+            f"<b>{node.kind.upper()}</b> {node.call_id}",
+            f"model {node.model}",
+            f"status <b>{fmt.status_text(node.status)}</b>",
+            f"depth {node.depth}",
+            f"{fmt.tokens(node.input_tokens)} in / {fmt.tokens(node.output_tokens)} out",
+            "unpriced" if node.unpriced and not node.cost_usd else fmt.cost(node.cost_usd),
+            f"{fmt.seconds(node.duration(time.time()))} wall",
+            f"{fmt.seconds(node.latency_s)} waiting for the model",
+            f"{node.requests} request{'s' if node.requests != 1 else ''}",
+        ]
+        if node.retries:
+            facts.append(f"{node.retries} retries")
+        if node.worker_restarts:
+            facts.append(f"worker restarted {node.worker_restarts}×")
+        if node.children:
+            facts.append(f"subtree: {fmt.subtree(s)}")
+        self.summary.setText(" · ".join(facts))
+        response = node.answer if node.answer is not None else node.response
+        if response != self.response.toPlainText():
+            self.response.setPlainText(response)
+        error = node.error or ""
+        if error != self.error.toPlainText():
+            self.error.setPlainText(error)
+        self.tabs.setTabText(2, "Error ●" if error else "Error")
+
+
+class CallInspector(QSplitter):
+    """The detail panel under the tree, as one widget for the main window's splitter."""
+
+    def __init__(self, tree: QWidget, details: DetailPanel) -> None:
+        super().__init__(Qt.Orientation.Vertical)
+        self.setObjectName("inspectorSplitter")
+        self.addWidget(tree)
+        self.addWidget(details)
+        self.setStretchFactor(0, 3)
+        self.setStretchFactor(1, 1)

@@ -1,0 +1,156 @@
+"""The list of loaded documents (and the files that failed) as a Qt table model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from rlm_desktop.ui import format as fmt
+from rlm_desktop.ui.theme import colors, icon
+
+COLUMNS = ("Name", "Type", "Size", "Chars", "Tokens")
+Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass(frozen=True)
+class SavedDocument:
+    """A document of a saved session, as the store kept it (for review only)."""
+
+    name: str
+    path: str
+    type: str
+    size: int
+    chars: int
+    tokens: int
+    text: str
+    tokens_estimated: bool = False
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], text: str) -> SavedDocument:
+        """Build from a `documents` row of `Store.session` and the saved text."""
+        path = str(row.get("path") or "")
+        suffix = Path(path or str(row.get("name", ""))).suffix.lstrip(".").lower()
+        return cls(name=str(row.get("name", "")), path=path, type=suffix or "text",
+                   size=int(row.get("size") or 0), chars=int(row.get("chars") or len(text)),
+                   tokens=int(row.get("tokens") or 0), text=text)
+
+
+@dataclass
+class Entry:
+    """One row: a loaded document (`document`) or a path that failed (`error`)."""
+
+    path: Path
+    name: str
+    document: Any = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True for a loaded document."""
+        return self.document is not None
+
+
+class DocumentsModel(QAbstractTableModel):
+    """Rows of documents in the order the engine will get them, errors inline."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.entries: list[Entry] = []
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.entries)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        entry = self.entries[index.row()]
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(entry, column)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{entry.path}\n{entry.error}" if entry.error else str(entry.path)
+        if role == Qt.ItemDataRole.ForegroundRole and not entry.ok:
+            return QColor(colors().error)
+        if role == Qt.ItemDataRole.DecorationRole and column == 0 and not entry.ok:
+            return icon("status-error")
+        if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _display(self, entry: Entry, column: int) -> str:
+        if column == 0:
+            return entry.name
+        if not entry.ok:
+            return entry.error or "" if column == 1 else ""
+        doc = entry.document
+        if column == 1:
+            return str(doc.type)
+        if column == 2:
+            return fmt.size(doc.size)
+        if column == 3:
+            return f"{doc.chars:,}"
+        return ("~" if doc.tokens_estimated else "") + f"{doc.tokens:,}"
+
+    def add(self, documents: list[Any], errors: list[tuple[Path, str]]) -> None:
+        """Append loaded documents and failures; a path already listed is replaced in place."""
+        fresh = [Entry(path=Path(d.path), name=d.name, document=d) for d in documents]
+        fresh += [Entry(path=Path(p), name=Path(p).name, error=m) for p, m in errors]
+        for entry in fresh:
+            existing = next((i for i, e in enumerate(self.entries) if e.path == entry.path), None)
+            if existing is not None:
+                self.entries[existing] = entry
+                self.dataChanged.emit(self.index(existing, 0),
+                                      self.index(existing, len(COLUMNS) - 1))
+            else:
+                row = len(self.entries)
+                self.beginInsertRows(QModelIndex(), row, row)
+                self.entries.append(entry)
+                self.endInsertRows()
+
+    def remove_rows(self, rows: list[int]) -> None:
+        """Remove the given rows."""
+        for row in sorted(set(rows), reverse=True):
+            if 0 <= row < len(self.entries):
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self.entries[row]
+                self.endRemoveRows()
+
+    def move(self, row: int, delta: int) -> int:
+        """Move a row up (-1) or down (+1); returns its new row."""
+        target = row + delta
+        if not (0 <= row < len(self.entries) and 0 <= target < len(self.entries)):
+            return row
+        destination = target + 1 if delta > 0 else target
+        self.beginMoveRows(QModelIndex(), row, row, QModelIndex(), destination)
+        self.entries.insert(target, self.entries.pop(row))
+        self.endMoveRows()
+        return target
+
+    def replace(self, entries: list[Entry]) -> None:
+        """Show `entries` instead of the current rows."""
+        self.beginResetModel()
+        self.entries = list(entries)
+        self.endResetModel()
+
+    def documents(self) -> list[Any]:
+        """The loaded documents, in order."""
+        return [e.document for e in self.entries if e.ok]
+
+    def totals(self) -> tuple[int, int, int, int, bool]:
+        """(documents, bytes, characters, tokens, tokens estimated)."""
+        docs = self.documents()
+        return (len(docs), sum(d.size for d in docs), sum(d.chars for d in docs),
+                sum(d.tokens for d in docs), any(d.tokens_estimated for d in docs))

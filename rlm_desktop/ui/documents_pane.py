@@ -1,0 +1,301 @@
+"""The documents pane: add files and folders, see each one's size and tokens, preview it.
+
+Loading runs in a worker thread (parsing a PDF can take seconds); the window stays live and the
+results are added when the thread is done. Failures show inline, in the list, with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QToolButton,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rlm_desktop.ui import format as fmt
+from rlm_desktop.ui.documents_model import DocumentsModel, Entry, SavedDocument
+from rlm_desktop.ui.theme import monospace_font
+
+PREVIEW_CHARS = 200_000
+DIRECT_CALL_TOKENS = 16_000
+
+
+def load_in_thread(paths: Sequence[Path], model: str) -> tuple[list[Any], list[tuple[Path, str]]]:
+    """Load `paths` with the document loaders; returns documents and (path, message) failures."""
+    from rlm_desktop.documents import LoadOptions, load_paths
+
+    result = load_paths(list(paths), LoadOptions(model=model))
+    return list(result.documents), [(e.path, e.message) for e in result.errors]
+
+
+class DocumentsPane(QWidget):
+    """The pane on the left of the main window. `changed` fires when the list changes."""
+
+    changed = Signal()
+    loading_changed = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAcceptDrops(True)
+        self.model = DocumentsModel(self)
+        self.token_model = "openai/gpt-5-mini"
+        self.direct_call_tokens = DIRECT_CALL_TOKENS
+        self.read_only = False
+        self._executor: ThreadPoolExecutor | None = None
+        self._loads: set[asyncio.Future[Any]] = set()
+        self._live_entries: list[Entry] | None = None
+
+        title = QLabel("Documents")
+        title.setObjectName("cardTitle")
+        self.add_files_button = self._tool("Add files…", "Add files (Ctrl+O)", self.choose_files)
+        self.add_folder_button = self._tool("Add folder…", "Add a folder (Ctrl+Shift+O)",
+                                            self.choose_folder)
+        self.remove_button = self._tool("Remove", "Remove the selected documents (Delete)",
+                                        self.remove_selected)
+        self.up_button = self._tool("↑", "Move up (Alt+Up)", lambda: self.move_selected(-1))
+        self.down_button = self._tool("↓", "Move down (Alt+Down)", lambda: self.move_selected(1))
+        self.up_button.setAccessibleName("Move document up")
+        self.down_button.setAccessibleName("Move document down")
+
+        self.view = QTreeView()
+        self.view.setModel(self.model)
+        self.view.setRootIsDecorated(False)
+        self.view.setUniformRowHeights(True)
+        self.view.setAlternatingRowColors(True)
+        self.view.setAccessibleName("Documents")
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        header = self.view.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(False)
+        for column in range(1, 5):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.view.selectionModel().currentRowChanged.connect(self._show_preview)
+
+        self.empty_hint = QLabel("Drop files or folders here, or use Add files…")
+        self.empty_hint.setObjectName("hint")
+        self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.totals = QLabel()
+        self.totals.setObjectName("muted")
+        self.totals.setWordWrap(True)
+        self.totals.setAccessibleName("Document totals")
+        self.hint = QLabel()
+        self.hint.setObjectName("hint")
+        self.hint.setWordWrap(True)
+        self.preview = QPlainTextEdit()
+        self.preview.setReadOnly(True)
+        self.preview.setFont(monospace_font())
+        self.preview.setPlaceholderText("Select a document to preview its text.")
+        self.preview.setAccessibleName("Document preview")
+
+        tools = QHBoxLayout()
+        tools.setContentsMargins(0, 0, 0, 0)
+        tools.addWidget(title)
+        tools.addStretch(1)
+        for button in (self.add_files_button, self.add_folder_button):
+            tools.addWidget(button)
+        edit = QHBoxLayout()
+        edit.setContentsMargins(0, 0, 0, 0)
+        for button in (self.remove_button, self.up_button, self.down_button):
+            edit.addWidget(button)
+        edit.addStretch(1)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addLayout(tools)
+        top_layout.addWidget(self.view, 1)
+        top_layout.addWidget(self.empty_hint)
+        top_layout.addLayout(edit)
+        top_layout.addWidget(self.totals)
+        top_layout.addWidget(self.hint)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.setObjectName("documentsSplitter")
+        self.splitter.addWidget(top)
+        self.splitter.addWidget(self.preview)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.splitter)
+
+        QShortcut(QKeySequence.StandardKey.Delete, self.view, self.remove_selected)
+        QShortcut(QKeySequence("Alt+Up"), self.view, lambda: self.move_selected(-1))
+        QShortcut(QKeySequence("Alt+Down"), self.view, lambda: self.move_selected(1))
+        self.model.rowsInserted.connect(self._update_totals)
+        self.model.rowsRemoved.connect(self._update_totals)
+        self.model.modelReset.connect(self._update_totals)
+        self.model.dataChanged.connect(self._update_totals)
+        self._update_totals()
+
+    def _tool(self, text: str, tip: str, slot: Any) -> QToolButton:
+        button = QToolButton()
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setAccessibleName(text.rstrip("…"))
+        button.clicked.connect(slot)
+        return button
+
+    @property
+    def loading(self) -> bool:
+        """True while a load is in progress."""
+        return bool(self._loads)
+
+    def choose_files(self) -> None:
+        """Ask for files and add them."""
+        paths, _ = QFileDialog.getOpenFileNames(self, "Add documents")
+        if paths:
+            self.add_paths([Path(p) for p in paths])
+
+    def choose_folder(self) -> None:
+        """Ask for a folder and add the documents in it."""
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder of documents")
+        if folder:
+            self.add_paths([Path(folder)])
+
+    def add_paths(self, paths: Sequence[Path]) -> asyncio.Future[Any] | None:
+        """Load `paths` in a worker thread and add the results; returns the pending load."""
+        if not paths or self.read_only:
+            return None
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlm-load")
+        loop = asyncio.get_event_loop()
+        future = loop.run_in_executor(self._executor, load_in_thread, list(paths),
+                                      self.token_model)
+        self._loads.add(future)
+        self.loading_changed.emit(True)
+        self.totals.setText(f"Loading {len(paths)} item{'s' if len(paths) != 1 else ''}…")
+        future.add_done_callback(self._loaded)
+        return future
+
+    def _loaded(self, future: asyncio.Future[Any]) -> None:
+        self._loads.discard(future)
+        if future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:
+            self.model.add([], [(Path("?"), f"could not load: {error}")])
+        else:
+            documents, errors = future.result()
+            self.model.add(documents, errors)
+        self.loading_changed.emit(self.loading)
+        self._update_totals()
+        self.changed.emit()
+
+    def remove_selected(self) -> None:
+        """Remove the selected rows."""
+        if self.read_only:
+            return
+        rows = [index.row() for index in self.view.selectionModel().selectedRows()]
+        self.model.remove_rows(rows)
+        self.changed.emit()
+
+    def move_selected(self, delta: int) -> None:
+        """Move the current row up or down."""
+        current = self.view.currentIndex()
+        if self.read_only or not current.isValid():
+            return
+        row = self.model.move(current.row(), delta)
+        self.view.setCurrentIndex(self.model.index(row, 0))
+        self.changed.emit()
+
+    def _show_preview(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            self.preview.clear()
+            return
+        entry = self.model.entries[current.row()]
+        if not entry.ok:
+            self.preview.setPlainText(f"{entry.path}\n\n{entry.error}")
+            return
+        text = entry.document.text
+        shown = text[:PREVIEW_CHARS]
+        if len(text) > PREVIEW_CHARS:
+            shown += f"\n\n… showing the first {PREVIEW_CHARS:,} of {len(text):,} characters"
+        self.preview.setPlainText(shown)
+
+    def _update_totals(self, *_args: Any) -> None:
+        count, size, chars, tokens, estimated = self.model.totals()
+        self.empty_hint.setVisible(not self.model.entries)
+        errors = sum(1 for e in self.model.entries if not e.ok)
+        if not count and not errors:
+            self.totals.setText("No documents yet.")
+            self.hint.setText("")
+            return
+        approx = "~" if estimated else ""
+        parts = [f"{count} document{'s' if count != 1 else ''}", fmt.size(size),
+                 f"{chars:,} characters", f"{approx}{tokens:,} tokens"]
+        if errors:
+            parts.append(f"{errors} failed")
+        self.totals.setText(" · ".join(parts))
+        if count and tokens <= self.direct_call_tokens:
+            self.hint.setText("Short enough for one direct call: in auto mode the model "
+                              "reads it whole, without a REPL.")
+        else:
+            self.hint.setText("")
+
+    def documents(self) -> list[Any]:
+        """The loaded documents, in order."""
+        return self.model.documents()
+
+    def set_read_only(self, read_only: bool) -> None:
+        """Lock the pane while a saved session is being reviewed."""
+        self.read_only = read_only
+        for button in (self.add_files_button, self.add_folder_button, self.remove_button,
+                       self.up_button, self.down_button):
+            button.setEnabled(not read_only)
+        self.setAcceptDrops(not read_only)
+
+    def show_saved(self, rows: list[dict[str, Any]], texts: list[tuple[str, str]]) -> None:
+        """Show a saved session's documents read-only (the live list is kept aside)."""
+        if self._live_entries is None:
+            self._live_entries = self.model.entries
+        saved = [SavedDocument.from_row(row, text)
+                 for row, (_name, text) in zip(rows, texts, strict=False)]
+        self.model.replace([Entry(path=Path(d.path), name=d.name, document=d) for d in saved])
+        self.preview.clear()
+        self.set_read_only(True)
+
+    def restore_live(self) -> None:
+        """Back to the documents of the next live run."""
+        if self._live_entries is not None:
+            self.model.replace(self._live_entries)
+            self._live_entries = None
+        self.preview.clear()
+        self.set_read_only(False)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        """Accept files and folders dragged from a file manager."""
+        if event.mimeData().hasUrls() and not self.read_only:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        """Add the dropped files and folders."""
+        paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.add_paths(paths)
+
+    def shutdown(self) -> None:
+        """Stop the loader thread (pending loads finish first)."""
+        for future in list(self._loads):
+            with contextlib.suppress(Exception):
+                future.cancel()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None

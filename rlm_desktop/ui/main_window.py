@@ -1,0 +1,271 @@
+"""The main window: pages, menus and shortcuts, and starting, stopping and reviewing runs."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QStackedWidget, QWidget
+
+from rlm_desktop import keys
+from rlm_desktop.ui import format as fmt
+from rlm_desktop.ui.preferences import Preferences
+from rlm_desktop.ui.run_start import RunStarter
+from rlm_desktop.ui.status_bar import RunStatusBar
+from rlm_desktop.ui.theme import icon
+from rlm_desktop.ui.welcome import WelcomePage
+from rlm_desktop.ui.workspace import Workspace
+
+TITLE = "RLM Desktop"
+WARM_UP_DELAY_MS = 800
+"""Start-up work waits this long after the first paint, so the window settles first."""
+
+
+class MainWindow(QMainWindow):
+    """The application window. `warm_up` loads model names and litellm after the first paint."""
+
+    first_painted = Signal()
+
+    def __init__(self, prefs: Preferences | None = None, warm_up: bool = True,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.prefs = prefs or Preferences()
+        self.setWindowTitle(TITLE)
+        self.setWindowIcon(icon("rlm-desktop"))
+        self.setAccessibleName(TITLE)
+        self.workspace = Workspace()
+        self.welcome = WelcomePage()
+        self.pages = QStackedWidget()
+        self.pages.addWidget(self.welcome)
+        self.pages.addWidget(self.workspace)
+        self.setCentralWidget(self.pages)
+        self.status = RunStatusBar()
+        self.setStatusBar(self.status)
+        self.starter = RunStarter(self)
+        self._closing = False
+        self._painted = False
+        self._warm_up = warm_up
+        self._build_actions()
+        self._connect()
+        self.resize(1440, 900)
+        self._restore_layout()
+        self.starter.apply_preferences()
+        configured = self.provider_configured()
+        self.pages.setCurrentWidget(self.workspace if configured else self.welcome)
+        self.status.setVisible(configured)
+        self.workspace.begin_view(None)
+
+    def provider_configured(self) -> bool:
+        """True once any provider has a key or a local server is set up."""
+        if self.prefs.base_url("local") or self.prefs.base_url("ollama"):
+            return True
+        names = [*keys.PROVIDERS, *self.prefs.extra_providers()]
+        return any(keys.provider(n).needs_key and keys.get_key(n) for n in names)
+
+    def _action(self, text: str, shortcut: Any, slot: Any, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            if isinstance(shortcut, list):
+                action.setShortcuts(shortcut)
+            else:
+                action.setShortcut(shortcut)
+        action.setToolTip(tip or text.replace("&", "").rstrip("…"))
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _build_actions(self) -> None:
+        ws = self.workspace
+        self.run_action = self._action(
+            "&Run", [QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")], self.start_run)
+        self.stop_action = self._action("&Stop", QKeySequence("Esc"), self.stop_run)
+        self.add_files_action = self._action("Add &files…", QKeySequence.StandardKey.Open,
+                                             ws.documents.choose_files)
+        self.add_folder_action = self._action("Add f&older…", QKeySequence("Ctrl+Shift+O"),
+                                              ws.documents.choose_folder)
+        self.sessions_action = self._action("&Sessions…", QKeySequence("Ctrl+Shift+S"),
+                                            self.show_sessions)
+        self.settings_action = self._action("S&ettings…", QKeySequence("Ctrl+,"),
+                                            lambda: self.show_settings())
+        self.quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, self.close)
+        self.welcome_action = self._action("&Welcome page", None, self.show_welcome)
+        self.about_action = self._action("&About RLM Desktop", None, self.show_about)
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        for action in (self.add_files_action, self.add_folder_action, self.sessions_action):
+            file_menu.addAction(action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.settings_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        run_menu = bar.addMenu("&Run")
+        run_menu.addAction(self.run_action)
+        run_menu.addAction(self.stop_action)
+        view_menu = bar.addMenu("&View")
+        tree = ws.tree_panel
+        view_menu.addAction(self._action("&Expand all", QKeySequence("Ctrl+Shift+E"),
+                                         tree.expand_all))
+        view_menu.addAction(self._action("&Collapse all", QKeySequence("Ctrl+Shift+C"),
+                                         tree.collapse_all))
+        view_menu.addAction(self._action("&Next error", QKeySequence("F8"), tree.next_error))
+        view_menu.addAction(self._action("&Filter calls", QKeySequence("Ctrl+F"),
+                                         tree.filter.setFocus))
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.welcome_action)
+        help_menu.addAction(self.about_action)
+        for shortcut in tree.findChildren(QShortcut):
+            shortcut.setEnabled(False)
+
+    def _connect(self) -> None:
+        ws = self.workspace
+        ws.controls.run_requested.connect(self.start_run)
+        ws.controls.stop_requested.connect(self.stop_run)
+        ws.run_changed.connect(lambda: self.status.update_from(ws.model.tree))
+        ws.leave_review.connect(self.leave_review)
+        self.welcome.open_settings.connect(lambda: self.show_settings("providers"))
+        self.welcome.open_sample.connect(self.open_sample)
+        self.welcome.skip.connect(lambda: self.pages.setCurrentWidget(self.workspace))
+        self.pages.currentChanged.connect(
+            lambda _i: self.status.setVisible(self.pages.currentWidget() is self.workspace))
+
+    # Runs -----------------------------------------------------------------------------------
+
+    def start_run(self) -> None:
+        """Start a run with the current question, documents and settings."""
+        if self.pages.currentWidget() is not self.workspace or self.workspace.reviewing:
+            return
+        self.starter.start()
+
+    def stop_run(self) -> None:
+        """Stop the run in progress (the whole tree)."""
+        self.starter.stop()
+
+    def open_sample(self, path: Path, question: str) -> None:
+        """Load a sample document and suggest a question about it."""
+        self.pages.setCurrentWidget(self.workspace)
+        self.workspace.documents.add_paths([path])
+        if not self.workspace.controls.question.toPlainText().strip():
+            self.workspace.controls.question.setPlainText(question)
+
+    # Pages and dialogs ------------------------------------------------------------------------
+
+    def show_welcome(self) -> None:
+        """Go to the welcome page."""
+        self.pages.setCurrentWidget(self.welcome)
+
+    def show_settings(self, page: str = "") -> Any:
+        """Open the settings dialog (on `page` if given); returns the dialog."""
+        from rlm_desktop.ui.settings_dialog import SettingsDialog
+
+        dialog = SettingsDialog(self.prefs, self, page=page)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.finished.connect(lambda _code: self._after_settings())
+        dialog.open()
+        return dialog
+
+    def _after_settings(self) -> None:
+        self.starter.apply_preferences()
+        if self.pages.currentWidget() is self.welcome and self.provider_configured():
+            self.pages.setCurrentWidget(self.workspace)
+
+    def show_sessions(self) -> Any:
+        """Open the session browser; returns the dialog."""
+        from rlm_desktop.ui.sessions_dialog import SessionsDialog
+
+        dialog = SessionsDialog(self.starter.store(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open_session.connect(self.open_session)
+        dialog.open()
+        return dialog
+
+    def open_session(self, session_id: str) -> bool:
+        """Show a saved session read-only, replayed through the same path as a live run."""
+        if self.starter.running:
+            self.workspace.controls.show_error(
+                "A run is in progress: stop it (Esc) before opening a saved session.")
+            return False
+        store = self.starter.store()
+        head = store.session(session_id)["session"]
+        self.pages.setCurrentWidget(self.workspace)
+        banner = (f"Saved session {fmt.short_id(head['id'])} · {fmt.when(head['started_at'])} · "
+                  f"{fmt.status_text(head['status'])} · read-only")
+        self.workspace.begin_view(review=banner)
+        self.workspace.documents.show_saved(head.get("documents", []),
+                                            store.document_texts(head["id"]))
+        self.status.max_cost_usd = head.get("settings", {}).get("budget", {}).get("max_cost_usd")
+        self.workspace.bridge.feed(store.replay(head["id"]))
+        self.status.update_from(self.workspace.model.tree)
+        self.setWindowTitle(f"{fmt.one_line(head.get('query') or '', 60)} — {TITLE}")
+        return True
+
+    def leave_review(self) -> None:
+        """Back to the live workspace after reviewing a saved session."""
+        self.workspace.documents.restore_live()
+        self.workspace.begin_view(None)
+        self.status.clear_run()
+        self.setWindowTitle(TITLE)
+
+    def show_about(self) -> None:
+        """A short about box."""
+        from rlm_desktop import __version__
+
+        QMessageBox.about(self, "About RLM Desktop",
+                          f"<b>RLM Desktop {__version__}</b><br>Recursive Language Models over "
+                          "local documents, with a live view of every sub-call.<br><br>"
+                          f"Keys: {keys.backend_description()}")
+
+    # Window state ---------------------------------------------------------------------------
+
+    def _restore_layout(self) -> None:
+        geometry = self.prefs.window_state("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        for splitter in self.workspace.splitters():
+            state = self.prefs.window_state(splitter.objectName())
+            if state is not None:
+                splitter.restoreState(state)
+        header = self.prefs.window_state("treeHeader")
+        if header is not None:
+            self.workspace.tree_panel.view.header().restoreState(header)
+
+    def save_layout(self) -> None:
+        """Remember geometry, splitter positions and tree columns."""
+        self.prefs.set_window_state("geometry", self.saveGeometry())
+        for splitter in self.workspace.splitters():
+            self.prefs.set_window_state(splitter.objectName(), splitter.saveState())
+        self.prefs.set_window_state("treeHeader",
+                                    self.workspace.tree_panel.view.header().saveState())
+        self.prefs.qsettings.sync()
+
+    def paintEvent(self, event: Any) -> None:
+        """Tell listeners about the first paint (start-up work waits for it)."""
+        super().paintEvent(event)
+        if not self._painted:
+            self._painted = True
+            self.first_painted.emit()
+            if self._warm_up:
+                QTimer.singleShot(WARM_UP_DELAY_MS, self.starter.warm_up)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Stop a running run before closing; remember the layout."""
+        if self.starter.running and not self._closing:
+            self._closing = True
+            event.ignore()
+            self.starter.stop()
+            asyncio.ensure_future(self._close_when_stopped())
+            return
+        self.save_layout()
+        self.shutdown()
+        super().closeEvent(event)
+
+    async def _close_when_stopped(self) -> None:
+        await self.starter.wait()
+        self.close()
+
+    def shutdown(self) -> None:
+        """Release threads and files: the loader thread, the store."""
+        self.workspace.documents.shutdown()
+        self.starter.close()

@@ -1,0 +1,94 @@
+"""Model names for the pickers: litellm's bundled price map, and local servers' own lists.
+
+Reading litellm's JSON file directly (found without importing litellm, which takes seconds) gives
+the completion list at start-up. Local servers are asked over HTTP: an OpenAI-compatible server's
+`/v1/models`, or Ollama's `/api/tags`. Everything here is plain Python, run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+PRICE_MAP = "model_prices_and_context_window_backup.json"
+CHAT_MODES = {"chat", "responses"}
+FAVOURITES = (
+    "openai/gpt-5-mini",
+    "openai/gpt-5",
+    "openai/gpt-5-nano",
+    "anthropic/claude-sonnet-4-5",
+    "anthropic/claude-haiku-4-5",
+    "gemini/gemini-2.5-flash",
+    "gemini/gemini-2.5-pro",
+)
+
+
+class DiscoveryError(RuntimeError):
+    """A local server could not be asked for its models; the message says what to check."""
+
+
+def _price_map_path() -> Path | None:
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / PRICE_MAP
+    return path if path.is_file() else None
+
+
+def litellm_model_names() -> list[str]:
+    """Chat model names from litellm's bundled price map, as `provider/model` strings."""
+    path = _price_map_path()
+    if path is None:
+        return list(FAVOURITES)
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    names: list[str] = []
+    for key, entry in data.items():
+        if not isinstance(entry, dict) or entry.get("mode") not in CHAT_MODES:
+            continue
+        provider = str(entry.get("litellm_provider") or "")
+        if not provider or "-" in provider:
+            continue
+        names.append(key if key.startswith(f"{provider}/") else f"{provider}/{key}")
+    rest = sorted(set(names) - set(FAVOURITES))
+    return [*FAVOURITES, *rest]
+
+
+def _get_json(url: str, api_key: str | None, timeout_s: float) -> Any:
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
+            return json.loads(response.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:
+        raise DiscoveryError(f"{url} answered HTTP {exc.code}: check the base URL") from exc
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise DiscoveryError(f"cannot reach {url} ({reason}): is the server running?") from exc
+    except ValueError as exc:
+        raise DiscoveryError(f"{url} did not answer with JSON: check the base URL") from exc
+
+
+def discover_openai_compatible(base_url: str, api_key: str | None = None,
+                               timeout_s: float = 3.0) -> list[str]:
+    """The models an OpenAI-compatible server lists at `<base_url>/models`, as `openai/<id>`."""
+    base = base_url.strip().rstrip("/")
+    if not base:
+        return []
+    data = _get_json(f"{base}/models", api_key, timeout_s)
+    entries = data.get("data", []) if isinstance(data, dict) else []
+    return [f"openai/{e['id']}" for e in entries if isinstance(e, dict) and e.get("id")]
+
+
+def discover_ollama(base_url: str, timeout_s: float = 3.0) -> list[str]:
+    """The models an Ollama server has pulled (`/api/tags`), as `ollama_chat/<name>`."""
+    base = base_url.strip().rstrip("/")
+    if not base:
+        return []
+    data = _get_json(f"{base}/api/tags", None, timeout_s)
+    entries = data.get("models", []) if isinstance(data, dict) else []
+    return [f"ollama_chat/{e['name']}" for e in entries if isinstance(e, dict) and e.get("name")]

@@ -1,0 +1,89 @@
+"""Starts engine runs from the GUI, records them, and stops them.
+
+The engine is imported here, at the moment a run starts, never at start-up (it pulls in litellm,
+which takes seconds). Events reach the window only through the `EventBridge`; the store records
+the same events through its own bus listener.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from rlm_desktop.ui.bridge import EventBridge
+
+log = logging.getLogger(__name__)
+
+
+class RunController(QObject):
+    """Owns at most one live run at a time."""
+
+    started = Signal(str)
+    finished = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, bridge: EventBridge, store: Any, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = bridge
+        self.store = store
+        self.run: Any = None
+        self.task: asyncio.Task[Any] | None = None
+
+    @property
+    def running(self) -> bool:
+        """True while a run is in progress."""
+        return self.task is not None and not self.task.done()
+
+    def start(self, config: Any, documents: Sequence[Any], api_key: str | None) -> str:
+        """Start a run of `config` over `documents`; returns its id (the session id).
+
+        Raises `ValueError` subclasses (the engine's `ConfigError`) for settings that cannot work.
+        """
+        if self.running:
+            raise RuntimeError("a run is already in progress: stop it first")
+        from rlm_desktop.engine import Credentials, Run
+
+        config.validate()
+        contexts = [d.to_context() if hasattr(d, "to_context") else d for d in documents]
+        run = Run(config, contexts, credentials=Credentials(api_key=api_key))
+        run.bus.add_listener(self.bridge.push)
+        recorder = self.store.record(run, documents=contexts) if self.store is not None else None
+        self.run = run
+        self.task = asyncio.ensure_future(self._execute(run, recorder))
+        self.started.emit(run.run_id)
+        return str(run.run_id)
+
+    async def _execute(self, run: Any, recorder: Any) -> None:
+        result = None
+        try:
+            result = await run.execute()
+        except asyncio.CancelledError:
+            log.info("run %s was cancelled", run.run_id)
+        except Exception as exc:
+            log.exception("run %s failed", run.run_id)
+            self.failed.emit(f"The run failed: {type(exc).__name__}: {exc}")
+        finally:
+            if recorder is not None:
+                recorder.close()
+            self.bridge.flush()
+        self.finished.emit(result)
+
+    def cancel(self) -> None:
+        """Stop the whole tree; the engine ends the run as `cancelled` within about a second."""
+        if self.running and self.run is not None:
+            self.run.cancel()
+
+    async def wait(self, timeout_s: float = 5.0) -> None:
+        """Wait for the run to end (cancelling the task if the engine takes too long)."""
+        task = self.task
+        if task is None or task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout_s)
+        except (TimeoutError, asyncio.CancelledError):
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)

@@ -1,0 +1,151 @@
+"""The settings dialog: providers and keys, run defaults, prompt profiles, appearance."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFontComboBox,
+    QFormLayout,
+    QSpinBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rlm_desktop.ui.preferences import Preferences, RunDefaults
+from rlm_desktop.ui.run_controls import RunControls
+from rlm_desktop.ui.settings_profiles import ProfilesPage
+from rlm_desktop.ui.settings_providers import ProvidersPage
+from rlm_desktop.ui.theme import apply_fonts, apply_theme
+
+THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
+
+
+class DefaultsPage(QWidget):
+    """The models, mode, depth, profile and budget a new run starts with."""
+
+    def __init__(self, prefs: Preferences, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.prefs = prefs
+        self.fields = RunControls()
+        self.fields.question.hide()
+        self.fields.run_button.hide()
+        self.fields.stop_button.hide()
+        self.fields.endpoint.setEnabled(False)
+        self.fields.set_profiles([])
+        self.fields.apply_defaults(prefs.run_defaults())
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.fields)
+        layout.addStretch(1)
+
+    def save(self) -> None:
+        """Save the fields as the defaults for new runs."""
+        v = self.fields.values()
+        self.prefs.set_run_defaults(RunDefaults(
+            model=v["model"] or RunDefaults.model, sub_model=v["sub_model"] or "",
+            mode=v["mode"], max_depth=v["max_depth"], profile=v["profile"] or "",
+            max_cost_usd=v["max_cost_usd"] or 0.0, max_tokens=v["max_tokens"] or 0,
+            max_sub_calls=v["max_sub_calls"] or 0, max_turns=v["max_turns"],
+            timeout_s=int(v["timeout_s"] or 0),
+        ))
+
+
+class AppearancePage(QWidget):
+    """Theme and fonts, applied at once."""
+
+    def __init__(self, prefs: Preferences, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.prefs = prefs
+        self.theme = QComboBox()
+        self.theme.setAccessibleName("Theme")
+        for value, label in THEMES:
+            self.theme.addItem(label, value)
+        self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
+        self.ui_font = QFontComboBox()
+        self.ui_font.setAccessibleName("Interface font")
+        self.ui_size = QSpinBox()
+        self.ui_size.setRange(0, 32)
+        self.ui_size.setSpecialValueText("default")
+        self.ui_size.setAccessibleName("Interface font size")
+        self.code_font = QFontComboBox()
+        self.code_font.setFontFilters(QFontComboBox.FontFilter.MonospacedFonts)
+        self.code_font.setAccessibleName("Code font")
+        self.code_size = QSpinBox()
+        self.code_size.setRange(0, 32)
+        self.code_size.setSpecialValueText("default")
+        self.code_size.setAccessibleName("Code font size")
+        ui_family = prefs.get_str("appearance/ui_font")
+        code_family = prefs.get_str("appearance/code_font")
+        if ui_family:
+            self.ui_font.setCurrentText(ui_family)
+        if code_family:
+            self.code_font.setCurrentText(code_family)
+        self.ui_size.setValue(int(prefs.get("appearance/ui_font_size", 0) or 0))
+        self.code_size.setValue(int(prefs.get("appearance/code_font_size", 0) or 0))
+        form = QFormLayout(self)
+        form.addRow("Theme", self.theme)
+        form.addRow("Interface font", self.ui_font)
+        form.addRow("Interface size", self.ui_size)
+        form.addRow("Code font", self.code_font)
+        form.addRow("Code size", self.code_size)
+        self.theme.currentIndexChanged.connect(self.apply_theme)
+        self.touched = {"ui": bool(ui_family), "code": bool(code_family)}
+        self.ui_font.currentFontChanged.connect(lambda _f: self.touched.update(ui=True))
+        self.code_font.currentFontChanged.connect(lambda _f: self.touched.update(code=True))
+
+    def apply_theme(self) -> None:
+        """Save and apply the chosen theme now."""
+        self.prefs.set("appearance/theme", self.theme.currentData())
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, self.prefs.theme)
+
+    def save(self) -> None:
+        """Save and apply the fonts (the code font applies to new console cells)."""
+        ui_family = self.ui_font.currentText() if self.touched["ui"] else ""
+        code_family = self.code_font.currentText() if self.touched["code"] else ""
+        self.prefs.set("appearance/ui_font", ui_family)
+        self.prefs.set("appearance/ui_font_size", self.ui_size.value())
+        self.prefs.set("appearance/code_font", code_family)
+        self.prefs.set("appearance/code_font_size", self.code_size.value())
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_fonts(app, ui_family, self.ui_size.value(), code_family, self.code_size.value())
+
+
+class SettingsDialog(QDialog):
+    """Four pages; changes to keys apply at once, the rest when the dialog closes."""
+
+    PAGES = ("providers", "defaults", "profiles", "appearance")
+
+    def __init__(self, prefs: Preferences, parent: QWidget | None = None, page: str = "") -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setAccessibleName("Settings")
+        self.prefs = prefs
+        self.providers = ProvidersPage(prefs)
+        self.defaults = DefaultsPage(prefs)
+        self.profiles = ProfilesPage()
+        self.appearance = AppearancePage(prefs)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.providers, "Providers")
+        self.tabs.addTab(self.defaults, "Run defaults")
+        self.tabs.addTab(self.profiles, "Prompt profiles")
+        self.tabs.addTab(self.appearance, "Appearance")
+        if page in self.PAGES:
+            self.tabs.setCurrentIndex(self.PAGES.index(page))
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.accept)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs)
+        layout.addWidget(buttons)
+        self.resize(900, 620)
+
+    def done(self, result: int) -> None:
+        """Save the defaults and fonts, then close."""
+        self.defaults.save()
+        self.appearance.save()
+        super().done(result)

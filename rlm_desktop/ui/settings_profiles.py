@@ -1,0 +1,206 @@
+"""Settings → Prompt profiles: view the bundled profiles, copy one, edit your copies.
+
+Bundled profiles (in `resources/profiles/`) are read-only. Copies live in the data folder's
+`profiles/`, where the engine reads them first: a copy with a bundled profile's patterns wins for
+those models.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rlm_desktop.ui.profile_files import (
+    ProfileDraft,
+    delete_user_profile,
+    free_name,
+    save_user_profile,
+    user_dir,
+)
+from rlm_desktop.ui.theme import monospace_font
+
+PROFILE_ROLE = 0x0101
+
+
+def load_profiles() -> tuple[list[Any], str]:
+    """The engine's profiles in matching order, and a problem to show ("" when none)."""
+    from rlm_desktop.engine.config import ConfigError
+    from rlm_desktop.engine.profiles import list_profiles
+
+    try:
+        return list_profiles(), ""
+    except ConfigError as exc:
+        return [], str(exc)
+
+
+def is_users(profile: Any) -> bool:
+    """True for a profile read from the user's folder."""
+    source = getattr(profile, "source", None)
+    return source is not None and source.parent == user_dir()
+
+
+def _tokens_spin(name: str) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(256, 1_000_000)
+    spin.setSingleStep(1024)
+    spin.setGroupSeparatorShown(True)
+    spin.setAccessibleName(name)
+    return spin
+
+
+class ProfilesPage(QWidget):
+    """A list of profiles and an editor that is read-only for bundled ones."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.list = QListWidget()
+        self.list.setAccessibleName("Prompt profiles")
+        self.info = QLabel()
+        self.info.setObjectName("muted")
+        self.info.setWordWrap(True)
+        self.patterns = QLineEdit()
+        self.patterns.setAccessibleName("Model patterns")
+        self.patterns.setPlaceholderText("model-name patterns, comma-separated, e.g. openai/gpt-5*")
+        self.description = QLineEdit()
+        self.description.setAccessibleName("Description")
+        self.root_tokens = _tokens_spin("Root output tokens")
+        self.sub_tokens = _tokens_spin("Sub-call output tokens")
+        self.editor = QPlainTextEdit()
+        self.editor.setFont(monospace_font())
+        self.editor.setAccessibleName("System prompt")
+        self.copy_button = QPushButton("Copy to my profiles")
+        self.save_button = QPushButton("Save")
+        self.delete_button = QPushButton("Delete")
+        self.copy_button.clicked.connect(lambda: self.copy_selected())
+        self.save_button.clicked.connect(self.save_selected)
+        self.delete_button.clicked.connect(lambda: self.delete_selected())
+        self.list.currentItemChanged.connect(lambda *_args: self._show())
+
+        form = QFormLayout()
+        form.addRow("Patterns", self.patterns)
+        form.addRow("Description", self.description)
+        tokens = QHBoxLayout()
+        tokens.addWidget(QLabel("root"))
+        tokens.addWidget(self.root_tokens)
+        tokens.addWidget(QLabel("sub-calls"))
+        tokens.addWidget(self.sub_tokens)
+        tokens.addStretch(1)
+        form.addRow("Output tokens", tokens)
+        buttons = QHBoxLayout()
+        for button in (self.copy_button, self.save_button, self.delete_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.info)
+        right_layout.addLayout(form)
+        right_layout.addWidget(self.editor, 1)
+        right_layout.addLayout(buttons)
+        splitter = QSplitter()
+        splitter.addWidget(self.list)
+        splitter.addWidget(right)
+        splitter.setSizes([200, 560])
+        note = QLabel(f"Your copies are kept in {user_dir()} and are tried first when a run "
+                      "picks a profile by model name.")
+        note.setObjectName("muted")
+        note.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addWidget(note)
+        layout.addWidget(splitter, 1)
+        self.reload()
+
+    def reload(self, select: str | None = None) -> None:
+        """List the profiles again, selecting the one called `select` if given."""
+        self.list.clear()
+        profiles, problem = load_profiles()
+        for profile in profiles:
+            own = is_users(profile)
+            item = QListWidgetItem(f"{profile.name}{'  (mine)' if own else ''}")
+            item.setData(PROFILE_ROLE, profile)
+            self.list.addItem(item)
+            if profile.name == select:
+                self.list.setCurrentItem(item)
+        if self.list.currentItem() is None and self.list.count():
+            self.list.setCurrentRow(0)
+        self._show(problem)
+
+    def selected(self) -> Any:
+        """The selected profile, or None."""
+        item = self.list.currentItem()
+        return item.data(PROFILE_ROLE) if item is not None else None
+
+    def _show(self, problem: str = "") -> None:
+        profile = self.selected()
+        own = profile is not None and is_users(profile)
+        for widget in (self.patterns, self.description, self.editor):
+            widget.setReadOnly(not own)
+        for spin in (self.root_tokens, self.sub_tokens):
+            spin.setEnabled(own)
+        self.copy_button.setEnabled(profile is not None)
+        self.save_button.setEnabled(own)
+        self.delete_button.setEnabled(own)
+        if profile is None:
+            self.info.setText(problem or "No profiles found.")
+            self.editor.clear()
+            return
+        self.patterns.setText(", ".join(profile.patterns))
+        self.description.setText(profile.description)
+        self.root_tokens.setValue(profile.root_max_output_tokens)
+        self.sub_tokens.setValue(profile.sub_max_output_tokens)
+        self.editor.setPlainText(profile.prompt)
+        where = "yours, editable" if own else "bundled, read-only: copy it to edit"
+        self.info.setText(problem or f"{profile.name} — {where} ({profile.source})")
+
+    def _draft(self, name: str) -> ProfileDraft:
+        patterns = tuple(p.strip() for p in self.patterns.text().split(",") if p.strip())
+        return ProfileDraft(name=name, prompt=self.editor.toPlainText(), patterns=patterns,
+                            root_max_output_tokens=self.root_tokens.value(),
+                            sub_max_output_tokens=self.sub_tokens.value(),
+                            description=self.description.text())
+
+    def copy_selected(self) -> str | None:
+        """Copy the selected profile into the user's folder and select the copy."""
+        profile = self.selected()
+        if profile is None:
+            return None
+        taken = {self.list.item(i).data(PROFILE_ROLE).name for i in range(self.list.count())}
+        name = free_name(profile.name, taken)
+        save_user_profile(self._draft(name))
+        self.reload(select=name)
+        return name
+
+    def save_selected(self) -> None:
+        """Write the edits of the selected user profile."""
+        profile = self.selected()
+        if profile is not None and is_users(profile):
+            save_user_profile(self._draft(profile.name))
+            self.reload(select=profile.name)
+            self.info.setText(f"{profile.name} — saved")
+
+    def delete_selected(self, confirm: bool = True) -> None:
+        """Delete the selected user profile (asking first unless `confirm` is False)."""
+        profile = self.selected()
+        if profile is None or not is_users(profile):
+            return
+        if confirm:
+            answer = QMessageBox.question(self, "Delete profile", f"Delete {profile.name}?")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        delete_user_profile(profile.name)
+        self.reload()

@@ -1,0 +1,240 @@
+"""Settings → Providers: API keys in the OS keyring, and local servers by base URL.
+
+Keys are written only through `rlm_desktop.keys` (keyring, or memory for this session when the
+user chooses so because no keyring works). This page never writes a key anywhere else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rlm_desktop import keys
+from rlm_desktop.ui.model_catalog import DiscoveryError, discover_ollama, discover_openai_compatible
+from rlm_desktop.ui.preferences import Preferences
+
+NO_KEYRING = (
+    "No working keyring was found ({backend}), so API keys cannot be saved on this computer. "
+    "Install or unlock a keyring service (GNOME Keyring or KWallet on Linux; the Keychain and "
+    "Credential Manager are built into macOS and Windows) and restart RLM Desktop — or keep a "
+    "key for this session only: it stays in memory and is forgotten when the app closes."
+)
+
+
+def _source_text(name: str) -> str:
+    source = keys.key_source(name)
+    if source == "keyring":
+        return "saved in the keyring"
+    if source == "session":
+        return "kept for this session only"
+    if source:
+        return f"from the environment ({source})"
+    return "no key"
+
+
+class KeyRow:
+    """The widgets of one provider's key: entry, Save, Remove and where the key comes from."""
+
+    def __init__(self, page: ProvidersPage, name: str, grid: QGridLayout, row: int) -> None:
+        self.page, self.name = page, name
+        provider = keys.provider(name)
+        self.label = QLabel(provider.label)
+        self.edit = QLineEdit()
+        self.edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.edit.setPlaceholderText("paste a key to save it")
+        self.edit.setAccessibleName(f"{provider.label} API key")
+        self.save_button = QPushButton("Save")
+        self.save_button.setAccessibleName(f"Save {provider.label} key")
+        self.save_button.clicked.connect(self.save)
+        self.edit.returnPressed.connect(self.save)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setAccessibleName(f"Remove {provider.label} key")
+        self.remove_button.clicked.connect(self.remove)
+        self.status = QLabel()
+        self.status.setObjectName("muted")
+        self.status.setAccessibleName(f"{provider.label} key status")
+        for column, widget in enumerate((self.label, self.edit, self.save_button,
+                                         self.remove_button, self.status)):
+            grid.addWidget(widget, row, column)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Say where the provider's key comes from now."""
+        self.status.setObjectName("muted")
+        self.status.setText(_source_text(self.name))
+        self.remove_button.setEnabled(keys.key_source(self.name) in ("keyring", "session"))
+
+    def save(self) -> bool:
+        """Save the typed key; on failure say why in the row."""
+        text = self.edit.text()
+        try:
+            keys.set_key(self.name, text, session_only=self.page.session_only.isChecked())
+        except keys.KeyringUnavailable as exc:
+            self._problem(f"not saved: {exc}")
+            self.page.offer_session_only()
+            return False
+        except ValueError as exc:
+            self._problem(str(exc))
+            return False
+        self.edit.clear()
+        self.refresh()
+        self.page.keys_changed()
+        return True
+
+    def _problem(self, message: str) -> None:
+        self.status.setObjectName("errorLabel")
+        self.status.setText(message)
+        self.status.setStyle(self.status.style())
+
+    def remove(self) -> None:
+        """Forget the stored key."""
+        keys.delete_key(self.name)
+        self.refresh()
+
+
+class ProvidersPage(QScrollArea):
+    """Keys for hosted providers, base URLs for local ones, and where keys are kept."""
+
+    def __init__(self, prefs: Preferences, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.prefs = prefs
+        self.setWidgetResizable(True)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        self.backend = QLabel()
+        self.backend.setWordWrap(True)
+        self.backend.setAccessibleName("Keyring backend")
+        self.session_only = QCheckBox("Keep keys for this session only (in memory, not saved)")
+        self.session_only.setAccessibleName("Keep keys for this session only")
+        layout.addWidget(self.backend)
+        layout.addWidget(self.session_only)
+
+        hosted = QGroupBox("Hosted providers")
+        self.grid = QGridLayout(hosted)
+        self.rows: dict[str, KeyRow] = {}
+        for name in [n for n, p in keys.PROVIDERS.items() if p.needs_key]:
+            self._add_row(name)
+        self.other = QLineEdit()
+        self.other.setPlaceholderText("another litellm provider, e.g. mistral, groq, deepseek")
+        self.other.setAccessibleName("Other provider name")
+        add_other = QPushButton("Add provider")
+        add_other.clicked.connect(self.add_other)
+        self.other.returnPressed.connect(self.add_other)
+        for name in prefs.extra_providers():
+            self._add_row(name)
+        other_row = QHBoxLayout()
+        other_row.addWidget(self.other, 1)
+        other_row.addWidget(add_other)
+        layout.addWidget(hosted)
+        layout.addLayout(other_row)
+
+        self.list_buttons: dict[str, QPushButton] = {}
+        self.list_results: dict[str, QLabel] = {}
+        local = QGroupBox("Local servers")
+        local_grid = QGridLayout(local)
+        self.local_url = self._url_row(local_grid, 0, "local", "OpenAI-compatible server",
+                                       keys.PROVIDERS["local"].base_url or "")
+        self.ollama_url = self._url_row(local_grid, 1, "ollama", "Ollama",
+                                        keys.PROVIDERS["ollama"].base_url or "")
+        self.local_key = KeyRow(self, "local", local_grid, 2)
+        self.local_key.label.setText("Local server key (optional)")
+        layout.addWidget(local)
+        layout.addStretch(1)
+        self.setWidget(body)
+        self.refresh_backend()
+
+    def _add_row(self, name: str) -> None:
+        if name not in self.rows:
+            self.rows[name] = KeyRow(self, name, self.grid, len(self.rows))
+
+    def _url_row(self, grid: QGridLayout, row: int, name: str, label: str,
+                 example: str) -> QLineEdit:
+        edit = QLineEdit(self.prefs.base_url(name))
+        edit.setPlaceholderText(f"not used — e.g. {example}")
+        edit.setAccessibleName(f"{label} base URL")
+        edit.editingFinished.connect(lambda: self.prefs.set_base_url(name, edit.text()))
+        button = QPushButton("List models")
+        button.setAccessibleName(f"List {label} models")
+        result = QLabel()
+        result.setObjectName("muted")
+        result.setWordWrap(True)
+        button.clicked.connect(lambda: asyncio.ensure_future(self.list_models(name, edit, result)))
+        self.list_buttons[name], self.list_results[name] = button, result
+        grid.addWidget(QLabel(label), row, 0)
+        grid.addWidget(edit, row, 1)
+        grid.addWidget(button, row, 2)
+        grid.addWidget(result, row, 3)
+        return edit
+
+    async def list_models(self, name: str, edit: QLineEdit, result: QLabel) -> list[str]:
+        """Save the base URL and ask the server for its models; show what it said."""
+        self.prefs.set_base_url(name, edit.text())
+        url = edit.text().strip()
+        if not url:
+            result.setText("Enter the server's base URL first.")
+            return []
+        result.setText("asking…")
+        loop = asyncio.get_running_loop()
+        try:
+            if name == "ollama":
+                found = await loop.run_in_executor(None, discover_ollama, url)
+            else:
+                found = await loop.run_in_executor(None, discover_openai_compatible, url,
+                                                   keys.get_key("local"))
+        except DiscoveryError as exc:
+            result.setText(str(exc))
+            return []
+        shown = ", ".join(found[:4]) + ("…" if len(found) > 4 else "")
+        result.setText(f"{len(found)} model{'s' if len(found) != 1 else ''}: {shown}")
+        return found
+
+    def add_other(self) -> None:
+        """Add a key row for a provider named by its litellm prefix."""
+        name = self.other.text().strip().lower()
+        if not name or not name.replace("_", "").replace("-", "").isalnum():
+            return
+        self.prefs.set_extra_providers([*self.prefs.extra_providers(), name])
+        self._add_row(name)
+        self.other.clear()
+
+    def refresh_backend(self) -> None:
+        """Say which keyring is in use, or plainly that none works."""
+        description = keys.backend_description()
+        if keys.keyring_available():
+            self.backend.setObjectName("muted")
+            self.backend.setText(f"API keys are kept in your system keyring: {description}. "
+                                 "RLM Desktop never writes them to a file.")
+            self.session_only.setChecked(False)
+            self.session_only.hide()
+        else:
+            self.backend.setObjectName("warningBox")
+            self.backend.setText(NO_KEYRING.format(backend=description))
+            self.session_only.show()
+        self.backend.setStyle(self.backend.style())
+
+    def offer_session_only(self) -> None:
+        """Point at the session-only choice after the keyring refused a key."""
+        self.refresh_backend()
+        self.session_only.show()
+        self.session_only.setFocus()
+
+    def keys_changed(self) -> None:
+        """Refresh every row after a key changed."""
+        for row in (*self.rows.values(), self.local_key):
+            row.refresh()
+
+    def warning_shown(self) -> bool:
+        """True when the page warns that no keyring works."""
+        return self.backend.objectName() == "warningBox"

@@ -1,0 +1,64 @@
+"""The status bar: elapsed time, cost against the budget, tokens, sub-calls in flight and done."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+
+from rlm_desktop.call_tree import CallTree
+from rlm_desktop.ui import format as fmt
+
+
+class RunStatusBar(QStatusBar):
+    """Shows the live figures of the run in view; `update_from(tree)` refreshes them."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.elapsed = self._field("Elapsed time")
+        self.cost = self._field("Cost against the budget")
+        self.tokens = self._field("Tokens")
+        self.calls = self._field("Sub-calls")
+        self.max_cost_usd: float | None = None
+        self.max_tokens: int | None = None
+        self.clear_run()
+
+    def _field(self, name: str) -> QLabel:
+        label = QLabel()
+        label.setObjectName("statusField")
+        label.setAccessibleName(name)
+        self.addPermanentWidget(label)
+        return label
+
+    def clear_run(self) -> None:
+        """No run in view."""
+        for label in (self.elapsed, self.cost, self.tokens, self.calls):
+            label.setText("")
+
+    def update_from(self, tree: CallTree) -> None:
+        """Refresh every field from the tree's run-level figures."""
+        run = tree.run
+        if run.started_ts is None:
+            self.clear_run()
+            return
+        self.elapsed.setText(f"Elapsed {fmt.seconds(run.elapsed())}")
+        budget = run.budget
+        finished = run.finished
+        if finished is not None:
+            cost, tokens = finished.cost_usd, finished.input_tokens + finished.output_tokens
+        elif budget is not None:
+            cost, tokens = budget.cost_usd, budget.tokens
+        else:
+            root = tree.root
+            cost = root.subtree.cost_usd if root else 0.0
+            tokens = root.subtree.tokens if root else 0
+        cap = f" of {fmt.cost(self.max_cost_usd)}" if self.max_cost_usd else ""
+        unpriced = budget.unpriced_calls if budget is not None else 0
+        if unpriced and not cost:
+            self.cost.setText(f"Cost unknown: {unpriced} calls to unpriced models")
+        else:
+            note = f" (+{unpriced} unpriced calls)" if unpriced else ""
+            self.cost.setText(f"Cost {fmt.cost(cost)}{cap}{note}")
+        token_cap = f" of {fmt.tokens(self.max_tokens)}" if self.max_tokens else ""
+        self.tokens.setText(f"Tokens {fmt.tokens(tokens)}{token_cap}")
+        self.calls.setText(
+            f"Sub-calls {tree.sub_calls_running} running · {tree.sub_calls_done} done"
+        )

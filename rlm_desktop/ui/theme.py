@@ -1,0 +1,155 @@
+"""Light and dark looks: palettes, the style sheet, the colours views paint with, and icons."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
+from PySide6.QtWidgets import QApplication
+
+from rlm_desktop.paths import resource
+
+
+@dataclass(frozen=True)
+class Colors:
+    """The colours our own widgets use beyond the palette."""
+
+    dark: bool
+    error: str
+    warning: str
+    ok: str
+    muted: str
+    accent: str
+    card: str
+    card_border: str
+    code_bg: str
+    answer_bg: str
+    pygments_style: str
+
+
+LIGHT = Colors(
+    dark=False, error="#c0362c", warning="#a86400", ok="#2e8a50", muted="#6b7280",
+    accent="#2f5fc4", card="#ffffff", card_border="#d8dce3", code_bg="#f6f8fa",
+    answer_bg="#eaf3ea", pygments_style="default",
+)
+DARK = Colors(
+    dark=True, error="#ff7b72", warning="#e3b341", ok="#56d364", muted="#8b949e",
+    accent="#79a6ff", card="#1c2128", card_border="#373e47", code_bg="#161b22",
+    answer_bg="#1b3024", pygments_style="github-dark",
+)
+
+_current = LIGHT
+_code_font: tuple[str, int] = ("", 0)
+
+
+def colors() -> Colors:
+    """The colours of the theme in force."""
+    return _current
+
+
+def _dark_palette() -> QPalette:
+    palette = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "#22272e",
+        QPalette.ColorRole.WindowText: "#cdd9e5",
+        QPalette.ColorRole.Base: "#1c2128",
+        QPalette.ColorRole.AlternateBase: "#262c36",
+        QPalette.ColorRole.ToolTipBase: "#2d333b",
+        QPalette.ColorRole.ToolTipText: "#cdd9e5",
+        QPalette.ColorRole.PlaceholderText: "#768390",
+        QPalette.ColorRole.Text: "#cdd9e5",
+        QPalette.ColorRole.Button: "#2d333b",
+        QPalette.ColorRole.ButtonText: "#cdd9e5",
+        QPalette.ColorRole.BrightText: "#ff7b72",
+        QPalette.ColorRole.Link: "#79a6ff",
+        QPalette.ColorRole.Highlight: "#2f5fc4",
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.Mid: "#444c56",
+        QPalette.ColorRole.Dark: "#1c2128",
+        QPalette.ColorRole.Light: "#444c56",
+    }
+    for role, value in roles.items():
+        palette.setColor(role, QColor(value))
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText,
+                 QPalette.ColorRole.WindowText):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#636e7b"))
+    return palette
+
+
+def system_prefers_dark() -> bool:
+    """True when the platform reports a dark colour scheme."""
+    hints = QGuiApplication.styleHints()
+    return bool(hints.colorScheme() == Qt.ColorScheme.Dark)
+
+
+def apply_theme(app: QApplication, theme: str) -> Colors:
+    """Apply "light", "dark" or "system" to the whole application; returns the colours."""
+    global _current
+    dark = theme == "dark" or (theme == "system" and system_prefers_dark())
+    _current = DARK if dark else LIGHT
+    app.setStyle("Fusion")
+    app.setPalette(_dark_palette() if dark else app.style().standardPalette())
+    app.setStyleSheet(style_sheet(_current))
+    return _current
+
+
+def style_sheet(c: Colors) -> str:
+    """The application style sheet with the theme's colours filled in."""
+    text = resource("style", "app.qss").read_text(encoding="utf-8")
+    for name in ("card_border", "answer_bg", "code_bg", "error", "warning", "ok", "muted",
+                 "accent", "card"):
+        text = text.replace(f"@{name}", getattr(c, name))
+    return text
+
+
+def set_code_font(family: str, size: int) -> None:
+    """Choose the font for code and output ("" and 0 keep the system's fixed font)."""
+    global _code_font
+    _code_font = (family, size)
+
+
+def apply_fonts(app: QApplication, ui_family: str, ui_size: int, code_family: str,
+                code_size: int) -> None:
+    """Apply the user's interface font and remember the code font."""
+    if ui_family or ui_size > 0:
+        font = app.font()
+        if ui_family:
+            font.setFamily(ui_family)
+        if ui_size > 0:
+            font.setPointSize(ui_size)
+        app.setFont(font)
+    set_code_font(code_family, code_size)
+
+
+def monospace_font(family: str = "", size: int = 0) -> QFont:
+    """The font for code and output: the chosen family, else the system's fixed font."""
+    family = family or _code_font[0]
+    size = size or _code_font[1]
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    if family:
+        font.setFamily(family)
+    font.setStyleHint(QFont.StyleHint.Monospace)
+    if size > 0:
+        font.setPointSize(size)
+    return font
+
+
+@cache
+def icon(name: str) -> QIcon:
+    """An icon from `resources/icons/NAME.svg`."""
+    return QIcon(str(resource("icons", f"{name}.svg")))
+
+
+def status_icon(status: str) -> QIcon:
+    """The icon for a call status."""
+    if status == "running":
+        return icon("status-running")
+    if status == "ok":
+        return icon("status-ok")
+    if status == "cancelled":
+        return icon("status-stopped")
+    if status in ("budget_exceeded", "max_turns", "timeout"):
+        return icon("status-limit")
+    return icon("status-error")

@@ -1,0 +1,214 @@
+"""`QAbstractItemModel` over the plain-Python `CallTree`.
+
+The tree's children lists only grow, so the adapter shows a prefix of each list: `_shown[node]`
+rows. After a batch of events has been folded into the tree, `apply` makes up the difference
+with one `beginInsertRows` per parent (parents before children) and one `dataChanged` per run of
+changed siblings, which keeps views smooth with thousands of calls.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor
+
+from rlm_desktop.call_tree import CallNode, CallTree, Changes
+from rlm_desktop.engine.events import Event
+from rlm_desktop.ui import format as fmt
+from rlm_desktop.ui.theme import colors, status_icon
+
+COLUMNS = ("Call", "Model", "Status", "Depth", "In", "Out", "Cost", "Time", "Subtree", "Preview")
+NUMERIC = {3, 4, 5, 6, 7}
+NODE_ROLE = Qt.ItemDataRole.UserRole + 1
+Index = QModelIndex | QPersistentModelIndex
+_ROLES = frozenset({
+    Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.ForegroundRole,
+    Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ToolTipRole, NODE_ROLE,
+})
+
+
+class CallTreeModel(QAbstractItemModel):
+    """An item model over a `CallTree`; feed it event batches with `apply_events`."""
+
+    changed = Signal(object)
+    """Emitted with the `Changes` record after every batch."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.tree = CallTree()
+        self._shown: dict[CallNode | None, int] = {}
+
+    def reset(self) -> None:
+        """Start over with an empty tree (a new run or a newly opened session)."""
+        self.beginResetModel()
+        self.tree = CallTree()
+        self._shown = {}
+        self.endResetModel()
+
+    def apply_events(self, events: Sequence[Event]) -> Changes:
+        """Fold a batch of events into the tree and tell the views what changed."""
+        changes = self.tree.apply(events)
+        self._insert_rows(changes)
+        self._emit_updates(changes)
+        self.changed.emit(changes)
+        return changes
+
+    def _insert_rows(self, changes: Changes) -> None:
+        parents = {node.parent for node in changes.added}
+        for parent in sorted(parents, key=lambda p: -1 if p is None else p.level):
+            have = self._shown.get(parent, 0)
+            total = len(self.tree.children_of(parent))
+            if total > have:
+                self.beginInsertRows(self.index_of(parent), have, total - 1)
+                self._shown[parent] = total
+                self.endInsertRows()
+
+    def _emit_updates(self, changes: Changes) -> None:
+        fresh = set(changes.added)
+        rows: dict[CallNode | None, list[int]] = defaultdict(list)
+        for node in changes.updated:
+            if node not in fresh and node.row < self._shown.get(node.parent, 0):
+                rows[node.parent].append(node.row)
+        last = len(COLUMNS) - 1
+        for parent, members in rows.items():
+            parent_index = self.index_of(parent)
+            for first, final in _runs(members):
+                self.dataChanged.emit(self.index(first, 0, parent_index),
+                                      self.index(final, last, parent_index))
+
+    def index_of(self, node: CallNode | None, column: int = 0) -> QModelIndex:
+        """The index of `node` (the invisible root for None)."""
+        if node is None:
+            return QModelIndex()
+        return self.createIndex(node.row, column, node)
+
+    def node(self, index: Index) -> CallNode | None:
+        """The call at `index`, or None for the invisible root."""
+        if not index.isValid():
+            return None
+        node = index.internalPointer()
+        return node if isinstance(node, CallNode) else None
+
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:  # noqa: B008
+        node = self.node(parent)
+        children = self.tree.children_of(node)
+        if 0 <= row < self._shown.get(node, 0) and 0 <= column < len(COLUMNS):
+            return self.createIndex(row, column, children[row])
+        return QModelIndex()
+
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        node = self.node(index)
+        if node is None or node.parent is None:
+            return QModelIndex()
+        return self.createIndex(node.parent.row, 0, node.parent)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        if parent.isValid() and parent.column() > 0:
+            return 0
+        return self._shown.get(self.node(parent), 0)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return len(COLUMNS)
+
+    def hasChildren(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
+        return self.rowCount(parent) > 0
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role not in _ROLES:
+            return None
+        node = index.internalPointer() if index.isValid() else None
+        if not isinstance(node, CallNode):
+            return None
+        column = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(node, column)
+        if role == Qt.ItemDataRole.DecorationRole and column == 0:
+            return status_icon(node.status)
+        if role == Qt.ItemDataRole.ForegroundRole and node.failed and column in (0, 2, 9):
+            return QColor(colors().error)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMERIC:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(node, column)
+        if role == NODE_ROLE:
+            return node
+        return None
+
+    def _display(self, node: CallNode, column: int) -> str:
+        if column == 0:
+            return f"{node.kind.upper()} {fmt.short_id(node.call_id)}"
+        if column == 1:
+            return node.model
+        if column == 2:
+            return fmt.status_text(node.status)
+        if column == 3:
+            return str(node.depth)
+        if column == 4:
+            return fmt.tokens(node.input_tokens)
+        if column == 5:
+            return fmt.tokens(node.output_tokens)
+        if column == 6:
+            return "unpriced" if node.unpriced and not node.cost_usd else fmt.cost(node.cost_usd)
+        if column == 7:
+            return fmt.seconds(node.duration(time.time()))
+        if column == 8:
+            return fmt.subtree(node.subtree) if node.children else ""
+        return node.preview()
+
+    def _tooltip(self, node: CallNode, column: int) -> str | None:
+        if column == 8 and node.children:
+            s = node.subtree
+            return (f"{s.calls} calls ({s.running} running, {s.errors} failed)\n"
+                    f"{fmt.tokens(s.input_tokens)} in, {fmt.tokens(s.output_tokens)} out\n"
+                    f"{fmt.cost(s.cost_usd)}")
+        if column == 9:
+            return node.preview()
+        if node.error:
+            return node.error[-500:]
+        return None
+
+    def find_next(self, start: CallNode | None, predicate: Any) -> CallNode | None:
+        """The first node after `start` in display order (wrapping) that satisfies `predicate`."""
+        order = list(self.tree.walk())
+        if not order:
+            return None
+        begin = order.index(start) + 1 if start in order else 0
+        for node in order[begin:] + order[:begin]:
+            if predicate(node):
+                return node
+        return None
+
+    def refresh_running(self) -> None:
+        """Repaint the time column of running calls (their clocks tick), one signal per parent."""
+        column = COLUMNS.index("Time")
+        rows: dict[CallNode | None, list[int]] = defaultdict(list)
+        for node in self.tree.nodes.values():
+            if node.running and node.row < self._shown.get(node.parent, 0):
+                rows[node.parent].append(node.row)
+        for parent, members in rows.items():
+            parent_index = self.index_of(parent)
+            for first, final in _runs(members):
+                self.dataChanged.emit(self.index(first, column, parent_index),
+                                      self.index(final, column, parent_index),
+                                      [Qt.ItemDataRole.DisplayRole])
+
+
+def _runs(rows: list[int]) -> list[tuple[int, int]]:
+    """Sorted rows as (first, last) runs of consecutive numbers: views repaint only those."""
+    runs: list[tuple[int, int]] = []
+    for row in sorted(rows):
+        if runs and row <= runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], max(row, runs[-1][1]))
+        else:
+            runs.append((row, row))
+    return runs

@@ -1,0 +1,197 @@
+"""The live call tree: filter box, expand/collapse all, "next error", and the tree view itself.
+
+The view shows the item model directly; a recursive filter proxy is put between them only while
+the filter box has text, because a proxy re-filters on every `dataChanged` and live runs send
+many of those.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QToolButton,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rlm_desktop.call_tree import CallNode, Changes
+from rlm_desktop.ui.tree_model import COLUMNS, CallTreeModel
+
+_WIDTHS = {"Call": 150, "Model": 120, "Status": 70, "Depth": 46, "In": 62, "Out": 52,
+           "Cost": 64, "Time": 58, "Subtree": 170}
+AUTO_EXPAND_LEVELS = 2
+
+
+class TreePanel(QWidget):
+    """The call tree with its tools; emits `call_selected` with the chosen `CallNode` or None."""
+
+    call_selected = Signal(object)
+
+    def __init__(self, model: CallTreeModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.proxy: QSortFilterProxyModel | None = None
+        self._last: CallNode | None = None
+
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter calls by model, status or text")
+        self.filter.setAccessibleName("Filter calls")
+        self.filter.setClearButtonEnabled(True)
+        self._filter_timer = QTimer(self, singleShot=True, interval=150)
+        self._filter_timer.timeout.connect(self._apply_filter)
+        self.filter.textChanged.connect(lambda _text: self._filter_timer.start())
+
+        self.expand_button = self._tool("Expand all", "Expand every call (Ctrl+Shift+E)")
+        self.expand_button.clicked.connect(self.expand_all)
+        self.collapse_button = self._tool("Collapse all", "Collapse every call (Ctrl+Shift+C)")
+        self.collapse_button.clicked.connect(self.collapse_all)
+        self.next_error_button = self._tool("Next error", "Select the next failed call (F8)")
+        self.next_error_button.clicked.connect(self.next_error)
+
+        self.view = QTreeView()
+        self.view.setModel(model)
+        self.view.setAccessibleName("Call tree")
+        self.view.setUniformRowHeights(True)
+        self.view.setAlternatingRowColors(True)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setAllColumnsShowFocus(True)
+        header = self.view.header()
+        header.setStretchLastSection(True)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for column, name in enumerate(COLUMNS):
+            if name in _WIDTHS:
+                header.resizeSection(column, _WIDTHS[name])
+        self.view.selectionModel().currentRowChanged.connect(self._on_current)
+        model.changed.connect(self._on_changes)
+        model.modelReset.connect(self._on_reset)
+
+        tools = QHBoxLayout()
+        tools.setContentsMargins(0, 0, 0, 0)
+        tools.addWidget(self.filter, 1)
+        for button in (self.expand_button, self.collapse_button, self.next_error_button):
+            tools.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(tools)
+        layout.addWidget(self.view, 1)
+
+        QShortcut(QKeySequence("F8"), self, self.next_error)
+        QShortcut(QKeySequence("Ctrl+Shift+E"), self, self.expand_all)
+        QShortcut(QKeySequence("Ctrl+Shift+C"), self, self.collapse_all)
+        QShortcut(QKeySequence("Ctrl+F"), self, self.filter.setFocus)
+
+    def _tool(self, text: str, tip: str) -> QToolButton:
+        button = QToolButton()
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setAccessibleName(text)
+        return button
+
+    def _apply_filter(self) -> None:
+        text = self.filter.text().strip()
+        selected = self.selected()
+        if text:
+            if self.proxy is None:
+                proxy = QSortFilterProxyModel(self)
+                proxy.setRecursiveFilteringEnabled(True)
+                proxy.setAutoAcceptChildRows(True)
+                proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+                proxy.setFilterKeyColumn(-1)
+                proxy.setSourceModel(self.model)
+                self._show_model(proxy)
+                self.proxy = proxy
+            self.proxy.setFilterFixedString(text)
+            self.view.expandAll()
+        elif self.proxy is not None:
+            proxy, self.proxy = self.proxy, None
+            self._show_model(self.model)
+            proxy.setSourceModel(None)  # type: ignore[arg-type]
+            proxy.deleteLater()
+            for node in self.model.tree.walk():
+                if node.level < AUTO_EXPAND_LEVELS and node.kind == "rlm":
+                    self.view.expand(self.proxy_index(node))
+        if selected is not None:
+            self.select(selected)
+
+    def _show_model(self, model: QAbstractItemModel) -> None:
+        header = self.view.header().saveState()
+        self.view.setModel(model)
+        self.view.header().restoreState(header)
+        self.view.selectionModel().currentRowChanged.connect(self._on_current)
+
+    def _to_source(self, index: QModelIndex) -> QModelIndex:
+        return self.proxy.mapToSource(index) if self.proxy is not None else index
+
+    def _on_changes(self, changes: Changes) -> None:
+        parents = {n.parent for n in changes.added if n.parent is not None}
+        for parent in parents:
+            if parent.level < AUTO_EXPAND_LEVELS and parent.kind == "rlm":
+                self.view.expand(self.proxy_index(parent))
+        if changes.added and self.selected() is None and self.model.tree.root is not None:
+            self.select(self.model.tree.root)
+
+    def _on_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        node = self.model.node(self._to_source(current))
+        if node is not None:
+            self._last = node
+        self.call_selected.emit(node)
+
+    def _on_reset(self) -> None:
+        self._last = None
+        self.call_selected.emit(None)
+
+    def proxy_index(self, node: CallNode) -> QModelIndex:
+        """The view's index of `node` (invalid when the filter hides it)."""
+        index = self.model.index_of(node)
+        return self.proxy.mapFromSource(index) if self.proxy is not None else index
+
+    def selected(self) -> CallNode | None:
+        """The call that is selected, if any."""
+        return self.model.node(self._to_source(self.view.currentIndex()))
+
+    def select(self, node: CallNode) -> bool:
+        """Select `node`, expanding its ancestors; False when the filter hides it."""
+        index = self.proxy_index(node)
+        if not index.isValid():
+            return False
+        for ancestor in reversed(list(node.ancestors())):
+            self.view.expand(self.proxy_index(ancestor))
+        self.view.setCurrentIndex(index)
+        self.view.scrollTo(index)
+        return True
+
+    def expand_all(self) -> None:
+        """Expand every call."""
+        self.view.expandAll()
+
+    def collapse_all(self) -> None:
+        """Collapse every call, leaving the root's children in sight."""
+        self.view.collapseAll()
+        root = self.model.tree.root
+        if root is not None:
+            self.view.expand(self.proxy_index(root))
+
+    def next_error(self) -> CallNode | None:
+        """Select the next failed call after the selection (wrapping); None when there is none."""
+        node = self.model.find_next(self.selected() or self._last, lambda n: n.failed)
+        if node is None:
+            return None
+        if not self.select(node):
+            self.filter.clear()
+            self._apply_filter()
+            self.select(node)
+        return node

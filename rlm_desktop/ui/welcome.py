@@ -1,0 +1,107 @@
+"""The first-run page: what the app does, a sample document to try, and the way to a provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from rlm_desktop.paths import resource
+from rlm_desktop.ui.theme import icon
+
+INTRO = (
+    "Ask questions about your own documents with a <b>Recursive Language Model</b>. "
+    "The root model never reads the documents whole: they are loaded into a Python REPL, "
+    "and the model writes code to search, slice and sample them, sending the pieces to "
+    "sub-calls, which may recurse with REPLs of their own."
+)
+STEPS = (
+    "<ol>"
+    "<li><b>Add documents</b>: files or whole folders (text, Markdown, PDF, Word, code…).</li>"
+    "<li><b>Ask</b>, and watch the tree of sub-calls grow, with the code each call ran and "
+    "what it printed.</li>"
+    "<li><b>Stay in control</b>: a budget caps cost, tokens, sub-calls and time, and Stop "
+    "(Esc) halts the whole tree.</li>"
+    "<li><b>Review later</b>: every run is kept on this computer, searchable and "
+    "replayable offline. API keys stay in your system keyring.</li>"
+    "</ol>"
+)
+
+
+SAMPLES = (
+    ("server.log", "Which incidents happened in this log, and when did each start and end?"),
+    ("memos", "What is Project Heron's budget, and when does it go live?"),
+)
+
+
+def sample_documents() -> list[tuple[Path, str]]:
+    """The bundled samples that exist, each with a question worth asking of it."""
+    folder = resource("samples")
+    return [(folder / name, question) for name, question in SAMPLES if (folder / name).exists()]
+
+
+class WelcomePage(QWidget):
+    """Shown while no provider is configured."""
+
+    open_sample = Signal(Path, str)
+    open_settings = Signal()
+    skip = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        logo = QLabel()
+        logo.setPixmap(icon("rlm-desktop").pixmap(96, 96))
+        title = QLabel("Welcome to RLM Desktop")
+        title.setObjectName("welcomeTitle")
+        intro = QLabel(INTRO)
+        intro.setWordWrap(True)
+        intro.setTextFormat(Qt.TextFormat.RichText)
+        steps = QLabel(STEPS)
+        steps.setWordWrap(True)
+        steps.setTextFormat(Qt.TextFormat.RichText)
+        note = QLabel("To run, RLM Desktop needs a model provider: an API key for OpenAI, "
+                      "Anthropic, Gemini or OpenRouter, or a local server (Ollama or any "
+                      "OpenAI-compatible one) on this machine.")
+        note.setWordWrap(True)
+        note.setObjectName("muted")
+
+        self.settings_button = QPushButton("Set up a provider…")
+        self.settings_button.setObjectName("primary")
+        self.settings_button.setAccessibleName("Set up a provider")
+        self.settings_button.clicked.connect(self.open_settings)
+        self.samples = sample_documents()
+        self.sample_button = QPushButton("Open a sample document")
+        self.sample_button.setAccessibleName("Open a sample document")
+        self.sample_button.setEnabled(bool(self.samples))
+        self.sample_button.clicked.connect(self._open_sample)
+        self.skip_button = QPushButton("Go to the workspace")
+        self.skip_button.clicked.connect(self.skip)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.settings_button)
+        buttons.addWidget(self.sample_button)
+        buttons.addWidget(self.skip_button)
+        buttons.addStretch(1)
+        column = QVBoxLayout()
+        column.setSpacing(14)
+        column.addStretch(1)
+        column.addWidget(logo)
+        column.addWidget(title)
+        column.addWidget(intro)
+        column.addWidget(steps)
+        column.addWidget(note)
+        column.addLayout(buttons)
+        column.addStretch(2)
+        holder = QWidget()
+        holder.setMaximumWidth(760)
+        holder.setLayout(column)
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(40, 40, 40, 40)
+        outer.addStretch(1)
+        outer.addWidget(holder, 4)
+        outer.addStretch(1)
+
+    def _open_sample(self) -> None:
+        if self.samples:
+            self.open_sample.emit(*self.samples[0])

@@ -1,0 +1,150 @@
+"""The working area: documents on the left, run controls on top, the call tree with its details
+in the middle, and the console with the answer on the right.
+
+Every run in view, live or saved, reaches these widgets the same way: event batches from the
+`EventBridge` folded into the `CallTreeModel`, then the selected call's console and details are
+brought up to date.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+
+from rlm_desktop.call_tree import CallNode, Changes
+from rlm_desktop.engine.events import Event
+from rlm_desktop.ui.answer_panel import AnswerPanel
+from rlm_desktop.ui.bridge import EventBridge
+from rlm_desktop.ui.console import ConsoleView
+from rlm_desktop.ui.details import CallInspector, DetailPanel
+from rlm_desktop.ui.documents_pane import DocumentsPane
+from rlm_desktop.ui.run_controls import RunControls
+from rlm_desktop.ui.tree_model import CallTreeModel
+from rlm_desktop.ui.tree_panel import TreePanel
+
+TICK_MS = 500
+
+
+class Workspace(QWidget):
+    """All panes of a run. `run_changed` fires after each batch that changed run-level facts."""
+
+    run_changed = Signal()
+    leave_review = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bridge = EventBridge(self)
+        self.model = CallTreeModel(self)
+        self.documents = DocumentsPane()
+        self.controls = RunControls()
+        self.tree_panel = TreePanel(self.model)
+        self.details = DetailPanel()
+        self.inspector = CallInspector(self.tree_panel, self.details)
+        self.console = ConsoleView()
+        self.answer = AnswerPanel()
+        self.review_label = QLabel()
+        self.review_label.setObjectName("banner")
+        self.review_label.setAccessibleName("Review banner")
+        self.new_run_button = QPushButton("Back to a new run")
+        self.new_run_button.clicked.connect(self.leave_review)
+        self.review_bar = QWidget()
+        review_layout = QHBoxLayout(self.review_bar)
+        review_layout.setContentsMargins(0, 0, 0, 0)
+        review_layout.addWidget(self.review_label, 1)
+        review_layout.addWidget(self.new_run_button)
+        self.review_bar.hide()
+        self.reviewing: str | None = None
+
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        console_title = QLabel("Console")
+        console_title.setObjectName("cardTitle")
+        right_layout.addWidget(self.answer)
+        right_layout.addWidget(console_title)
+        right_layout.addWidget(self.console, 1)
+
+        self.run_splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.run_splitter.setObjectName("runSplitter")
+        self.run_splitter.addWidget(self.inspector)
+        self.run_splitter.addWidget(right)
+        self.run_splitter.setStretchFactor(0, 3)
+        self.run_splitter.setStretchFactor(1, 2)
+
+        center = QWidget()
+        center_layout = QVBoxLayout(center)
+        center_layout.setContentsMargins(0, 0, 0, 0)
+        center_layout.addWidget(self.review_bar)
+        center_layout.addWidget(self.controls)
+        center_layout.addWidget(self.run_splitter, 1)
+
+        self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.main_splitter.setObjectName("mainSplitter")
+        self.main_splitter.addWidget(self.documents)
+        self.main_splitter.addWidget(center)
+        self.main_splitter.setStretchFactor(0, 1)
+        self.main_splitter.setStretchFactor(1, 4)
+        self.main_splitter.setSizes([360, 1080])
+        self.run_splitter.setSizes([620, 460])
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.addWidget(self.main_splitter)
+
+        self.bridge.batch.connect(self.apply_events)
+        self.tree_panel.call_selected.connect(self._select)
+        self._tick = QTimer(self)
+        self._tick.setInterval(TICK_MS)
+        self._tick.timeout.connect(self._on_tick)
+
+    def splitters(self) -> list[QSplitter]:
+        """The splitters whose positions are remembered."""
+        return [self.main_splitter, self.run_splitter, self.inspector, self.documents.splitter]
+
+    def begin_view(self, review: str | None = None) -> None:
+        """Clear the tree, console and answer for a new run, or to review a saved one."""
+        self.bridge.flush()
+        self.model.reset()
+        self.console.show_call(None)
+        self.details.show_call(None)
+        self.answer.clear()
+        self.reviewing = review
+        self.review_bar.setVisible(review is not None)
+        self.controls.setVisible(review is None)
+        if review is not None:
+            self.review_label.setText(review)
+            self._tick.stop()
+        else:
+            self._tick.start()
+
+    def apply_events(self, events: Sequence[Event]) -> Changes:
+        """Fold a batch of events into the tree and bring the views up to date."""
+        changes = self.model.apply_events(events)
+        selected = self.console.node
+        if selected is not None and selected in changes.turns:
+            self.console.refresh()
+        if self.details.node is not None and self.details.node in changes.updated:
+            self.details.refresh()
+        if changes.run:
+            limit = self.model.tree.run.settings.get("output_limit_chars")
+            if isinstance(limit, int) and limit > 0:
+                self.console.limit = limit
+        finished = self.model.tree.run.finished
+        if finished is not None and changes.run and not self.answer.isVisible():
+            self.answer.show_result(finished)
+            self._tick.stop()
+        if changes.run:
+            self.run_changed.emit()
+        return changes
+
+    def _select(self, node: CallNode | None) -> None:
+        self.console.show_call(node)
+        self.details.show_call(node)
+
+    def _on_tick(self) -> None:
+        if self.model.tree.run.finished is None:
+            self.model.refresh_running()
+            if self.details.node is not None and self.details.node.running:
+                self.details.refresh()
+            self.run_changed.emit()

@@ -1,0 +1,170 @@
+"""Store benchmarks: what recording costs a run, and how fast a big saved run opens for review.
+
+Run with `make bench` (or `pytest tests/benchmarks/test_store_bench.py -m bench -s`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rlm_desktop.engine import Budget, ContextDocument, Credentials, Run, RunConfig
+from rlm_desktop.engine.bus import EventBus
+from rlm_desktop.engine.events import Event
+from rlm_desktop.store import Recorder, Store, export
+from tests.scripted_server import ScriptedServer, system_text
+from tests.store.synthetic import FakeRun, run_events
+
+CALLS = 10_000
+TURNS = 10
+YIELD_EVERY = 20
+
+
+def _events(run_id: str) -> list[Event]:
+    return list(run_events(run_id, turns=TURNS, calls_per_turn=CALLS // TURNS, child_every=50))
+
+
+async def _publish(bus: EventBus, events: list[Event]) -> float:
+    """Publish like an engine does: in order, yielding to the loop now and then."""
+    start = time.perf_counter()
+    for n, event in enumerate(events):
+        bus.publish(event)
+        if n % YIELD_EVERY == 0:
+            await asyncio.sleep(0)
+    return time.perf_counter() - start
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _table(title: str, rows: list[tuple[str, str]]) -> None:
+    width = max(len(name) for name, _ in rows)
+    print(f"\n{title}")
+    for name, value in rows:
+        print(f"  {name:<{width}}  {value:>14}")
+
+
+@pytest.mark.bench
+def test_recording_a_10000_call_run(tmp_path: Path) -> None:
+    events = _events("bench-run")
+    calls = sum(1 for e in events if type(e).__name__ == "CallStarted")
+    baseline = asyncio.run(_publish(EventBus(), events))
+
+    store = Store(tmp_path / "bench.db")
+    run = FakeRun("bench-run", EventBus())
+    recorder = store.record(run)
+    listener_and_flushes = asyncio.run(_publish(run.bus, events))
+    final_flush = _timed(recorder.close)
+    recorded = listener_and_flushes + final_flush
+    overhead = recorded - baseline
+    _table(
+        f"Recording a synthetic run of {calls:,} calls ({len(events):,} events)",
+        [
+            ("publish, no recorder", f"{baseline:.3f} s"),
+            ("publish, recorder attached", f"{recorded:.3f} s"),
+            ("recording cost", f"{overhead:.3f} s"),
+            ("recording cost per call", f"{overhead / calls * 1e6:.0f} µs"),
+            ("recording cost per event", f"{overhead / len(events) * 1e6:.1f} µs"),
+            ("database size", f"{(tmp_path / 'bench.db').stat().st_size / 1e6:.1f} MB"),
+        ],
+    )
+
+    opened: dict[str, object] = {}
+    open_s = _timed(lambda: opened.setdefault("store", Store(tmp_path / "bench.db")))
+    review = opened["store"]
+    assert isinstance(review, Store)
+    shown: dict[str, object] = {}
+    session_s = _timed(lambda: shown.setdefault("s", review.session("bench-run")))
+    replay_s = _timed(lambda: sum(1 for _ in review.replay("bench-run")))
+    exports = {
+        fmt: _timed(lambda fmt=fmt: export(review, "bench-run", fmt))
+        for fmt in ("jsonl", "md", "otlp")
+    }
+    search_s = _timed(lambda: review.search("zebrafishcount"))
+    _table(
+        f"Reviewing the saved {calls:,}-call run",
+        [
+            ("open the store", f"{open_s * 1000:.0f} ms"),
+            ("tree and turns (session)", f"{session_s * 1000:.0f} ms"),
+            ("open + tree and turns", f"{(open_s + session_s) * 1000:.0f} ms"),
+            ("replay every event", f"{replay_s * 1000:.0f} ms"),
+            *((f"export {fmt}", f"{s * 1000:.0f} ms") for fmt, s in exports.items()),
+            ("search a word", f"{search_s * 1000:.0f} ms"),
+        ],
+    )
+    result = shown["s"]
+    assert isinstance(result, dict)
+    assert len(result["calls"]) == calls
+    review.close()
+    store.close()
+    assert open_s + session_s < 1.0
+
+
+def _fan_out(calls: int) -> Callable[[dict[str, object]], str]:
+    """Root turn 1 makes `calls` batched sub-calls; turn 2 submits; sub-calls answer "7"."""
+
+    def reply(request: dict[str, object]) -> str:
+        if "llm_query" not in system_text(request):
+            return "7"
+        messages = request["messages"]
+        assert isinstance(messages, list)
+        if not any(message["role"] == "assistant" for message in messages):
+            return f"```repl\nr = llm_query_batched(['q %d' % i for i in range({calls})])\n```"
+        return "```repl\nFINAL(str(len(r)))\n```"
+
+    return reply
+
+
+async def _real_run(
+    server: ScriptedServer, store: Store | None
+) -> tuple[float, int, Recorder | None]:
+    config = RunConfig(
+        query="bench", model="openai/test-model", api_base=server.base_url, mode="rlm",
+        budget=Budget(max_turns=5, timeout_s=None, cell_timeout_s=900),
+    )  # fmt: skip
+    run = Run(
+        config, [ContextDocument(name="d", text="x" * 1000)], credentials=Credentials(api_key="k")
+    )
+    recorder = store.record(run) if store is not None else None
+    start = time.perf_counter()
+    result = await run.execute()
+    if recorder is not None:
+        recorder.close()
+    wall = time.perf_counter() - start
+    assert result.status == "completed"
+    return wall, result.sub_calls, recorder
+
+
+@pytest.mark.bench
+def test_recording_a_real_10000_call_run(scripted_server: ScriptedServer) -> None:
+    """The engine against the scripted server at zero latency, with and without the store."""
+    scripted_server.respond_with(_fan_out(CALLS))
+    store = Store()
+    asyncio.run(_real_run(scripted_server, None))  # warm-up: imports, price map, first worker
+    # Alternate and keep the fastest of each, so a busy machine blurs the comparison less.
+    runs = [asyncio.run(_real_run(scripted_server, s)) for s in (None, store, store, None)]
+    store.close()
+    bare = min(wall for wall, _, recorder in runs if recorder is None)
+    recorded, calls, recorder = min((r for r in runs if r[2] is not None), key=lambda r: r[0])
+    assert recorder is not None
+    share = recorder.write_seconds / recorded
+    _table(
+        f"A real run of {calls:,} sub-calls against the scripted server (zero latency)",
+        [
+            ("wall, no recorder (best of 2)", f"{bare:.2f} s"),
+            ("wall, recorder attached (best of 2)", f"{recorded:.2f} s"),
+            ("difference (best of 2 each)", f"{(recorded - bare) / bare * 100:+.1f} %"),
+            ("events written", f"{recorder.events_written:,}"),
+            ("flushes (transactions)", f"{recorder.flushes:,}"),
+            ("time spent writing", f"{recorder.write_seconds:.3f} s"),
+            ("writing / wall time", f"{share * 100:.2f} %"),
+        ],
+    )
+    assert share < 0.05

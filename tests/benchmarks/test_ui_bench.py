@@ -1,0 +1,235 @@
+"""UI benchmarks: event-loop stalls under a 1,000-call stream, opening a 10,000-call session,
+and time from launch to first paint. Run by `make bench`; figures go to the closing table."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+import qasync
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from rlm_desktop.engine import events as ev
+from rlm_desktop.engine.bus import EventBus
+from rlm_desktop.ui.app import PAINT_PROBE_ENV
+from rlm_desktop.ui.main_window import MainWindow
+from tests.benchmarks.report import record_figure
+from tests.ui.memory_keyring import MemoryKeyring
+
+pytestmark = pytest.mark.bench
+ROOT = Path(__file__).resolve().parents[2]
+PROBE_MS = 5
+
+
+class StallProbe:
+    """A 5 ms Qt timer that records how late each tick fires: the event loop's stalls."""
+
+    def __init__(self) -> None:
+        self.gaps: list[float] = []
+        self._last = time.perf_counter()
+        self._timer = QTimer()
+        self._timer.setInterval(PROBE_MS)
+        self._timer.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.gaps.append(max(0.0, (now - self._last) * 1000 - PROBE_MS))
+        self._last = now
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+
+    def worst(self) -> float:
+        return max(self.gaps, default=0.0)
+
+    def p99(self) -> float:
+        ordered = sorted(self.gaps)
+        return ordered[int(len(ordered) * 0.99)] if ordered else 0.0
+
+
+@pytest.fixture
+def bench_window(qtbot: QtBot, qapp: QApplication) -> Iterator[MainWindow]:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(MemoryKeyring())
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    window = MainWindow(warm_up=False)
+    qtbot.addWidget(window)
+    window.resize(1440, 900)
+    window.show()
+    window.pages.setCurrentWidget(window.workspace)
+    yield window
+    window.shutdown()
+    qapp.aboutToQuit.disconnect(loop._after_run_forever)
+    loop._QEventLoop__is_running = False  # type: ignore[attr-defined]
+    asyncio.events._set_running_loop(None)
+    loop.close()
+    asyncio.set_event_loop(None)
+    keyring.set_keyring(previous)
+
+
+def call_events(run_id: str, parent: str, n: int, ts: float) -> tuple[list[ev.Event],
+                                                                     list[ev.Event]]:
+    """(start events, finish events) of one LLM sub-call."""
+    call_id, request = f"c{n:05d}", f"q{n:05d}"
+    start = [
+        ev.CallStarted(run_id=run_id, ts=ts, call_id=call_id, parent_id=parent, kind="llm",
+                       depth=2, model="openai/gpt-5-mini", prompt=f"Summarise chunk {n}: ..."),
+        ev.LLMRequestSent(run_id=run_id, ts=ts, call_id=call_id, request_id=request,
+                          model="openai/gpt-5-mini", messages=1, reserved_tokens=6000),
+    ]
+    finish = [
+        ev.LLMResponded(run_id=run_id, ts=ts + 1, call_id=call_id, request_id=request,
+                        model="openai/gpt-5-mini", content=f"Chunk {n} has no incident.",
+                        input_tokens=4000, output_tokens=40, cost_usd=0.0011, latency_s=1.0,
+                        finish_reason="stop", truncated=False, attempts=1),
+        ev.BudgetUpdated(run_id=run_id, ts=ts + 1, cost_usd=0.0011 * n, tokens=4040 * n,
+                         sub_calls=n, in_flight=0, unpriced_calls=0),
+        ev.CallFinished(run_id=run_id, ts=ts + 1, call_id=call_id, status="ok",
+                        response=f"Chunk {n} has no incident.", input_tokens=4000,
+                        output_tokens=40, cost_usd=0.0011),
+    ]
+    return start, finish
+
+
+def run_opening(run_id: str, ts: float) -> list[ev.Event]:
+    """RunStarted and the root RLM call with its first turn."""
+    return [
+        ev.RunStarted(run_id=run_id, ts=ts, query="Which incidents happened?", mode="rlm",
+                      model="openai/gpt-5-mini", sub_model="openai/gpt-5-mini",
+                      profile="small", settings={}, documents=[]),
+        ev.CallStarted(run_id=run_id, ts=ts, call_id="root", parent_id=None, kind="rlm",
+                       depth=1, model="openai/gpt-5-mini", prompt="Which incidents happened?"),
+        ev.TurnStarted(run_id=run_id, ts=ts, call_id="root", index=0),
+    ]
+
+
+async def stream(bus: EventBus, calls: int, dispatch_s: float, finish_s: float) -> None:
+    """Publish `calls` sub-calls like an engine fan-out: dispatched over `dispatch_s`,
+    finished in random order over `finish_s`, in ticks of 10 ms."""
+    import random
+
+    rng = random.Random(7)
+    t0 = time.time()
+    for event in run_opening("bench", t0):
+        bus.publish(event)
+    pairs = [call_events("bench", "root", n, t0) for n in range(calls)]
+    order = list(range(calls))
+    rng.shuffle(order)
+    ticks_dispatch, ticks_finish = int(dispatch_s / 0.01), int(finish_s / 0.01)
+    for tick in range(ticks_dispatch):
+        for n in range(tick * calls // ticks_dispatch, (tick + 1) * calls // ticks_dispatch):
+            for event in pairs[n][0]:
+                bus.publish(event)
+        await asyncio.sleep(0.01)
+    for tick in range(ticks_finish):
+        for i in range(tick * calls // ticks_finish, (tick + 1) * calls // ticks_finish):
+            for event in pairs[order[i]][1]:
+                bus.publish(event)
+        await asyncio.sleep(0.01)
+
+
+def test_stream_of_1000_sub_calls_keeps_the_loop_responsive(bench_window: MainWindow,
+                                                            qtbot: QtBot) -> None:
+    window = bench_window
+    ws = window.workspace
+    bus = EventBus()
+    bus.add_listener(ws.bridge.push)
+    probe = StallProbe()
+    probe.start()
+    started = time.perf_counter()
+    task = asyncio.ensure_future(stream(bus, 1000, dispatch_s=1.0, finish_s=2.0))
+    qtbot.waitUntil(task.done, timeout=60_000)
+    qtbot.waitUntil(lambda: ws.bridge.pending() == 0 and ws.model.tree.sub_calls_done == 1000,
+                    timeout=30_000)
+    elapsed = time.perf_counter() - started
+    probe.stop()
+    root = ws.model.tree.root
+    assert root is not None
+    assert ws.model.rowCount(ws.model.index_of(root)) == 1000
+    record_figure("ui", "stream 1,000 sub-calls: worst loop stall", f"{probe.worst():.1f} ms",
+                  f"target < 50 ms; p99 {probe.p99():.1f} ms over {len(probe.gaps)} ticks, "
+                  f"{ws.bridge.delivered:,} events in {elapsed:.1f} s")
+
+
+def recorded_session(calls: int) -> str:
+    """A session with `calls` sub-calls written to the store through its real recorder."""
+    from rlm_desktop.store import Store
+
+    class FakeRun:
+        run_id = "bench-10k"
+        bus = EventBus()
+
+    store = Store()
+    recorder = store.record(FakeRun())
+    t0 = time.time()
+    for event in run_opening(FakeRun.run_id, t0):
+        FakeRun.bus.publish(event)
+    for n in range(calls):
+        start, finish = call_events(FakeRun.run_id, "root", n, t0)
+        for event in (*start, *finish):
+            FakeRun.bus.publish(event)
+    FakeRun.bus.publish(ev.CallFinished(run_id=FakeRun.run_id, ts=t0 + 5, call_id="root",
+                                        status="ok", response="done", input_tokens=1,
+                                        output_tokens=1, cost_usd=0.0))
+    FakeRun.bus.publish(ev.RunFinished(run_id=FakeRun.run_id, ts=t0 + 5, status="completed",
+                                       answer="done", cost_usd=11.0, input_tokens=1,
+                                       output_tokens=1, turns=1, sub_calls=calls,
+                                       max_depth_reached=2, wall_s=5.0, unpriced=False))
+    recorder.close()
+    store.close()
+    return FakeRun.run_id
+
+
+def test_saved_session_with_10000_calls_opens_quickly(bench_window: MainWindow,
+                                                      qtbot: QtBot) -> None:
+    session_id = recorded_session(10_000)
+    window = bench_window
+    ws = window.workspace
+    started = time.perf_counter()
+    assert window.open_session(session_id)
+    QApplication.processEvents()
+    window.repaint()
+    opened = time.perf_counter() - started
+    root = ws.model.tree.root
+    assert root is not None
+    assert ws.model.rowCount(ws.model.index_of(root)) == 10_000
+    assert ws.answer.isVisible()
+    record_figure("ui", "open saved session of 10,000 calls", f"{opened:.2f} s",
+                  "target < 2 s; replay through the live path, tree painted")
+
+
+def first_paint(args: list[str], home: Path) -> tuple[float, str]:
+    env = {**os.environ, PAINT_PROBE_ENV: "1", "RLM_DESKTOP_HOME": str(home)}
+    launched = time.time()
+    done = subprocess.run([sys.executable, *args], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, check=True)
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("first-paint "))
+    _, stamp, heavy = line.split()
+    return float(stamp) - launched, heavy
+
+
+@pytest.mark.parametrize("entry", [["-m", "rlm_desktop.ui.app"], ["-m", "rlm_desktop"]],
+                         ids=["ui.app", "rlm-desktop"])
+def test_launch_to_first_paint(tmp_path: Path, entry: list[str]) -> None:
+    runs = [first_paint(entry, tmp_path) for _ in range(5)]
+    times = [t for t, _ in runs]
+    heavy = {h for _, h in runs}
+    record_figure("ui", f"launch to first paint ({' '.join(entry[1:])})",
+                  f"{statistics.median(times):.2f} s",
+                  f"target < 1.5 s; min {min(times):.2f}, max {max(times):.2f} over 5 launches; "
+                  f"heavy modules loaded before paint: {', '.join(sorted(heavy))}")

@@ -1,0 +1,212 @@
+"""`make screenshots`: the real application under Xvfb, through a scripted run, photographed.
+
+Starts Xvfb (unless a display is already set), a scripted OpenAI-compatible server in this
+process, and the main window over a fresh data folder with an in-memory keyring. It runs a
+question over the sample log and writes PNGs of the window while the run is going, when it has
+finished, the session browser and the settings to `docs/screenshots/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "screenshots"
+SIZE = (1440, 900)
+
+
+def start_xvfb() -> subprocess.Popen[bytes] | None:
+    """Start Xvfb on a free display and export DISPLAY; None when a display is already set."""
+    if os.environ.get("DISPLAY") and not os.environ.get("RLM_SCREENSHOTS_OWN_XVFB"):
+        return None
+    if shutil.which("Xvfb") is None:
+        sys.exit("Xvfb is missing: apt-get install xvfb (and the libxcb-* set in the README)")
+    read, write = os.pipe()
+    server = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write), "-screen", "0", f"{SIZE[0] + 160}x{SIZE[1] + 100}x24",
+         "-nolisten", "tcp"], pass_fds=(write,), stderr=subprocess.DEVNULL)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        number = pipe.readline().strip()
+    os.environ["DISPLAY"] = f":{number}"
+    return server
+
+
+def responder(sub_delay_s: float) -> Any:
+    """Scripted replies: look at the log, fan out over chunks, dig into one, answer."""
+    from tests.scripted_server import Reply, last_user_text, system_text
+
+    turn_1 = (
+        "Let me look at the shape of the log first.\n```repl\n"
+        "log = context if isinstance(context, str) else context[0]\nlines = log.splitlines()\n"
+        "print(len(lines), 'lines')\nprint(lines[0])\n"
+        "errors = [l for l in lines if ' ERROR ' in l]\nprint(len(errors), 'ERROR lines')\n```"
+    )
+    turn_2 = (
+        "I will ask a sub-model about each hour-long chunk, and dig into the payments errors.\n"
+        "```repl\nchunks = ['\\n'.join(lines[i:i + 400]) for i in range(0, len(lines), 400)]\n"
+        "notes = llm_query_batched([f'List incidents (start, end, cause) in:\\n{c}' "
+        "for c in chunks])\nfor n, note in enumerate(notes):\n    print(n, note)\n"
+        "payments = rlm_query('When did the payments pool exhaustion start and end?', "
+        "context='\\n'.join(l for l in lines if 'payments' in l))\nprint(payments)\n```"
+    )
+    answer = (
+        "Five incidents:\\n1. payments pool exhausted 02:13:05-02:41:50\\n"
+        "2. auth certificate expired 09:00:00-09:12:30\\n3. search-3 OOM-killed at 14:37:22\\n"
+        "4. api-gateway latency spike 18:04:30-18:20:00 (deploy v2.41.0)\\n"
+        "5. payments upload failed at 21:47:09 (507, /data/receipts full)"
+    )
+    turn_3 = f"I have all five.\n```repl\nFINAL(\"{answer}\")\n```"
+    child = ("```repl\nfirst = [l for l in context.splitlines() if 'PoolTimeout' in l]\n"
+             "print(first[0][:19], first[-1][:19])\n"
+             "FINAL(llm_query('Summarise the outage window: ' + first[0] + first[-1]))\n```")
+
+    def respond(request: dict[str, Any]) -> Any:
+        if "REPL" not in system_text(request):
+            text = last_user_text(request)
+            if text.startswith("Summarise the outage"):
+                return "02:13:05 to 02:41:50 UTC"
+            return Reply(content=f"No incident in this chunk ({len(text):,} characters read).",
+                         delay_s=sub_delay_s)
+        first_user = next(str(m.get("content")) for m in request["messages"]
+                          if m.get("role") == "user")
+        if "payments pool" in first_user:
+            return child
+        turns = sum(1 for m in request["messages"] if m.get("role") == "assistant")
+        return (turn_1, turn_2, turn_3)[min(turns, 2)]
+
+    return respond
+
+
+async def pump(seconds: float) -> None:
+    """Let the window work for a while."""
+    await asyncio.sleep(seconds)
+
+
+async def wait_for(condition: Any, limit_s: float = 60.0) -> None:
+    """Wait until `condition()` is true."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the scripted run did not get there in time")
+        await asyncio.sleep(0.05)
+
+
+def save(widget: Any, name: str) -> Path:
+    """Write a PNG of `widget`."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{name}.png"
+    widget.grab().save(str(path))
+    print(f"wrote {path.relative_to(ROOT)}")
+    return path
+
+
+async def scripted_run(window: Any, server: Any, question: str, delay: float,
+                       shoot: str | None) -> None:
+    """Run `question` over the sample log; photograph it mid-run when `shoot` is given."""
+    from rlm_desktop.paths import resource
+
+    server.respond_with(responder(delay))
+    ws = window.workspace
+    controls = ws.controls
+    controls.endpoint.setCurrentIndex(controls.endpoint.findData(server.base_url))
+    controls.model.setEditText("openai/test-model")
+    controls.mode.setCurrentIndex(controls.mode.findData("rlm"))
+    controls.question.setPlainText(question)
+    if not ws.documents.documents():
+        ws.documents.add_paths([resource("samples", "server.log")])
+        await wait_for(lambda: not ws.documents.loading)
+    window.start_run()
+    if shoot:
+        await wait_for(lambda: ws.model.tree.sub_calls_running >= 6)
+        await pump(0.8)
+        save(window, shoot)
+    await wait_for(lambda: not window.starter.running)
+
+
+async def main_async(window: Any, server: Any) -> None:
+    """The photo session."""
+    from rlm_desktop.paths import resource
+
+    ws = window.workspace
+    save(window, "welcome")
+    window.prefs.set_base_url("local", server.base_url)
+    window.starter.apply_preferences()
+    window.pages.setCurrentWidget(ws)
+    await window.starter.refresh_models()
+    await scripted_run(window, server, "How many ERROR lines are in the log?", 0.0, None)
+    await scripted_run(window, server, "Which request returned HTTP 507, and when?", 0.0, None)
+    ws.documents.add_paths([resource("samples", "memos")])
+    await wait_for(lambda: not ws.documents.loading)
+    ws.documents.view.setCurrentIndex(ws.documents.model.index(0, 0))
+    await scripted_run(window, server,
+                       "Which incidents happened in this log, and when did each start and end?",
+                       2.5, "running")
+    root = ws.model.tree.root
+    ws.tree_panel.select(root)
+    await pump(0.5)
+    save(window, "finished")
+    child = next(n for n in ws.model.tree.walk() if n.kind == "rlm" and n.level == 1)
+    ws.tree_panel.select(child)
+    await pump(0.3)
+    save(window, "child-call")
+    dialog = window.show_sessions()
+    await pump(0.5)
+    save(dialog, "sessions")
+    dialog.reject()
+    settings = window.show_settings("providers")
+    await pump(0.5)
+    save(settings, "settings")
+    settings.tabs.setCurrentIndex(1)
+    await pump(0.3)
+    save(settings, "settings-defaults")
+    settings.accept()
+
+
+def main() -> int:
+    """Take the screenshots; the process exit code."""
+    xvfb = start_xvfb()
+    home = tempfile.mkdtemp(prefix="rlm-screenshots-")
+    os.environ.update(QT_QPA_PLATFORM="xcb", RLM_DESKTOP_HOME=home,
+                      LITELLM_LOCAL_MODEL_COST_MAP="True")
+    try:
+        import keyring
+        import qasync
+
+        from rlm_desktop.ui.app import create_application
+        from rlm_desktop.ui.main_window import MainWindow
+        from tests.scripted_server import ScriptedServer
+        from tests.ui.memory_keyring import MemoryKeyring
+
+        keyring.set_keyring(MemoryKeyring())
+        app = create_application([sys.argv[0]])
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+        server = ScriptedServer(models=("test-model", "llama-3.1-8b-instruct")).start()
+        window = MainWindow(warm_up=False)
+        window.resize(*SIZE)
+        window.show()
+        try:
+            with loop:
+                loop.run_until_complete(main_async(window, server))
+        finally:
+            window.shutdown()
+            server.stop()
+    finally:
+        if xvfb is not None:
+            xvfb.terminate()
+            xvfb.wait(timeout=10)
+        shutil.rmtree(home, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""`rlm-desktop sessions ...`, driven through its real argument parser."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from rlm_desktop.commands.sessions import add_sessions_parser, run_sessions_command
+from rlm_desktop.store import Store
+from tests.store.synthetic import ANSWER, CELL_WORD
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
+    def run(*argv: str) -> tuple[int, str, str]:
+        parser = argparse.ArgumentParser(prog="rlm-desktop")
+        add_sessions_parser(parser.add_subparsers(dest="command"))
+        code = run_sessions_command(parser.parse_args(["sessions", *argv]))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def saved(store: Store, record_run: Callable[..., str]) -> str:
+    record_run("older-run", turns=1, calls_per_turn=1)
+    return record_run("newer-run", turns=2, calls_per_turn=2, child_every=2)
+
+
+def test_list_json_is_one_object_newest_first(cli: Cli, saved: str) -> None:
+    code, out, _ = cli("list", "--json")
+    assert code == 0
+    sessions = json.loads(out)["sessions"]
+    assert {s["id"] for s in sessions} == {"older-run", "newer-run"}
+    assert all(s["status"] == "completed" for s in sessions)
+
+
+def test_list_prints_a_table(cli: Cli, saved: str) -> None:
+    code, out, _ = cli("list")
+    assert code == 0
+    header, *rows = out.splitlines()
+    assert header.split()[:3] == ["ID", "STARTED", "STATUS"]
+    assert len(rows) == 2
+    assert "How many zebrafish" in rows[0]
+
+
+def test_show_json_is_the_store_shape(cli: Cli, saved: str, store: Store) -> None:
+    code, out, _ = cli("show", "newer", "--json")
+    assert code == 0
+    assert json.loads(out) == json.loads(json.dumps(store.session("newer-run")))
+
+
+def test_show_prints_question_answer_and_tree(cli: Cli, saved: str) -> None:
+    code, out, _ = cli("show", "newer-run")
+    assert code == 0
+    assert "How many zebrafish" in out
+    assert ANSWER in out
+    assert "      - c2.1 llm" in out
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "md", "otlp"])
+def test_export_writes_the_file(cli: Cli, saved: str, tmp_path: Path, fmt: str) -> None:
+    target = tmp_path / f"out.{fmt}"
+    code, out, err = cli("export", "newer-run", "--format", fmt, "-o", str(target))
+    assert code == 0
+    assert out == ""
+    assert str(target) in err
+    assert "newer-run" in target.read_text()
+
+
+def test_export_to_stdout(cli: Cli, saved: str) -> None:
+    code, out, _ = cli("export", "newer-run", "--format", "jsonl")
+    assert code == 0
+    assert json.loads(out.splitlines()[0])["type"] == "metadata"
+
+
+def test_search_and_delete(cli: Cli, saved: str) -> None:
+    code, out, _ = cli("search", CELL_WORD, "--json")
+    assert code == 0
+    assert {hit["session_id"] for hit in json.loads(out)["hits"]} == {"older-run", "newer-run"}
+    assert cli("delete", "older-run") == (0, "deleted older-run\n", "")
+    code, out, _ = cli("search", CELL_WORD)
+    assert code == 0
+    assert out.splitlines()[0].startswith("newer-run")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("show", "no-such-id"),
+        ("show", "no-such-id", "--json"),
+        ("export", "no-such-id", "--format", "md"),
+        ("delete", "no-such-id"),
+    ],
+)
+def test_an_unknown_id_exits_2_with_one_line(cli: Cli, saved: str, argv: tuple[str, ...]) -> None:
+    code, out, err = cli(*argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "no-such-id" in err
+    assert "sessions list" in err
+
+
+def test_an_unwritable_output_is_one_line(cli: Cli, saved: str, tmp_path: Path) -> None:
+    target = tmp_path / "missing-folder" / "out.md"
+    code, _, err = cli("export", "newer-run", "--format", "md", "-o", str(target))
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "-o FILE" in err

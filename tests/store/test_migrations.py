@@ -1,0 +1,170 @@
+"""The schema: migrations from an empty database, the columns they make, WAL, idempotence."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlite_utils import Database
+
+from rlm_desktop.paths import database_path
+from rlm_desktop.store import Store
+from rlm_desktop.store.migrations import MIGRATIONS
+
+EXPECTED_COLUMNS = {
+    "sessions": {
+        "id": str,
+        "query": str,
+        "mode": str,
+        "chosen_mode": str,
+        "mode_reason": str,
+        "model": str,
+        "sub_model": str,
+        "profile": str,
+        "settings": str,
+        "budget": str,
+        "status": str,
+        "answer": str,
+        "error": str,
+        "cost_usd": float,
+        "tokens": int,
+        "input_tokens": int,
+        "output_tokens": int,
+        "turns": int,
+        "sub_calls": int,
+        "max_depth_reached": int,
+        "unpriced": int,
+        "started_at": float,
+        "ended_at": float,
+        "wall_s": float,
+        "writer_pid": int,
+        "writer_started": float,
+        "writer_host": str,
+    },
+    "texts": {"sha256": str, "text": str, "chars": int},
+    "documents": {
+        "id": int,
+        "session_id": str,
+        "position": int,
+        "name": str,
+        "path": str,
+        "size": int,
+        "sha256": str,
+        "chars": int,
+        "tokens": int,
+    },
+    "calls": {
+        "session_id": str,
+        "id": str,
+        "parent_id": str,
+        "seq": int,
+        "kind": str,
+        "depth": int,
+        "model": str,
+        "prompt": str,
+        "response": str,
+        "answer": str,
+        "answer_source": str,
+        "status": str,
+        "error": str,
+        "input_tokens": int,
+        "output_tokens": int,
+        "cost_usd": float,
+        "latency_s": float,
+        "started_at": float,
+        "ended_at": float,
+        "parent_turn": int,
+        "parent_cell": int,
+        "worker_restarts": int,
+    },
+    "llm_requests": {
+        "session_id": str,
+        "id": str,
+        "call_id": str,
+        "turn": int,
+        "model": str,
+        "messages": int,
+        "reserved_tokens": int,
+        "content": str,
+        "input_tokens": int,
+        "output_tokens": int,
+        "cost_usd": float,
+        "latency_s": float,
+        "finish_reason": str,
+        "truncated": int,
+        "attempts": int,
+        "error": str,
+        "sent_at": float,
+        "responded_at": float,
+    },
+    "turns": {
+        "session_id": str,
+        "call_id": str,
+        "idx": int,
+        "reply": str,
+        "code_blocks": int,
+        "observation": str,
+        "started_at": float,
+        "ended_at": float,
+        "duration_s": float,
+    },
+    "cells": {
+        "session_id": str,
+        "call_id": str,
+        "turn": int,
+        "idx": int,
+        "code": str,
+        "stdout": str,
+        "stderr": str,
+        "error": str,
+        "duration_s": float,
+        "timed_out": int,
+        "variables_lost": int,
+        "ended_at": float,
+    },
+    "events": {"id": int, "session_id": str, "seq": int, "ts": float, "type": str, "data": str},
+}
+
+
+def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> None:
+    assert store.path == database_path()
+    for table, columns in EXPECTED_COLUMNS.items():
+        assert store.db[table].columns_dict == columns, table  # type: ignore[union-attr]
+    assert [m.name for m in MIGRATIONS.applied(store.db)] == ["m001_initial"]
+    assert store.db.journal_mode == "wal"
+
+
+def test_the_tree_and_search_have_their_indexes(store: Store) -> None:
+    index_columns = {tuple(index.columns) for index in store.db["calls"].indexes}  # type: ignore[union-attr]
+    assert ("session_id", "parent_id") in index_columns
+    assert {"sessions_fts", "cells_fts"} <= set(store.db.table_names())
+    assert store.db["cells"].detect_fts() == "cells_fts"  # type: ignore[union-attr]
+
+
+def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
+    path = tmp_path / "again.db"
+    Store(path).close()
+    reopened = Store(path)
+    assert reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0] == 1
+    assert MIGRATIONS.pending(reopened.db) == []
+    reopened.close()
+
+
+def test_a_failing_migration_leaves_no_trace(tmp_path: Path) -> None:
+    """Each migration is atomic: one that raises half-way is rolled back and stays pending."""
+    from sqlite_utils.migrations import Migrations
+
+    broken = Migrations("broken")
+
+    @broken()
+    def m001_half(db: Database) -> None:
+        db.table("half").create({"id": int}, pk="id")
+        raise RuntimeError("stop")
+
+    db = Database(sqlite3.connect(str(tmp_path / "broken.db")))
+    with pytest.raises(RuntimeError, match="stop"):
+        broken.apply(db)
+    assert "half" not in db.table_names()
+    assert [m.name for m in broken.pending(db)] == ["m001_half"]
+    db.close()

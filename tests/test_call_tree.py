@@ -1,0 +1,122 @@
+"""The plain-Python call tree folds engine events into nodes, totals and turns."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlm_desktop.call_tree import CallTree
+from rlm_desktop.engine import events as ev
+from tests.ui.synthetic import llm_call, rlm_call_end, rlm_call_start, synthetic_run
+
+
+def test_nests_calls_by_parent_and_counts_subtree_totals() -> None:
+    tree = CallTree()
+    changes = tree.apply(synthetic_run(fanout=3))
+    root = tree.root
+    assert root is not None
+    assert [n.kind for n in root.children] == ["llm", "llm", "llm", "rlm"]
+    child = root.children[3]
+    assert child.children[0].level == 2
+    assert child.children[0].parent is child
+    assert [n.row for n in root.children] == [0, 1, 2, 3]
+    assert len(changes.added) == len(tree) == 6
+    assert root.subtree.calls == 6
+    assert root.subtree.running == 0
+    # own usage of root (1000/50) + child rlm (1000/50) + 4 llm calls (100/10 each)
+    assert root.subtree.input_tokens == 2000 + 4 * 100
+    assert root.subtree.output_tokens == 100 + 4 * 10
+    assert root.subtree.cost_usd == pytest.approx(0.02 + 4 * 0.001)
+    assert child.subtree.calls == 2
+    assert tree.run.finished is not None
+    assert tree.sub_calls_done == 5
+    assert tree.sub_calls_running == 0
+
+
+def test_turns_collect_reply_cells_and_observation() -> None:
+    tree = CallTree()
+    tree.apply(synthetic_run(fanout=1))
+    root = tree.root
+    assert root is not None
+    turn = root.turns[0]
+    assert turn.reply == "Let me look."
+    assert turn.cells[0].code.startswith("parts = context")
+    assert turn.cells[0].stdout == "3\n"
+    assert turn.observation == "3\n"
+    assert root.answer == "The answer is 42."
+    assert root.status == "ok"
+
+
+def test_live_reply_shows_before_the_turn_is_executed() -> None:
+    tree = CallTree()
+    call_id, opening = rlm_call_start("r", None, 0, 10.0)
+    changes = tree.apply(opening)
+    node = tree.nodes[call_id]
+    assert node in changes.turns
+    assert "```repl" in node.turns[0].reply
+    assert not node.turns[0].finished
+    assert node.running
+    assert node.preview() == "What is this about?"
+
+
+def test_incremental_changes_name_only_touched_nodes_and_ancestors() -> None:
+    tree = CallTree()
+    root_id, opening = rlm_call_start("r", None, 0, 10.0)
+    tree.apply(opening)
+    child_id, child_open = rlm_call_start("r", root_id, 1, 11.0)
+    tree.apply(child_open)
+    sub = llm_call("r", child_id, 2, 12.0, 1)
+    added = tree.apply(sub[:1])
+    assert [n.level for n in added.added] == [2]
+    finished = tree.apply(sub[1:])
+    assert finished.added == []
+    leaf = tree.nodes[sub[0].call_id]  # type: ignore[attr-defined]
+    assert finished.updated == {leaf, tree.nodes[child_id], tree.nodes[root_id]}
+    assert tree.nodes[root_id].subtree.running == 2
+
+
+def test_failed_call_counts_as_error_and_previews_the_error() -> None:
+    tree = CallTree()
+    root_id, opening = rlm_call_start("r", None, 0, 10.0)
+    tree.apply(opening)
+    tree.apply(rlm_call_end("r", root_id, 11.0, "", stderr="oops",
+                            error="Traceback ...\nValueError"))
+    tree.apply([ev.CallStarted(run_id="r", call_id="bad", parent_id=root_id, kind="llm", depth=1,
+                               model="m", prompt="p"),
+                ev.CallFinished(run_id="r", call_id="bad", status="error", response="",
+                                input_tokens=0, output_tokens=0, cost_usd=None,
+                                error="RateLimitError: slow down")])
+    bad = tree.nodes["bad"]
+    assert bad.failed
+    assert bad.preview() == "RateLimitError: slow down"
+    assert tree.nodes[root_id].subtree.errors == 1
+    assert tree.nodes[root_id].turns[0].cells[0].stderr == "oops"
+
+
+def test_unknown_call_ids_and_duplicates_are_ignored() -> None:
+    tree = CallTree()
+    changes = tree.apply([
+        ev.TurnStarted(run_id="r", call_id="ghost", index=0),
+        ev.CallFinished(run_id="r", call_id="ghost", status="ok", response="", input_tokens=1,
+                        output_tokens=1, cost_usd=0.0),
+    ])
+    assert len(tree) == 0
+    assert not changes.added
+    start = ev.CallStarted(run_id="r", call_id="a", parent_id=None, kind="llm", depth=0,
+                           model="m", prompt="p")
+    tree.apply([start, start])
+    assert len(tree.roots) == 1
+
+
+def test_unpriced_calls_are_counted() -> None:
+    tree = CallTree()
+    tree.apply([
+        ev.CallStarted(run_id="r", call_id="a", parent_id=None, kind="llm", depth=0, model="m",
+                       prompt="p"),
+        ev.LLMResponded(run_id="r", call_id="a", request_id="q", model="m", content="x",
+                        input_tokens=5, output_tokens=2, cost_usd=None, latency_s=0.1,
+                        finish_reason="stop", truncated=False, attempts=1),
+    ])
+    node = tree.nodes["a"]
+    assert node.unpriced
+    assert node.subtree.unpriced == 1
+    assert node.subtree.tokens == 7

@@ -1,0 +1,80 @@
+"""Model names for the pickers: litellm's bundled map and local servers' own lists."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.model_catalog import (
+    DiscoveryError,
+    discover_ollama,
+    discover_openai_compatible,
+    litellm_model_names,
+)
+from tests.scripted_server import ScriptedServer
+
+
+@pytest.fixture
+def ollama() -> Iterator[str]:
+    """A stand-in Ollama answering `/api/tags` on 127.0.0.1."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_GET(self) -> None:
+            body = json.dumps({"models": [{"name": "llama3.1:8b"}, {"name": "qwen2.5:7b"}]})
+            status = 200 if self.path == "/api/tags" else 404
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_litellm_names_come_from_the_bundled_map() -> None:
+    names = litellm_model_names()
+    assert names[0] == "openai/gpt-5-mini"
+    assert "anthropic/claude-haiku-4-5" in names
+    assert "gemini/gemini-2.5-flash" in names
+    assert len(names) == len(set(names)) > 500
+
+
+def test_ollama_tags_become_ollama_chat_names(ollama: str) -> None:
+    assert discover_ollama(ollama) == ["ollama_chat/llama3.1:8b", "ollama_chat/qwen2.5:7b"]
+
+
+def test_openai_compatible_models(scripted_server: ScriptedServer) -> None:
+    assert discover_openai_compatible(scripted_server.base_url) == ["openai/test-model"]
+
+
+def test_unreachable_server_says_what_to_check() -> None:
+    with pytest.raises(DiscoveryError, match="is the server running"):
+        discover_ollama("http://127.0.0.1:9", timeout_s=2)
+
+
+def test_pickers_list_local_models_first(window: MainWindow, qtbot: QtBot,
+                                         scripted_server: ScriptedServer, ollama: str) -> None:
+    window.prefs.set_base_url("local", scripted_server.base_url)
+    window.prefs.set_base_url("ollama", ollama)
+    future = asyncio.ensure_future(window.starter.refresh_models())
+    qtbot.waitUntil(future.done, timeout=10_000)
+    names = window.workspace.controls.model_names.stringList()
+    assert names[:3] == ["openai/test-model", "ollama_chat/llama3.1:8b", "ollama_chat/qwen2.5:7b"]
+    completer = window.workspace.controls.model.completer()
+    completer.setCompletionPrefix("qwen")
+    assert completer.currentCompletion() == "ollama_chat/qwen2.5:7b"

@@ -1,0 +1,88 @@
+"""The call tree item model, fed in batches, stays a valid Qt model and shows the tree."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtTest import QAbstractItemModelTester
+from pytestqt.qtbot import QtBot
+
+from rlm_desktop.engine import events as ev
+from rlm_desktop.ui.bridge import EventBridge
+from rlm_desktop.ui.tree_model import COLUMNS, NODE_ROLE, CallTreeModel
+from tests.ui.synthetic import llm_call, rlm_call_start, synthetic_run
+
+
+def _tester(model: CallTreeModel) -> QAbstractItemModelTester:
+    return QAbstractItemModelTester(
+        model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+
+
+def test_batches_build_the_nested_tree(qapp: object) -> None:
+    model = CallTreeModel()
+    tester = _tester(model)
+    events = list(synthetic_run(fanout=5))
+    for start in range(0, len(events), 7):
+        model.apply_events(events[start:start + 7])
+    assert model.rowCount() == 1
+    root = model.index(0, 0)
+    assert model.rowCount(root) == 6
+    child = model.index(5, 0, root)
+    assert model.data(child).startswith("RLM ")
+    grandchild = model.index(0, 0, child)
+    assert model.data(grandchild).startswith("LLM ")
+    assert model.parent(grandchild) == child
+    assert model.data(model.index(0, COLUMNS.index("Status"), root)) == "ok"
+    assert model.data(model.index(0, COLUMNS.index("In"), root)) == "100"
+    assert "7 sub" in model.data(model.index(0, COLUMNS.index("Subtree")))
+    assert model.data(root, NODE_ROLE) is model.tree.root
+    del tester
+
+
+def test_updates_emit_one_ranged_signal_per_parent(qapp: object) -> None:
+    model = CallTreeModel()
+    root_id, opening = rlm_call_start("r", None, 0, 1.0)
+    model.apply_events(opening)
+    calls = [llm_call("r", root_id, 1, 2.0, n) for n in range(50)]
+    model.apply_events([c[0] for c in calls])
+    assert model.rowCount(model.index(0, 0)) == 50
+    seen: list[tuple[QModelIndex, QModelIndex]] = []
+    model.dataChanged.connect(lambda a, b, _roles=None: seen.append((a, b)))
+    model.apply_events([e for c in calls for e in c[1:]])
+    child_ranges = [(a.row(), b.row()) for a, b in seen if a.parent().isValid()]
+    assert child_ranges == [(0, 49)]
+    assert len(seen) == 2
+
+
+def test_bridge_coalesces_events_into_batches(qtbot: QtBot) -> None:
+    bridge = EventBridge(interval_ms=30)
+    batches: list[list[ev.Event]] = []
+    bridge.batch.connect(batches.append)
+    for event in synthetic_run(fanout=20):
+        bridge.push(event)
+    assert batches == []
+    qtbot.waitUntil(lambda: bool(batches), timeout=2000)
+    assert len(batches) == 1
+    assert isinstance(batches[0][0], ev.RunStarted)
+    assert bridge.pending() == 0
+
+
+def test_find_next_wraps_in_display_order(qapp: object) -> None:
+    model = CallTreeModel()
+    root_id, opening = rlm_call_start("r", None, 0, 1.0)
+    model.apply_events(opening)
+    for call_id in ("bad-1", "bad-2"):
+        model.apply_events([
+            ev.CallStarted(run_id="r", call_id=call_id, parent_id=root_id, kind="llm", depth=1,
+                           model="m", prompt="p"),
+            ev.CallFinished(run_id="r", call_id=call_id, status="error", response="",
+                            input_tokens=0, output_tokens=0, cost_usd=None, error="boom"),
+        ])
+    first = model.find_next(None, lambda n: n.failed)
+    assert first is not None
+    assert first.call_id == "bad-1"
+    second = model.find_next(first, lambda n: n.failed)
+    assert second is not None
+    assert second.call_id == "bad-2"
+    assert model.find_next(second, lambda n: n.failed) is first
+    index = model.index_of(first, 2)
+    assert model.data(index, Qt.ItemDataRole.ForegroundRole) is not None
