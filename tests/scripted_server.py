@@ -64,6 +64,41 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+def completion_response(
+    request: dict[str, Any], reply: Reply
+) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """(status, headers, JSON body) of an OpenAI chat-completion response carrying `reply`."""
+    if reply.status != 200:
+        body = {"error": {"message": reply.content, "type": "scripted", "code": reply.status}}
+        return reply.status, reply.headers, body
+    prompt = "".join(str(m.get("content") or "") for m in request.get("messages", []))
+    usage_in = reply.prompt_tokens if reply.prompt_tokens is not None else estimate_tokens(prompt)
+    usage_out = (
+        reply.completion_tokens
+        if reply.completion_tokens is not None
+        else estimate_tokens(reply.content)
+    )
+    body = {
+        "id": f"chatcmpl-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "test-model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": usage_in,
+            "completion_tokens": usage_out,
+            "total_tokens": usage_in + usage_out,
+        },
+    }
+    return 200, reply.headers, body
+
+
 class ScriptedServer:
     """An OpenAI-compatible `/v1/chat/completions` and `/v1/models` endpoint with scripted replies."""
 
@@ -124,35 +159,7 @@ class ScriptedServer:
         delay = reply.delay_s + self.latency_s
         if delay:
             time.sleep(delay)
-        if reply.status != 200:
-            body = {"error": {"message": reply.content, "type": "scripted", "code": reply.status}}
-            return reply.status, reply.headers, body
-        prompt = "".join(str(m.get("content") or "") for m in request.get("messages", []))
-        usage_in = reply.prompt_tokens if reply.prompt_tokens is not None else estimate_tokens(prompt)
-        usage_out = (
-            reply.completion_tokens
-            if reply.completion_tokens is not None
-            else estimate_tokens(reply.content)
-        )
-        body = {
-            "id": f"chatcmpl-{time.monotonic_ns()}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request.get("model", "test-model"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply.content},
-                    "finish_reason": reply.finish_reason,
-                }
-            ],
-            "usage": {
-                "prompt_tokens": usage_in,
-                "completion_tokens": usage_out,
-                "total_tokens": usage_in + usage_out,
-            },
-        }
-        return 200, reply.headers, body
+        return completion_response(request, reply)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -203,8 +210,11 @@ class ScriptedServer:
 
 
 class ServerProcess:
-    """A `ScriptedServer` in a forked child process, so its CPU does not compete with the engine's
-    event loop for the GIL (as a real, remote provider would not). Replies come from `responder`."""
+    """A scripted server in a forked child process, answering with `responder`.
+
+    For benchmarks: an asyncio (aiohttp) server, so the test double spends as little CPU as possible
+    and none of it competes with the engine's event loop, as a real, remote provider would not.
+    """
 
     def __init__(self, responder: Responder, latency_s: float = 0.0) -> None:
         import multiprocessing
@@ -224,7 +234,27 @@ class ServerProcess:
 
 
 def _serve_forever(responder: Responder, latency_s: float, sender: Any) -> None:
-    server = ScriptedServer(latency_s=latency_s)
-    server.respond_with(responder)
-    sender.send(server.base_url)
-    server._httpd.serve_forever()
+    import asyncio
+
+    from aiohttp import web
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        answer = responder(body)
+        reply = Reply(content=answer) if isinstance(answer, str) else answer
+        await asyncio.sleep(latency_s + reply.delay_s)
+        status, headers, payload = completion_response(body, reply)
+        return web.json_response(payload, status=status, headers=headers)
+
+    async def main() -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        sender.send(f"http://127.0.0.1:{port}/v1")
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
