@@ -183,7 +183,9 @@ class ScriptedServer:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    data = [{"id": m, "object": "model", "owned_by": "scripted"} for m in server.models]
+                    data = [
+                        {"id": m, "object": "model", "owned_by": "scripted"} for m in server.models
+                    ]
                     self._send(200, {}, {"object": "list", "data": data})
                 else:
                     self._send(404, {}, {"error": {"message": "not found"}})

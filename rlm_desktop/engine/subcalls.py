@@ -114,7 +114,10 @@ class SubCallDispatcher:
         except BudgetExceededError as error:
             self._rt.emit(
                 BudgetExceeded(
-                    run_id=self._rt.run_id, call_id=self._call_id, limit=error.limit, detail=error.detail
+                    run_id=self._rt.run_id,
+                    call_id=self._call_id,
+                    limit=error.limit,
+                    detail=error.detail,
                 )
             )
             raise SubCallFailure(BUDGET_ERROR, error.detail) from error

@@ -72,7 +72,9 @@ class Launcher:
         assert self._control is not None
         parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            socket.send_fds(self._control, [json.dumps({"cwd": str(cwd)}).encode()], [worker_end.fileno()])
+            socket.send_fds(
+                self._control, [json.dumps({"cwd": str(cwd)}).encode()], [worker_end.fileno()]
+            )
         finally:
             worker_end.close()
         reply = await asyncio.get_running_loop().sock_recv(self._control, 4096)
