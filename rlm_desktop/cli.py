@@ -27,6 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `rlm-desktop` script; returns the exit code."""
+    import multiprocessing
+
+    multiprocessing.freeze_support()  # a frozen build must not re-run itself in PDF workers
     args = build_parser().parse_args(argv)
     if args.command is None:
         from rlm_desktop.ui.app import main as gui_main
