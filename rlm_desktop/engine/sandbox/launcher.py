@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from rlm_desktop.engine.sandbox.environment import worker_environment
+from rlm_desktop.engine.sandbox.hardening import protect_application_process
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 
@@ -45,6 +46,7 @@ class Launcher:
         raise WorkerDied("the worker launcher could not be started")
 
     async def _start(self) -> None:
+        protect_application_process()
         self._scratch.mkdir(parents=True, exist_ok=True)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
