@@ -113,7 +113,9 @@ class ScriptedServer:
         self._in_flight = 0
         self.max_in_flight = 0
         self._httpd = _Server(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:

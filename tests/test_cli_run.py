@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import json
 import os
@@ -12,10 +13,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import psutil
 import pytest
 
-from tests.engine.scripting import QUERY, TEST_MODEL, repl, scripted
+from tests.engine.scripting import QUERY, TEST_MODEL, repl, scripted, still_alive
 from tests.scripted_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -195,6 +195,17 @@ def test_a_run_without_an_answer_exits_1(scripted_server: ScriptedServer, docume
     assert "Traceback" not in result.stderr
 
 
+def test_a_run_past_its_time_limit_is_a_timeout(
+    scripted_server: ScriptedServer, document: Path
+) -> None:
+    scripted_server.respond_with(scripted({QUERY: [repl("import time\ntime.sleep(30)")]}))
+    args = served(scripted_server, "--doc", str(document), "--mode", "rlm", "--timeout", "0.5")
+    result = cli(*args, "--json")
+
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["status"] == "timeout"
+
+
 def test_an_interrupt_exits_130_and_stops_the_workers(
     scripted_server: ScriptedServer, document: Path, tmp_path: Path
 ) -> None:
@@ -218,4 +229,4 @@ def test_an_interrupt_exits_130_and_stops_the_workers(
     assert json.loads(out)["status"] == "cancelled"
     assert "Traceback" not in err
     (pid,) = (int(p.name) for p in marks.iterdir())
-    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert asyncio.run(still_alive([pid])) == set()

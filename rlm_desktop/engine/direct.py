@@ -72,7 +72,7 @@ async def answer_directly(runtime: Runtime, documents: Sequence[ContextDocument]
             call_id, config.model, messages, runtime.profile.root_max_output_tokens
         )
     except BudgetExceededError as error:
-        outcome = CallOutcome("budget_exceeded", "", error.detail)
+        outcome = CallOutcome(error.status, "", error.detail)
     except LLMError as error:
         outcome = CallOutcome("error", "", str(error))
     except asyncio.CancelledError:

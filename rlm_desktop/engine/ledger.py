@@ -10,6 +10,7 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from rlm_desktop.engine.config import Budget
 from rlm_desktop.engine.pricing import ModelInfo
@@ -22,6 +23,11 @@ class BudgetExceededError(Exception):
         super().__init__(detail)
         self.limit = limit
         self.detail = detail
+
+    @property
+    def status(self) -> Literal["timeout", "budget_exceeded"]:
+        """The run status this refusal ends a call with: the time limit is a timeout."""
+        return "timeout" if self.limit == "timeout_s" else "budget_exceeded"
 
 
 @dataclass

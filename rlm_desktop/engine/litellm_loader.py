@@ -24,6 +24,14 @@ def load_litellm() -> Any:
     return litellm
 
 
+def warm_up() -> None:
+    """Import litellm and its tokenizer; run in a thread so the event loop never stalls on it."""
+    load_litellm()
+    from rlm_desktop.engine.tokens import estimate_tokens
+
+    estimate_tokens("warm up")
+
+
 def release_logging_worker() -> None:
     """Drop litellm's background logging queue at the end of a run.
 

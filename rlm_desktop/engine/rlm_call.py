@@ -105,7 +105,7 @@ class RLMCall:
         try:
             outcome = await self._loop()
         except asyncio.CancelledError:
-            self._finish(CallOutcome("cancelled", self._partial, "cancelled"))
+            self._finish(CallOutcome("cancelled", self.partial_answer, "cancelled"))
             raise
         finally:
             rt.workers.discard(self._worker)
@@ -126,9 +126,9 @@ class RLMCall:
                     return CallOutcome("ok", answer)
             return await self._answer_now(messages)
         except BudgetExceededError as error:
-            return CallOutcome("budget_exceeded", self._partial, error.detail)
+            return CallOutcome(error.status, self.partial_answer, error.detail)
         except LLMError as error:
-            return CallOutcome("error", self._partial, str(error))
+            return CallOutcome("error", self.partial_answer, str(error))
 
     async def _turn(self, turn: int, messages: list[Message]) -> str | None:
         rt = self.rt
@@ -187,7 +187,7 @@ class RLMCall:
         completion = await self._ask(messages)
         final = find_prose_final(completion.content)
         prose = prose_without_code(completion.content)
-        answer = final.value if final and final.kind == "FINAL" else (prose or self._partial)
+        answer = final.value if final and final.kind == "FINAL" else (prose or self.partial_answer)
         self.rt.emit(
             AnswerSubmitted(
                 run_id=self.rt.run_id, call_id=self.call_id, answer=answer, source="partial"
@@ -196,7 +196,7 @@ class RLMCall:
         return CallOutcome("max_turns", answer, f"no answer within {turns} turns")
 
     @property
-    def _partial(self) -> str:
+    def partial_answer(self) -> str:
         """The best answer so far: the model's `answer["content"]` draft, else its last prose."""
         return self._answer_draft or self._last_prose
 

@@ -24,7 +24,7 @@ from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.direct import answer_directly, direct_fit, should_answer_directly
 from rlm_desktop.engine.events import ModeChosen, RunFinished, RunStarted, RunStatus
 from rlm_desktop.engine.ledger import BudgetLedger
-from rlm_desktop.engine.litellm_loader import release_logging_worker
+from rlm_desktop.engine.litellm_loader import release_logging_worker, warm_up
 from rlm_desktop.engine.llm import Credentials, LLMClient
 from rlm_desktop.engine.pricing import PriceBook
 from rlm_desktop.engine.profiles import choose_profile
@@ -90,6 +90,7 @@ class Run:
         self._main: asyncio.Task[CallOutcome] | None = None
         self._runtime: Runtime | None = None
         self._cancel_requested = False
+        self._root_call: RLMCall | None = None
 
     @property
     def credentials(self) -> Credentials:
@@ -113,6 +114,7 @@ class Run:
     async def execute(self) -> RunResult:
         """Run to the end and return the result; events are published on `self.bus` meanwhile."""
         started = time.monotonic()
+        await asyncio.to_thread(warm_up)
         runtime = self._make_runtime()
         direct = self._choose_mode(runtime)
         self.bus.publish(
@@ -153,7 +155,8 @@ class Run:
             main.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await main
-            return CallOutcome("timeout", "", f"the run passed its {timeout:g} s time limit")
+            draft = self._root_call.partial_answer if self._root_call else ""
+            return CallOutcome("timeout", draft, f"the run passed its {timeout:g} s time limit")
         try:
             return main.result()
         except asyncio.CancelledError:
@@ -205,7 +208,7 @@ class Run:
     async def _root(self, runtime: Runtime, direct: bool) -> CallOutcome:
         if direct:
             return await answer_directly(runtime, self.documents)
-        call = RLMCall(
+        call = self._root_call = RLMCall(
             runtime,
             prompt=self.config.query,
             context=self.context_value(),

@@ -7,7 +7,9 @@ A request without one is an `llm_query` sub-call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import psutil
@@ -131,3 +133,18 @@ def gone(pid: int) -> bool:
         return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return True
+
+
+async def still_alive(pids: Iterable[int], grace_s: float = 0.5) -> set[int]:
+    """The pids still running after `grace_s` (a SIGKILL takes effect asynchronously)."""
+    deadline = time.monotonic() + grace_s
+    alive = {pid for pid in pids if not gone(pid)}
+    while alive and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+        alive = {pid for pid in alive if not gone(pid)}
+    return alive
+
+
+async def new_descendants(before: set[int], grace_s: float = 0.5) -> set[int]:
+    """Descendants started since `before` was taken that are still running after `grace_s`."""
+    return await still_alive(live_descendants() - before, grace_s)

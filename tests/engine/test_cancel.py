@@ -12,15 +12,17 @@ import pytest
 
 from rlm_desktop.engine import Budget, Run, RunResult
 from rlm_desktop.engine.events import CallFinished, CallStarted, Event, RunFinished
+from rlm_desktop.engine.litellm_loader import load_litellm
 from tests.engine.scripting import (
     QUERY,
-    gone,
     is_sub_call,
     live_descendants,
     make_run,
+    new_descendants,
     of_type,
     repl,
     scripted,
+    still_alive,
 )
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -73,8 +75,8 @@ async def test_cancel_during_a_sleeping_cell(scripted_server: ScriptedServer, ma
 
     assert result.status == "cancelled"
     assert elapsed < 1.0
-    assert all(gone(pid) for pid in pids_in(marks))
-    assert live_descendants() - before == set()
+    assert await still_alive(pids_in(marks)) == set()
+    assert await new_descendants(before) == set()
     assert isinstance(events[-1], RunFinished)
     assert events[-1].status == "cancelled"
 
@@ -99,8 +101,8 @@ async def test_cancel_during_a_fan_out_tree(scripted_server: ScriptedServer, mar
 
     assert result.status == "cancelled"
     assert elapsed < 1.0
-    assert all(gone(pid) for pid in pids_in(marks))
-    assert live_descendants() - before == set()
+    assert await still_alive(pids_in(marks)) == set()
+    assert await new_descendants(before) == set()
     started = {e.call_id for e in of_type(events, CallStarted)}
     finished = {e.call_id: e.status for e in of_type(events, CallFinished)}
     assert set(finished) == started
@@ -130,12 +132,19 @@ async def test_cancelling_the_task_stops_the_tree(
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 10)
 
-    assert all(gone(pid) for pid in pids_in(marks))
-    assert live_descendants() - before == set()
+    assert await still_alive(pids_in(marks)) == set()
+    assert await new_descendants(before) == set()
     assert isinstance(events[-1], RunFinished)
     assert events[-1].status == "cancelled"
 
 
+@pytest.fixture
+def litellm_loaded() -> None:
+    """Import litellm before a run's clock starts: a cold import takes seconds (see test_cold_start)."""
+    load_litellm()
+
+
+@pytest.mark.usefixtures("litellm_loaded")
 async def test_the_wall_clock_limit_ends_the_run(
     scripted_server: ScriptedServer, marks: Path
 ) -> None:
@@ -148,8 +157,23 @@ async def test_the_wall_clock_limit_ends_the_run(
     assert result.status == "timeout"
     assert 1.5 <= result.wall_s < 3.0
     assert "1.5 s" in (result.error or "")
-    assert all(gone(pid) for pid in pids_in(marks))
-    assert live_descendants() - before == set()
+    assert await still_alive(pids_in(marks)) == set()
+    assert await new_descendants(before) == set()
+
+
+@pytest.mark.usefixtures("litellm_loaded")
+async def test_the_wall_clock_limit_keeps_the_draft_answer(
+    scripted_server: ScriptedServer,
+) -> None:
+    turns = [
+        repl("answer['content'] = 'draft before the limit'"),
+        repl("import time\ntime.sleep(60)"),
+    ]
+    scripted_server.respond_with(scripted({QUERY: turns}))
+    run = make_run(scripted_server, budget=Budget(timeout_s=1.0, cell_timeout_s=120))
+    result = await asyncio.wait_for(run.execute(), 10)
+
+    assert (result.status, result.answer) == ("timeout", "draft before the limit")
 
 
 @pytest.fixture

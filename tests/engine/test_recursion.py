@@ -8,7 +8,6 @@ from rlm_desktop.engine import Budget
 from rlm_desktop.engine.events import CallFinished, CallStarted, CellExecuted
 from tests.engine.scripting import (
     QUERY,
-    gone,
     is_sub_call,
     make_run,
     observation_after,
@@ -17,6 +16,7 @@ from tests.engine.scripting import (
     rlm_requests,
     run_to_end,
     scripted,
+    still_alive,
 )
 from tests.scripted_server import Reply, ScriptedServer, last_user_text
 
@@ -63,8 +63,7 @@ async def test_a_depth_two_child_has_its_own_repl(scripted_server: ScriptedServe
     cells = of_type(events, CellExecuted)
     root_pid, child_pid = pid_of(cells, top.call_id), pid_of(cells, below.call_id)
     assert root_pid != child_pid
-    assert gone(root_pid)
-    assert gone(child_pid)
+    assert await still_alive([root_pid, child_pid]) == set()
     assert "chars 400" in observation_after(scripted_server, 0, CHILD)
     assert "a str of 400 characters" in last_user_text(rlm_requests(scripted_server, CHILD)[0])
     assert "child said child answer: 2" in observation_after(scripted_server, 0)

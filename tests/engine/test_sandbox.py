@@ -16,13 +16,13 @@ from rlm_desktop.engine.events import CellExecuted, WorkerRestarted
 from tests.engine.scripting import (
     DOCUMENT,
     QUERY,
-    gone,
     make_run,
     observation_after,
     of_type,
     repl,
     run_to_end,
     scripted,
+    still_alive,
 )
 from tests.scripted_server import ScriptedServer
 
@@ -88,7 +88,7 @@ async def test_a_cell_that_ignores_the_interrupt_restarts_the_worker(
     assert len(of_type(events, WorkerRestarted)) == 1
     old, new = pids(of_type(events, CellExecuted))
     assert old != new
-    assert gone(old)
+    assert await still_alive([old]) == set()
     after = observation_after(scripted_server, 2)
     assert "False" in after
     assert f"chars {len(DOCUMENT.text)}" in after
