@@ -9,133 +9,14 @@ events through the same `apply`.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlm_desktop.call_nodes import FINISHED_OK, CallNode, Cell, RunInfo, Totals, Turn
 from rlm_desktop.engine import events as ev
 
-FINISHED_OK = "ok"
-
-
-@dataclass
-class Totals:
-    """Sums over a node and all its descendants."""
-
-    calls: int = 0
-    running: int = 0
-    errors: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    unpriced: int = 0
-
-    @property
-    def tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.input_tokens + self.output_tokens
-
-
-@dataclass
-class Cell:
-    """One code block of a turn and what running it printed."""
-
-    index: int
-    code: str
-    stdout: str
-    stderr: str
-    error: str | None
-    duration_s: float
-    timed_out: bool = False
-    variables_lost: bool = False
-
-
-@dataclass
-class Turn:
-    """One turn of an RLM call: the model's reply, its cells, and what the model was shown."""
-
-    index: int
-    reply: str = ""
-    cells: list[Cell] = field(default_factory=list)
-    observation: str = ""
-    duration_s: float | None = None
-    truncated: bool = False
-
-    @property
-    def finished(self) -> bool:
-        """True once the engine reported the turn as executed."""
-        return self.duration_s is not None
-
-
-@dataclass(eq=False)
-class CallNode:
-    """One RLM call or LLM call of the tree."""
-
-    call_id: str
-    kind: str
-    model: str
-    prompt: str
-    depth: int
-    started_ts: float
-    parent: CallNode | None = None
-    row: int = 0
-    level: int = 0
-    status: str = "running"
-    response: str = ""
-    error: str | None = None
-    ended_ts: float | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    unpriced: bool = False
-    requests: int = 0
-    retries: int = 0
-    latency_s: float = 0.0
-    answer: str | None = None
-    answer_source: str | None = None
-    worker_restarts: int = 0
-    turns: list[Turn] = field(default_factory=list)
-    children: list[CallNode] = field(default_factory=list)
-    subtree: Totals = field(default_factory=Totals)
-
-    @property
-    def running(self) -> bool:
-        """True until the call finished."""
-        return self.status == "running"
-
-    @property
-    def failed(self) -> bool:
-        """True when the call ended any other way than normally."""
-        return not self.running and self.status != FINISHED_OK
-
-    def duration(self, now: float | None = None) -> float:
-        """Seconds from dispatch to the end, or to `now` while it runs."""
-        end = self.ended_ts if self.ended_ts is not None else (now or time.time())
-        return max(0.0, end - self.started_ts)
-
-    def preview(self) -> str:
-        """One line that says what the call is about or what it returned."""
-        if self.running:
-            text = self.prompt
-        else:
-            text = self.error or self.answer or self.response or self.prompt
-        return " ".join(text.split())[:200]
-
-    def ancestors(self) -> Iterator[CallNode]:
-        """The parent, its parent, and so on up to the root."""
-        node = self.parent
-        while node is not None:
-            yield node
-            node = node.parent
-
-    def walk(self) -> Iterator[CallNode]:
-        """This node and its descendants, depth first in display order."""
-        stack = [self]
-        while stack:
-            node = stack.pop()
-            yield node
-            stack.extend(reversed(node.children))
+__all__ = ["FINISHED_OK", "CallNode", "CallTree", "Cell", "Changes", "RunInfo", "Totals", "Turn"]
 
 
 @dataclass
@@ -153,34 +34,6 @@ class Changes:
         self.updated |= other.updated
         self.turns |= other.turns
         self.run = self.run or other.run
-
-
-@dataclass
-class RunInfo:
-    """Run-level facts gathered from the run's events."""
-
-    run_id: str = ""
-    query: str = ""
-    model: str = ""
-    sub_model: str = ""
-    mode: str = ""
-    profile: str = ""
-    settings: dict[str, Any] = field(default_factory=dict)
-    documents: list[dict[str, Any]] = field(default_factory=list)
-    started_ts: float | None = None
-    chosen_mode: str | None = None
-    mode_reason: str = ""
-    budget: ev.BudgetUpdated | None = None
-    budget_exceeded: list[ev.BudgetExceeded] = field(default_factory=list)
-    finished: ev.RunFinished | None = None
-
-    def elapsed(self, now: float | None = None) -> float:
-        """Wall-clock seconds of the run so far (or in total once finished)."""
-        if self.finished is not None:
-            return self.finished.wall_s
-        if self.started_ts is None:
-            return 0.0
-        return max(0.0, (now or time.time()) - self.started_ts)
 
 
 class CallTree:
@@ -217,6 +70,21 @@ class CallTree:
             handler = _HANDLERS.get(type(event))
             if handler is not None:
                 handler(self, event, changes)
+            self.run.last_ts = event.ts
+        return changes
+
+    def close_unfinished(self, status: str = "interrupted") -> Changes:
+        """End the calls still running when a saved run stops short (it was killed)."""
+        changes = Changes(run=True)
+        self.run.closed = True
+        for node in self.nodes.values():
+            if node.running:
+                node.status, node.ended_ts = status, self.run.last_ts
+                self._propagate(node, running=-1, errors=1)
+                if node.parent is not None:
+                    self.sub_calls_running -= 1
+                    self.sub_calls_done += 1
+                self._touch(node, changes)
         return changes
 
     def _touch(self, node: CallNode, changes: Changes) -> None:
@@ -231,8 +99,14 @@ class CallTree:
 
     def _on_run_started(self, e: ev.RunStarted, changes: Changes) -> None:
         self.run = RunInfo(
-            run_id=e.run_id, query=e.query, model=e.model, sub_model=e.sub_model, mode=e.mode,
-            profile=e.profile, settings=dict(e.settings), documents=list(e.documents),
+            run_id=e.run_id,
+            query=e.query,
+            model=e.model,
+            sub_model=e.sub_model,
+            mode=e.mode,
+            profile=e.profile,
+            settings=dict(e.settings),
+            documents=list(e.documents),
             started_ts=e.ts,
         )
         changes.run = True
@@ -247,8 +121,14 @@ class CallTree:
         parent = self.nodes.get(e.parent_id) if e.parent_id else None
         siblings = self.children_of(parent)
         node = CallNode(
-            call_id=e.call_id, kind=e.kind, model=e.model, prompt=e.prompt, depth=e.depth,
-            started_ts=e.ts, parent=parent, row=len(siblings),
+            call_id=e.call_id,
+            kind=e.kind,
+            model=e.model,
+            prompt=e.prompt,
+            depth=e.depth,
+            started_ts=e.ts,
+            parent=parent,
+            row=len(siblings),
             level=0 if parent is None else parent.level + 1,
         )
         siblings.append(node)
@@ -283,7 +163,10 @@ class CallTree:
         node.latency_s += e.latency_s
         node.unpriced = node.unpriced or e.cost_usd is None
         self._propagate(
-            node, input_tokens=e.input_tokens, output_tokens=e.output_tokens, cost_usd=cost,
+            node,
+            input_tokens=e.input_tokens,
+            output_tokens=e.output_tokens,
+            cost_usd=cost,
             unpriced=int(e.cost_usd is None),
         )
         if node.kind == "llm":
@@ -313,8 +196,14 @@ class CallTree:
             return
         self._turn(node, e.turn).cells.append(
             Cell(
-                index=e.index, code=e.code, stdout=e.stdout, stderr=e.stderr, error=e.error,
-                duration_s=e.duration_s, timed_out=e.timed_out, variables_lost=e.variables_lost,
+                index=e.index,
+                code=e.code,
+                stdout=e.stdout,
+                stderr=e.stderr,
+                error=e.error,
+                duration_s=e.duration_s,
+                timed_out=e.timed_out,
+                variables_lost=e.variables_lost,
             )
         )
         changes.turns.add(node)
@@ -359,7 +248,9 @@ class CallTree:
             node.input_tokens, node.output_tokens = e.input_tokens, e.output_tokens
             node.cost_usd = e.cost_usd or 0.0
             self._propagate(
-                node, input_tokens=e.input_tokens, output_tokens=e.output_tokens,
+                node,
+                input_tokens=e.input_tokens,
+                output_tokens=e.output_tokens,
                 cost_usd=node.cost_usd,
             )
         self._propagate(node, running=-1, errors=int(node.failed))
@@ -372,6 +263,7 @@ class CallTree:
 
     def _on_run_finished(self, e: ev.RunFinished, changes: Changes) -> None:
         self.run.finished = e
+        self.run.closed = True
         changes.run = True
 
 

@@ -33,8 +33,13 @@ PROVIDERS: dict[str, Provider] = {
         Provider("gemini", "Google Gemini", "GEMINI_API_KEY"),
         Provider("openrouter", "OpenRouter", "OPENROUTER_API_KEY"),
         Provider("ollama", "Ollama", None, needs_key=False, base_url="http://localhost:11434"),
-        Provider("local", "OpenAI-compatible local server", "LOCAL_LLM_API_KEY", needs_key=False,
-                 base_url="http://127.0.0.1:8000/v1"),
+        Provider(
+            "local",
+            "OpenAI-compatible local server",
+            "LOCAL_LLM_API_KEY",
+            needs_key=False,
+            base_url="http://127.0.0.1:8000/v1",
+        ),
     )
 }
 
@@ -44,8 +49,13 @@ _PREFIX_ALIASES = {
     "text-completion-openai": "openai",
 }
 _BARE_NAME_PREFIXES = (
-    ("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
-    ("chatgpt", "openai"), ("claude", "anthropic"), ("gemini", "gemini"),
+    ("gpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("chatgpt", "openai"),
+    ("claude", "anthropic"),
+    ("gemini", "gemini"),
 )
 
 

@@ -23,6 +23,17 @@ OUT = ROOT / "docs" / "screenshots"
 SIZE = (1440, 900)
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to end Xvfb if this process dies without cleaning up (a crash)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        return
+
+
 def start_xvfb() -> subprocess.Popen[bytes] | None:
     """Start Xvfb on a free display and export DISPLAY; None when a display is already set."""
     if os.environ.get("DISPLAY") and not os.environ.get("RLM_SCREENSHOTS_OWN_XVFB"):
@@ -31,8 +42,22 @@ def start_xvfb() -> subprocess.Popen[bytes] | None:
         sys.exit("Xvfb is missing: apt-get install xvfb (and the libxcb-* set in the README)")
     read, write = os.pipe()
     server = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write), "-screen", "0", f"{SIZE[0] + 160}x{SIZE[1] + 100}x24",
-         "-nolisten", "tcp"], pass_fds=(write,), stderr=subprocess.DEVNULL)
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write),
+            "-screen",
+            "0",
+            f"{SIZE[0] + 160}x{SIZE[1] + 100}x24",
+            "-nolisten",
+            "tcp",
+        ],
+        pass_fds=(write,),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=_die_with_parent,
+    )
     os.close(write)
     with os.fdopen(read) as pipe:
         number = pipe.readline().strip()
@@ -64,20 +89,25 @@ def responder(sub_delay_s: float) -> Any:
         "4. api-gateway latency spike 18:04:30-18:20:00 (deploy v2.41.0)\\n"
         "5. payments upload failed at 21:47:09 (507, /data/receipts full)"
     )
-    turn_3 = f"I have all five.\n```repl\nFINAL(\"{answer}\")\n```"
-    child = ("```repl\nfirst = [l for l in context.splitlines() if 'PoolTimeout' in l]\n"
-             "print(first[0][:19], first[-1][:19])\n"
-             "FINAL(llm_query('Summarise the outage window: ' + first[0] + first[-1]))\n```")
+    turn_3 = f'I have all five.\n```repl\nFINAL("{answer}")\n```'
+    child = (
+        "```repl\nfirst = [l for l in context.splitlines() if 'PoolTimeout' in l]\n"
+        "print(first[0][:19], first[-1][:19])\n"
+        "FINAL(llm_query('Summarise the outage window: ' + first[0] + first[-1]))\n```"
+    )
 
     def respond(request: dict[str, Any]) -> Any:
         if "REPL" not in system_text(request):
             text = last_user_text(request)
             if text.startswith("Summarise the outage"):
                 return "02:13:05 to 02:41:50 UTC"
-            return Reply(content=f"No incident in this chunk ({len(text):,} characters read).",
-                         delay_s=sub_delay_s)
-        first_user = next(str(m.get("content")) for m in request["messages"]
-                          if m.get("role") == "user")
+            return Reply(
+                content=f"No incident in this chunk ({len(text):,} characters read).",
+                delay_s=sub_delay_s,
+            )
+        first_user = next(
+            str(m.get("content")) for m in request["messages"] if m.get("role") == "user"
+        )
         if "payments pool" in first_user:
             return child
         turns = sum(1 for m in request["messages"] if m.get("role") == "assistant")
@@ -109,8 +139,9 @@ def save(widget: Any, name: str) -> Path:
     return path
 
 
-async def scripted_run(window: Any, server: Any, question: str, delay: float,
-                       shoot: str | None) -> None:
+async def scripted_run(
+    window: Any, server: Any, question: str, delay: float, shoot: str | None
+) -> None:
     """Run `question` over the sample log; photograph it mid-run when `shoot` is given."""
     from rlm_desktop.paths import resource
 
@@ -147,9 +178,13 @@ async def main_async(window: Any, server: Any) -> None:
     ws.documents.add_paths([resource("samples", "memos")])
     await wait_for(lambda: not ws.documents.loading)
     ws.documents.view.setCurrentIndex(ws.documents.model.index(0, 0))
-    await scripted_run(window, server,
-                       "Which incidents happened in this log, and when did each start and end?",
-                       2.5, "running")
+    await scripted_run(
+        window,
+        server,
+        "Which incidents happened in this log, and when did each start and end?",
+        2.5,
+        "running",
+    )
     root = ws.model.tree.root
     ws.tree_panel.select(root)
     await pump(0.5)
@@ -168,15 +203,24 @@ async def main_async(window: Any, server: Any) -> None:
     settings.tabs.setCurrentIndex(1)
     await pump(0.3)
     save(settings, "settings-defaults")
+    settings.tabs.setCurrentIndex(2)
+    await pump(0.3)
+    save(settings, "settings-profiles")
+    settings.tabs.setCurrentIndex(3)
+    settings.appearance.theme.setCurrentIndex(settings.appearance.theme.findData("dark"))
     settings.accept()
+    ws.tree_panel.select(root)
+    await pump(0.5)
+    save(window, "finished-dark")
 
 
 def main() -> int:
     """Take the screenshots; the process exit code."""
     xvfb = start_xvfb()
     home = tempfile.mkdtemp(prefix="rlm-screenshots-")
-    os.environ.update(QT_QPA_PLATFORM="xcb", RLM_DESKTOP_HOME=home,
-                      LITELLM_LOCAL_MODEL_COST_MAP="True")
+    os.environ.update(
+        QT_QPA_PLATFORM="xcb", RLM_DESKTOP_HOME=home, LITELLM_LOCAL_MODEL_COST_MAP="True"
+    )
     try:
         import keyring
         import qasync

@@ -78,13 +78,32 @@ def test_failed_call_counts_as_error_and_previews_the_error() -> None:
     tree = CallTree()
     root_id, opening = rlm_call_start("r", None, 0, 10.0)
     tree.apply(opening)
-    tree.apply(rlm_call_end("r", root_id, 11.0, "", stderr="oops",
-                            error="Traceback ...\nValueError"))
-    tree.apply([ev.CallStarted(run_id="r", call_id="bad", parent_id=root_id, kind="llm", depth=1,
-                               model="m", prompt="p"),
-                ev.CallFinished(run_id="r", call_id="bad", status="error", response="",
-                                input_tokens=0, output_tokens=0, cost_usd=None,
-                                error="RateLimitError: slow down")])
+    tree.apply(
+        rlm_call_end("r", root_id, 11.0, "", stderr="oops", error="Traceback ...\nValueError")
+    )
+    tree.apply(
+        [
+            ev.CallStarted(
+                run_id="r",
+                call_id="bad",
+                parent_id=root_id,
+                kind="llm",
+                depth=1,
+                model="m",
+                prompt="p",
+            ),
+            ev.CallFinished(
+                run_id="r",
+                call_id="bad",
+                status="error",
+                response="",
+                input_tokens=0,
+                output_tokens=0,
+                cost_usd=None,
+                error="RateLimitError: slow down",
+            ),
+        ]
+    )
     bad = tree.nodes["bad"]
     assert bad.failed
     assert bad.preview() == "RateLimitError: slow down"
@@ -94,29 +113,73 @@ def test_failed_call_counts_as_error_and_previews_the_error() -> None:
 
 def test_unknown_call_ids_and_duplicates_are_ignored() -> None:
     tree = CallTree()
-    changes = tree.apply([
-        ev.TurnStarted(run_id="r", call_id="ghost", index=0),
-        ev.CallFinished(run_id="r", call_id="ghost", status="ok", response="", input_tokens=1,
-                        output_tokens=1, cost_usd=0.0),
-    ])
+    changes = tree.apply(
+        [
+            ev.TurnStarted(run_id="r", call_id="ghost", index=0),
+            ev.CallFinished(
+                run_id="r",
+                call_id="ghost",
+                status="ok",
+                response="",
+                input_tokens=1,
+                output_tokens=1,
+                cost_usd=0.0,
+            ),
+        ]
+    )
     assert len(tree) == 0
     assert not changes.added
-    start = ev.CallStarted(run_id="r", call_id="a", parent_id=None, kind="llm", depth=0,
-                           model="m", prompt="p")
+    start = ev.CallStarted(
+        run_id="r", call_id="a", parent_id=None, kind="llm", depth=0, model="m", prompt="p"
+    )
     tree.apply([start, start])
     assert len(tree.roots) == 1
 
 
 def test_unpriced_calls_are_counted() -> None:
     tree = CallTree()
-    tree.apply([
-        ev.CallStarted(run_id="r", call_id="a", parent_id=None, kind="llm", depth=0, model="m",
-                       prompt="p"),
-        ev.LLMResponded(run_id="r", call_id="a", request_id="q", model="m", content="x",
-                        input_tokens=5, output_tokens=2, cost_usd=None, latency_s=0.1,
-                        finish_reason="stop", truncated=False, attempts=1),
-    ])
+    tree.apply(
+        [
+            ev.CallStarted(
+                run_id="r", call_id="a", parent_id=None, kind="llm", depth=0, model="m", prompt="p"
+            ),
+            ev.LLMResponded(
+                run_id="r",
+                call_id="a",
+                request_id="q",
+                model="m",
+                content="x",
+                input_tokens=5,
+                output_tokens=2,
+                cost_usd=None,
+                latency_s=0.1,
+                finish_reason="stop",
+                truncated=False,
+                attempts=1,
+            ),
+        ]
+    )
     node = tree.nodes["a"]
     assert node.unpriced
     assert node.subtree.unpriced == 1
     assert node.subtree.tokens == 7
+
+
+def test_call_tree_and_keys_import_without_qt() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('PySide6', 'shiboken6', 'qasync'):\n"
+        "            raise ImportError('Qt is blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import rlm_desktop.call_tree, rlm_desktop.keys\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.strip() == "ok", done.stderr

@@ -59,8 +59,9 @@ def test_key_round_trips_through_the_keyring(memory_keyring: MemoryKeyring) -> N
     keys.delete_key("openai")
 
 
-def test_environment_is_the_fallback(memory_keyring: MemoryKeyring,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_is_the_fallback(
+    memory_keyring: MemoryKeyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "env-key")
     assert keys.get_key("anthropic") == "env-key"
     assert keys.key_source("anthropic") == "ANTHROPIC_API_KEY"

@@ -53,11 +53,15 @@ class Decoded:
         """What a reader should know about this decoding."""
         notes = []
         if self.guessed:
-            notes.append(f"encoding not recognised; read as {self.encoding}, some letters may be "
-                         "wrong (save the file as UTF-8 to be sure)")
+            notes.append(
+                f"encoding not recognised; read as {self.encoding}, some letters may be "
+                "wrong (save the file as UTF-8 to be sure)"
+            )
         if self.replaced:
-            notes.append(f"{self.replaced} undecodable byte sequence(s) in {self.encoding} "
-                         "replaced with \ufffd")
+            notes.append(
+                f"{self.replaced} undecodable byte sequence(s) in {self.encoding} "
+                "replaced with \ufffd"
+            )
         return tuple(notes)
 
 

@@ -9,13 +9,54 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-_HIDDEN = frozenset(("script", "style", "noscript", "template", "svg", "math", "iframe", "object",
-                     "canvas", "select"))
-_BLOCK = frozenset((
-    "address", "article", "aside", "blockquote", "details", "div", "dl", "fieldset", "figcaption",
-    "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "main", "nav",
-    "ol", "p", "pre", "section", "summary", "table", "ul", "caption",
-))
+_HIDDEN = frozenset(
+    (
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "math",
+        "iframe",
+        "object",
+        "canvas",
+        "select",
+    )
+)
+_BLOCK = frozenset(
+    (
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "details",
+        "div",
+        "dl",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "ul",
+        "caption",
+    )
+)
 """Elements set apart by a blank line."""
 _LINE = frozenset(("br", "li", "tr", "dt", "dd", "option"))
 """Elements that start a new line."""

@@ -71,8 +71,11 @@ class _Loader:
         elif not path.exists():
             self.fail(path, "no such file or folder; check the path", named=True)
         elif not path.is_file():
-            self.fail(path, "not a regular file (a device, pipe or socket); name a file or folder",
-                      named=True)
+            self.fail(
+                path,
+                "not a regular file (a device, pipe or socket); name a file or folder",
+                named=True,
+            )
         elif (reason := formats.refusal(path)) is not None:
             self.fail(path, reason, named=True)
         else:
@@ -95,8 +98,12 @@ class _Loader:
         kinds = Counter(s.reason.split(" (")[0].split(";")[0] for s in skipped)
         shown = ", ".join(f"{n} {reason}" for reason, n in kinds.most_common(3))
         more = ", ..." if len(kinds) > 3 else ""
-        self.fail(root, f"no loadable files in this folder (skipped: {shown}{more}); "
-                  "choose another folder or name the files directly", named=True)
+        self.fail(
+            root,
+            f"no loadable files in this folder (skipped: {shown}{more}); "
+            "choose another folder or name the files directly",
+            named=True,
+        )
 
     def fail(self, path: Path, message: str, named: bool) -> None:
         if named:
@@ -124,14 +131,21 @@ class _Loader:
             return f"cannot read it ({exc.strerror or exc}); check that it exists and is readable"
         limits = self.options
         if size > limits.max_file_bytes:
-            return (f"too large ({human_size(size)}, the per-file limit is "
-                    f"{human_size(limits.max_file_bytes)}); raise the limit or split the file")
+            return (
+                f"too large ({human_size(size)}, the per-file limit is "
+                f"{human_size(limits.max_file_bytes)}); raise the limit or split the file"
+            )
         if self.total_bytes + size > limits.max_total_bytes:
-            return (f"over the total size limit ({human_size(limits.max_total_bytes)} for all "
-                    "documents together); raise the limit or load fewer files")
+            return (
+                f"over the total size limit ({human_size(limits.max_total_bytes)} for all "
+                "documents together); raise the limit or load fewer files"
+            )
         if size == 0:
-            return "empty file (0 bytes); check that it is the file you meant" if named else (
-                "empty file (0 bytes)")
+            return (
+                "empty file (0 bytes); check that it is the file you meant"
+                if named
+                else ("empty file (0 bytes)")
+            )
         return None
 
     def read(self, path: Path, name: str) -> str | None:
@@ -159,11 +173,22 @@ class _Loader:
             return "no text in it (only whitespace); nothing to load"
         tokens, estimated = self.tally.count(text, kind)
         self.total_bytes += size
-        self.result.documents.append(Document(
-            name=name, path=path, type=kind, size=size, sha256=digest, chars=len(text),
-            tokens=tokens, tokens_estimated=estimated, text=text, encoding=extracted.encoding,
-            pages=extracted.pages, notes=extracted.notes,
-        ))
+        self.result.documents.append(
+            Document(
+                name=name,
+                path=path,
+                type=kind,
+                size=size,
+                sha256=digest,
+                chars=len(text),
+                tokens=tokens,
+                tokens_estimated=estimated,
+                text=text,
+                encoding=extracted.encoding,
+                pages=extracted.pages,
+                notes=extracted.notes,
+            )
+        )
         return None
 
 

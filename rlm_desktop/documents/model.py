@@ -75,8 +75,9 @@ class Document:
 
     def to_context(self) -> ContextDocument:
         """The document as the engine takes it."""
-        return ContextDocument(name=self.name, text=self.text, path=str(self.path),
-                               tokens=self.tokens)
+        return ContextDocument(
+            name=self.name, text=self.text, path=str(self.path), tokens=self.tokens
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,8 +31,10 @@ RANGE_PAGES = 16
 """Pages per unit of work handed to a worker process."""
 
 _REPAIR = "re-export it from the program that made it, or repair it (e.g. `qpdf in.pdf out.pdf`)"
-_PASSWORD = ("password-protected PDF; save a copy without the password "
-             "(e.g. `qpdf --decrypt --password=... in.pdf out.pdf`) and load that")
+_PASSWORD = (
+    "password-protected PDF; save a copy without the password "
+    "(e.g. `qpdf --decrypt --password=... in.pdf out.pdf`) and load that"
+)
 
 
 @dataclass(frozen=True)
@@ -75,11 +77,14 @@ def _open(data: bytes) -> PdfReader:
         try:
             opened = reader.decrypt("")
         except DependencyError as exc:
-            raise Unreadable(f"encrypted PDF that needs an extra package ({_reason(exc)}); "
-                             "install it into the app's environment") from exc
+            raise Unreadable(
+                f"encrypted PDF that needs an extra package ({_reason(exc)}); "
+                "install it into the app's environment"
+            ) from exc
         except Exception as exc:
-            raise Unreadable(f"encrypted PDF that cannot be opened ({_reason(exc)}); "
-                             f"{_PASSWORD}") from exc
+            raise Unreadable(
+                f"encrypted PDF that cannot be opened ({_reason(exc)}); {_PASSWORD}"
+            ) from exc
         if not opened:
             raise Unreadable(_PASSWORD)
     return reader
@@ -92,8 +97,9 @@ def extract_pdf(data: bytes) -> PdfText:
         try:
             count = len(reader.pages)
         except Exception as exc:
-            raise Unreadable(f"damaged PDF: its page list cannot be read ({_reason(exc)}); "
-                             f"{_REPAIR}") from exc
+            raise Unreadable(
+                f"damaged PDF: its page list cannot be read ({_reason(exc)}); {_REPAIR}"
+            ) from exc
         if count == 0:
             raise Unreadable(f"damaged or empty PDF: no pages found; {_REPAIR}")
         texts = _all_pages(reader, data, count)
@@ -106,8 +112,10 @@ def extract_pdf(data: bytes) -> PdfText:
         raise Unreadable(f"damaged PDF: no page's text could be extracted; {_REPAIR}")
     pages = [text or "" for text in texts]
     if not any(text.strip() for text in pages):
-        raise Unreadable("no extractable text (the pages are probably scanned images); "
-                         "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and load the result")
+        raise Unreadable(
+            "no extractable text (the pages are probably scanned images); "
+            "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and load the result"
+        )
     return PdfText("\f".join(pages), count, notes)
 
 
@@ -154,8 +162,9 @@ def _all_pages(reader: PdfReader, data: bytes, count: int) -> list[str | None]:
     # "spawn": forking a process that runs Qt threads is unsafe.
     context = multiprocessing.get_context("spawn")
     try:
-        with ProcessPoolExecutor(max_workers=workers - 1, mp_context=context,
-                                 initializer=_child_open, initargs=(data,)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers - 1, mp_context=context, initializer=_child_open, initargs=(data,)
+        ) as pool:
             futures = [pool.submit(_child_range, *pages) for pages in ranges]
             for i, future in enumerate(futures):
                 if future.cancel():  # not yet taken by a worker: do it here

@@ -33,12 +33,18 @@ _FALLBACK = "cl100k_base"
 
 # tiktoken caches each encoding under the SHA-1 of its download URL; the SHA-256 is of the content.
 _BUNDLED = {
-    "cl100k_base": ("cl100k_base.tiktoken",
-                    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
-    "o200k_base": ("o200k_base.tiktoken",
-                   "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
-    "p50k_base": ("p50k_base.tiktoken",
-                  "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"),
+    "cl100k_base": (
+        "cl100k_base.tiktoken",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
+    "o200k_base": (
+        "o200k_base.tiktoken",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+    "p50k_base": (
+        "p50k_base.tiktoken",
+        "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+    ),
 }
 _BUNDLED["o200k_harmony"] = _BUNDLED["o200k_base"]
 _URL = "https://openaipublic.blob.core.windows.net/encodings/"

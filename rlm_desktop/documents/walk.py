@@ -21,13 +21,29 @@ from rlm_desktop.documents.model import LoadOptions, Skipped
 SKIPPED_FOLDERS: dict[str, str] = {
     **dict.fromkeys((".git", ".hg", ".svn", ".bzr", "_darcs"), "version-control data"),
     **dict.fromkeys((".venv", "venv", "virtualenv", ".conda"), "virtual environment"),
-    **dict.fromkeys(("node_modules", "bower_components", "site-packages", "jspm_packages"),
-                    "installed dependencies"),
-    **dict.fromkeys(("build", "dist", "target", "_build", ".eggs", ".next", ".nuxt", "htmlcov"),
-                    "build output"),
-    **dict.fromkeys(("__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
-                     ".cache", ".gradle", ".parcel-cache", ".terraform", ".ipynb_checkpoints"),
-                    "cache"),
+    **dict.fromkeys(
+        ("node_modules", "bower_components", "site-packages", "jspm_packages"),
+        "installed dependencies",
+    ),
+    **dict.fromkeys(
+        ("build", "dist", "target", "_build", ".eggs", ".next", ".nuxt", "htmlcov"), "build output"
+    ),
+    **dict.fromkeys(
+        (
+            "__pycache__",
+            ".mypy_cache",
+            ".pytest_cache",
+            ".ruff_cache",
+            ".tox",
+            ".nox",
+            ".cache",
+            ".gradle",
+            ".parcel-cache",
+            ".terraform",
+            ".ipynb_checkpoints",
+        ),
+        "cache",
+    ),
 }
 """Folder names never descended into, with the reason reported."""
 
@@ -83,12 +99,12 @@ class _Rules:
         full = path.as_posix() + ("/" if is_dir else "")
         if self._exclude is not None:
             base, spec = self._exclude
-            if full.startswith(base) and spec.check_file(full[len(base):]).include:
+            if full.startswith(base) and spec.check_file(full[len(base) :]).include:
                 return EXCLUDED
         verdict = False
         for base, spec in self._specs:
             if full.startswith(base):
-                include = spec.check_file(full[len(base):]).include
+                include = spec.check_file(full[len(base) :]).include
                 if include is not None:
                     verdict = include
         return GITIGNORED if verdict else None
@@ -138,8 +154,12 @@ def iter_folder(root: Path, options: LoadOptions) -> Iterator[Found | Skipped]:
     yield from _walk(root, root.name, rules, options)
 
 
-def _walk(folder: Path, prefix: str, rules: _Rules, options: LoadOptions,
-          ) -> Iterator[Found | Skipped]:
+def _walk(
+    folder: Path,
+    prefix: str,
+    rules: _Rules,
+    options: LoadOptions,
+) -> Iterator[Found | Skipped]:
     try:
         with os.scandir(folder) as listing:
             entries = sorted(listing, key=lambda e: (e.name.casefold(), e.name))

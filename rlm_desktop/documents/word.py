@@ -54,8 +54,10 @@ def extract_docx(data: bytes) -> str:
     from docx.table import Table
 
     if data.startswith(_OLE_MAGIC):
-        raise Unreadable("encrypted (password-protected) or old-format Word file; "
-                         f"remove the password or {_RESAVE}")
+        raise Unreadable(
+            "encrypted (password-protected) or old-format Word file; "
+            f"remove the password or {_RESAVE}"
+        )
     if not data.startswith(_ZIP_MAGIC):
         raise Unreadable(f"not a .docx file (not a ZIP package); {_RESAVE}")
     try:

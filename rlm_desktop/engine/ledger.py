@@ -59,22 +59,14 @@ class BudgetLedger:
         self._on_change = on_change
         self._ids = itertools.count(1)
         self._reserved: dict[int, Reservation] = {}
+        self.reserved_tokens = 0
+        self.reserved_cost_usd = 0.0
         self.spent_cost_usd = 0.0
         self.input_tokens = 0
         self.output_tokens = 0
         self.sub_calls = 0
         self.unpriced_calls = 0
         self.started = time.monotonic()
-
-    @property
-    def reserved_tokens(self) -> int:
-        """Tokens held by calls in flight."""
-        return sum(r.tokens for r in self._reserved.values())
-
-    @property
-    def reserved_cost_usd(self) -> float:
-        """Dollars held by calls in flight."""
-        return sum(r.cost_usd for r in self._reserved.values())
 
     def claim_sub_call(self) -> None:
         """Count one sub-call (`llm_query` or `rlm_query`) against `max_sub_calls`."""
@@ -109,6 +101,8 @@ class BudgetLedger:
             )
         reservation = Reservation(next(self._ids), tokens, cost)
         self._reserved[reservation.id] = reservation
+        self.reserved_tokens += tokens
+        self.reserved_cost_usd += cost
         self._changed()
         return reservation
 
@@ -116,7 +110,7 @@ class BudgetLedger:
         self, reservation: Reservation, input_tokens: int, output_tokens: int, cost: float | None
     ) -> None:
         """Replace a reservation with what the call actually used."""
-        self._reserved.pop(reservation.id, None)
+        self._drop(reservation)
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
         if cost is None:
@@ -127,8 +121,17 @@ class BudgetLedger:
 
     def release(self, reservation: Reservation) -> None:
         """Give a reservation back unused (the call failed before using anything)."""
-        if self._reserved.pop(reservation.id, None) is not None:
+        if self._drop(reservation):
             self._changed()
+
+    def _drop(self, reservation: Reservation) -> bool:
+        if self._reserved.pop(reservation.id, None) is None:
+            return False
+        self.reserved_tokens -= reservation.tokens
+        self.reserved_cost_usd = max(0.0, self.reserved_cost_usd - reservation.cost_usd)
+        if not self._reserved:
+            self.reserved_cost_usd = 0.0  # no float drift once nothing is in flight
+        return True
 
     def check_time(self) -> None:
         """Raise when the run's wall-clock budget is spent."""

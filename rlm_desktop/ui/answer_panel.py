@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBro
 
 from rlm_desktop.engine.events import RunFinished
 from rlm_desktop.ui import format as fmt
+from rlm_desktop.ui.theme import repolish
 
 MAX_HEIGHT = 260
 _TITLES = {
@@ -59,9 +60,12 @@ class AnswerPanel(QFrame):
         self.answer = finished.answer
         self.title.setText(_TITLES.get(finished.status, finished.status))
         self.title.setObjectName("answerTitle" if finished.status == "completed" else "errorLabel")
-        self.title.setStyle(self.title.style())
-        cost = "unpriced" if finished.unpriced and not finished.cost_usd else fmt.cost(
-            finished.cost_usd)
+        repolish(self.title)
+        cost = (
+            "unpriced"
+            if finished.unpriced and not finished.cost_usd
+            else fmt.cost(finished.cost_usd)
+        )
         tokens = finished.input_tokens + finished.output_tokens
         self.stats.setText(
             f"{cost} · {fmt.tokens(tokens)} tokens · {fmt.seconds(finished.wall_s)} · "

@@ -31,10 +31,13 @@ def create_application(argv: list[str] | None = None) -> object:
     app.setWindowIcon(icon("rlm-desktop"))
     prefs = Preferences()
     apply_theme(app, prefs.theme)
-    apply_fonts(app, prefs.get_str("appearance/ui_font"),
-                int(prefs.get("appearance/ui_font_size", 0) or 0),
-                prefs.get_str("appearance/code_font"),
-                int(prefs.get("appearance/code_font_size", 0) or 0))
+    apply_fonts(
+        app,
+        prefs.get_str("appearance/ui_font"),
+        int(prefs.get("appearance/ui_font_size", 0) or 0),
+        prefs.get_str("appearance/code_font"),
+        int(prefs.get("appearance/code_font_size", 0) or 0),
+    )
     return app
 
 
@@ -52,6 +55,7 @@ def main() -> int:
     probe = bool(os.environ.get(PAINT_PROBE_ENV))
     window = MainWindow(warm_up=not probe)
     if probe:
+
         def report() -> None:
             heavy = ",".join(m for m in ("litellm", "openai", "sqlite_utils") if m in sys.modules)
             print(f"first-paint {time.time():.6f} heavy={heavy or '-'}", flush=True)

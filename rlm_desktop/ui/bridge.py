@@ -23,8 +23,9 @@ class EventBridge(QObject):
 
     batch = Signal(list)
 
-    def __init__(self, parent: QObject | None = None,
-                 interval_ms: int = DEFAULT_INTERVAL_MS) -> None:
+    def __init__(
+        self, parent: QObject | None = None, interval_ms: int = DEFAULT_INTERVAL_MS
+    ) -> None:
         super().__init__(parent)
         self._lock = threading.Lock()
         self._buffer: list[Event] = []

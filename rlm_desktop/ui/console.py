@@ -67,7 +67,7 @@ class TurnCard(QFrame):
         prose = prose_of(turn.reply)
         self.prose.setText(prose)
         self.prose.setVisible(bool(prose))
-        for cell in turn.cells[len(self.cells):]:
+        for cell in turn.cells[len(self.cells) :]:
             view = CellView(cell, self._limit, self._font)
             self.cells.append(view)
             self.cells_box.addWidget(view)

@@ -126,8 +126,11 @@ class OutputBlock(QFrame):
         return button
 
     def _describe(self, limit: int) -> None:
-        self.note.setText(f"cut to {limit:,} of {len(self.full_text):,} characters, as the model "
-                          "saw it" if self.truncated else "")
+        self.note.setText(
+            f"cut to {limit:,} of {len(self.full_text):,} characters, as the model saw it"
+            if self.truncated
+            else ""
+        )
 
     def set_limit(self, limit: int) -> None:
         """Cut to a new limit (a turn's cells share the model's output limit)."""
@@ -174,8 +177,11 @@ class CellView(QWidget):
         self.code = CodeView(cell.code, font)
         layout.addWidget(self.code)
         self.outputs: list[OutputBlock] = []
-        for kind, text in (("stdout", cell.stdout), ("stderr", cell.stderr),
-                           ("traceback", cell.error or "")):
+        for kind, text in (
+            ("stdout", cell.stdout),
+            ("stderr", cell.stderr),
+            ("traceback", cell.error or ""),
+        ):
             if text:
                 block = OutputBlock(kind, text, limit, font)
                 self.outputs.append(block)

@@ -33,6 +33,7 @@ class DetailPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.node: CallNode | None = None
+        self.clock = time.time
         self.summary = QLabel("No call selected.")
         self.summary.setObjectName("muted")
         self.summary.setWordWrap(True)
@@ -76,7 +77,7 @@ class DetailPanel(QWidget):
             f"depth {node.depth}",
             f"{fmt.tokens(node.input_tokens)} in / {fmt.tokens(node.output_tokens)} out",
             "unpriced" if node.unpriced and not node.cost_usd else fmt.cost(node.cost_usd),
-            f"{fmt.seconds(node.duration(time.time()))} wall",
+            f"{fmt.seconds(node.duration(self.clock()))} wall",
             f"{fmt.seconds(node.latency_s)} waiting for the model",
             f"{node.requests} request{'s' if node.requests != 1 else ''}",
         ]

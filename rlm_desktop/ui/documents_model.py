@@ -34,9 +34,15 @@ class SavedDocument:
         """Build from a `documents` row of `Store.session` and the saved text."""
         path = str(row.get("path") or "")
         suffix = Path(path or str(row.get("name", ""))).suffix.lstrip(".").lower()
-        return cls(name=str(row.get("name", "")), path=path, type=suffix or "text",
-                   size=int(row.get("size") or 0), chars=int(row.get("chars") or len(text)),
-                   tokens=int(row.get("tokens") or 0), text=text)
+        return cls(
+            name=str(row.get("name", "")),
+            path=path,
+            type=suffix or "text",
+            size=int(row.get("size") or 0),
+            chars=int(row.get("chars") or len(text)),
+            tokens=int(row.get("tokens") or 0),
+            text=text,
+        )
 
 
 @dataclass
@@ -67,8 +73,9 @@ class DocumentsModel(QAbstractTableModel):
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         return None
@@ -112,8 +119,9 @@ class DocumentsModel(QAbstractTableModel):
             existing = next((i for i, e in enumerate(self.entries) if e.path == entry.path), None)
             if existing is not None:
                 self.entries[existing] = entry
-                self.dataChanged.emit(self.index(existing, 0),
-                                      self.index(existing, len(COLUMNS) - 1))
+                self.dataChanged.emit(
+                    self.index(existing, 0), self.index(existing, len(COLUMNS) - 1)
+                )
             else:
                 row = len(self.entries)
                 self.beginInsertRows(QModelIndex(), row, row)
@@ -152,5 +160,10 @@ class DocumentsModel(QAbstractTableModel):
     def totals(self) -> tuple[int, int, int, int, bool]:
         """(documents, bytes, characters, tokens, tokens estimated)."""
         docs = self.documents()
-        return (len(docs), sum(d.size for d in docs), sum(d.chars for d in docs),
-                sum(d.tokens for d in docs), any(d.tokens_estimated for d in docs))
+        return (
+            len(docs),
+            sum(d.size for d in docs),
+            sum(d.chars for d in docs),
+            sum(d.tokens for d in docs),
+            any(d.tokens_estimated for d in docs),
+        )

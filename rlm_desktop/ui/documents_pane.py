@@ -65,10 +65,12 @@ class DocumentsPane(QWidget):
         title = QLabel("Documents")
         title.setObjectName("cardTitle")
         self.add_files_button = self._tool("Add files…", "Add files (Ctrl+O)", self.choose_files)
-        self.add_folder_button = self._tool("Add folder…", "Add a folder (Ctrl+Shift+O)",
-                                            self.choose_folder)
-        self.remove_button = self._tool("Remove", "Remove the selected documents (Delete)",
-                                        self.remove_selected)
+        self.add_folder_button = self._tool(
+            "Add folder…", "Add a folder (Ctrl+Shift+O)", self.choose_folder
+        )
+        self.remove_button = self._tool(
+            "Remove", "Remove the selected documents (Delete)", self.remove_selected
+        )
         self.up_button = self._tool("↑", "Move up (Alt+Up)", lambda: self.move_selected(-1))
         self.down_button = self._tool("↓", "Move down (Alt+Down)", lambda: self.move_selected(1))
         self.up_button.setAccessibleName("Move document up")
@@ -176,8 +178,7 @@ class DocumentsPane(QWidget):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlm-load")
         loop = asyncio.get_event_loop()
-        future = loop.run_in_executor(self._executor, load_in_thread, list(paths),
-                                      self.token_model)
+        future = loop.run_in_executor(self._executor, load_in_thread, list(paths), self.token_model)
         self._loads.add(future)
         self.loading_changed.emit(True)
         self.totals.setText(f"Loading {len(paths)} item{'s' if len(paths) != 1 else ''}…")
@@ -238,14 +239,20 @@ class DocumentsPane(QWidget):
             self.hint.setText("")
             return
         approx = "~" if estimated else ""
-        parts = [f"{count} document{'s' if count != 1 else ''}", fmt.size(size),
-                 f"{chars:,} characters", f"{approx}{tokens:,} tokens"]
+        parts = [
+            f"{count} document{'s' if count != 1 else ''}",
+            fmt.size(size),
+            f"{chars:,} characters",
+            f"{approx}{tokens:,} tokens",
+        ]
         if errors:
             parts.append(f"{errors} failed")
         self.totals.setText(" · ".join(parts))
         if count and tokens <= self.direct_call_tokens:
-            self.hint.setText("Short enough for one direct call: in auto mode the model "
-                              "reads it whole, without a REPL.")
+            self.hint.setText(
+                "Short enough for one direct call: in auto mode the model "
+                "reads it whole, without a REPL."
+            )
         else:
             self.hint.setText("")
 
@@ -256,8 +263,13 @@ class DocumentsPane(QWidget):
     def set_read_only(self, read_only: bool) -> None:
         """Lock the pane while a saved session is being reviewed."""
         self.read_only = read_only
-        for button in (self.add_files_button, self.add_folder_button, self.remove_button,
-                       self.up_button, self.down_button):
+        for button in (
+            self.add_files_button,
+            self.add_folder_button,
+            self.remove_button,
+            self.up_button,
+            self.down_button,
+        ):
             button.setEnabled(not read_only)
         self.setAcceptDrops(not read_only)
 
@@ -265,8 +277,10 @@ class DocumentsPane(QWidget):
         """Show a saved session's documents read-only (the live list is kept aside)."""
         if self._live_entries is None:
             self._live_entries = self.model.entries
-        saved = [SavedDocument.from_row(row, text)
-                 for row, (_name, text) in zip(rows, texts, strict=False)]
+        saved = [
+            SavedDocument.from_row(row, text)
+            for row, (_name, text) in zip(rows, texts, strict=False)
+        ]
         self.model.replace([Entry(path=Path(d.path), name=d.name, document=d) for d in saved])
         self.preview.clear()
         self.set_read_only(True)

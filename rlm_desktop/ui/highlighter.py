@@ -36,8 +36,9 @@ def _format_for(style: Any, token: _TokenType) -> QTextCharFormat:
 class PygmentsHighlighter(QSyntaxHighlighter):
     """Colours a `QTextDocument` with pygments; Python by default."""
 
-    def __init__(self, document: QTextDocument, style: str = "default",
-                 lexer: Lexer | None = None) -> None:
+    def __init__(
+        self, document: QTextDocument, style: str = "default", lexer: Lexer | None = None
+    ) -> None:
         super().__init__(document.parent() or document)
         self._lexer = lexer or PythonLexer(stripnl=False, ensurenl=False)
         self._formats: dict[_TokenType, QTextCharFormat] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from rlm_desktop.ui import format as fmt
 from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.run_start import RunStarter
 from rlm_desktop.ui.status_bar import RunStatusBar
-from rlm_desktop.ui.theme import icon
+from rlm_desktop.ui.theme import icon, monospace_font
 from rlm_desktop.ui.welcome import WelcomePage
 from rlm_desktop.ui.workspace import Workspace
 
@@ -29,8 +30,9 @@ class MainWindow(QMainWindow):
 
     first_painted = Signal()
 
-    def __init__(self, prefs: Preferences | None = None, warm_up: bool = True,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, prefs: Preferences | None = None, warm_up: bool = True, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.prefs = prefs or Preferences()
         self.setWindowTitle(TITLE)
@@ -59,11 +61,24 @@ class MainWindow(QMainWindow):
         self.workspace.begin_view(None)
 
     def provider_configured(self) -> bool:
-        """True once any provider has a key or a local server is set up."""
+        """True once a local server is set up or any provider has a key.
+
+        Cheap checks come first (settings, environment); the keyring is asked only when they
+        find nothing, since a keyring service can be slow to answer at start-up.
+        """
         if self.prefs.base_url("local") or self.prefs.base_url("ollama"):
             return True
-        names = [*keys.PROVIDERS, *self.prefs.extra_providers()]
-        return any(keys.provider(n).needs_key and keys.get_key(n) for n in names)
+        if self.prefs.get_bool("providers/key_saved"):
+            return True
+        names = [
+            n
+            for n in (*keys.PROVIDERS, *self.prefs.extra_providers())
+            if keys.provider(n).needs_key
+        ]
+        env_vars = [keys.provider(n).env_var for n in names]
+        if any(os.environ.get(v) for v in env_vars if v):
+            return True
+        return any(keys.stored_key(n) for n in names)
 
     def _action(self, text: str, shortcut: Any, slot: Any, tip: str = "") -> QAction:
         action = QAction(text, self)
@@ -80,16 +95,21 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         ws = self.workspace
         self.run_action = self._action(
-            "&Run", [QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")], self.start_run)
+            "&Run", [QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")], self.start_run
+        )
         self.stop_action = self._action("&Stop", QKeySequence("Esc"), self.stop_run)
-        self.add_files_action = self._action("Add &files…", QKeySequence.StandardKey.Open,
-                                             ws.documents.choose_files)
-        self.add_folder_action = self._action("Add f&older…", QKeySequence("Ctrl+Shift+O"),
-                                              ws.documents.choose_folder)
-        self.sessions_action = self._action("&Sessions…", QKeySequence("Ctrl+Shift+S"),
-                                            self.show_sessions)
-        self.settings_action = self._action("S&ettings…", QKeySequence("Ctrl+,"),
-                                            lambda: self.show_settings())
+        self.add_files_action = self._action(
+            "Add &files…", QKeySequence.StandardKey.Open, ws.documents.choose_files
+        )
+        self.add_folder_action = self._action(
+            "Add f&older…", QKeySequence("Ctrl+Shift+O"), ws.documents.choose_folder
+        )
+        self.sessions_action = self._action(
+            "&Sessions…", QKeySequence("Ctrl+Shift+S"), self.show_sessions
+        )
+        self.settings_action = self._action(
+            "S&ettings…", QKeySequence("Ctrl+,"), lambda: self.show_settings()
+        )
         self.quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, self.close)
         self.welcome_action = self._action("&Welcome page", None, self.show_welcome)
         self.about_action = self._action("&About RLM Desktop", None, self.show_about)
@@ -106,13 +126,16 @@ class MainWindow(QMainWindow):
         run_menu.addAction(self.stop_action)
         view_menu = bar.addMenu("&View")
         tree = ws.tree_panel
-        view_menu.addAction(self._action("&Expand all", QKeySequence("Ctrl+Shift+E"),
-                                         tree.expand_all))
-        view_menu.addAction(self._action("&Collapse all", QKeySequence("Ctrl+Shift+C"),
-                                         tree.collapse_all))
+        view_menu.addAction(
+            self._action("&Expand all", QKeySequence("Ctrl+Shift+E"), tree.expand_all)
+        )
+        view_menu.addAction(
+            self._action("&Collapse all", QKeySequence("Ctrl+Shift+C"), tree.collapse_all)
+        )
         view_menu.addAction(self._action("&Next error", QKeySequence("F8"), tree.next_error))
-        view_menu.addAction(self._action("&Filter calls", QKeySequence("Ctrl+F"),
-                                         tree.filter.setFocus))
+        view_menu.addAction(
+            self._action("&Filter calls", QKeySequence("Ctrl+F"), tree.filter.setFocus)
+        )
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.welcome_action)
         help_menu.addAction(self.about_action)
@@ -129,15 +152,16 @@ class MainWindow(QMainWindow):
         self.welcome.open_sample.connect(self.open_sample)
         self.welcome.skip.connect(lambda: self.pages.setCurrentWidget(self.workspace))
         self.pages.currentChanged.connect(
-            lambda _i: self.status.setVisible(self.pages.currentWidget() is self.workspace))
+            lambda _i: self.status.setVisible(self.pages.currentWidget() is self.workspace)
+        )
 
     # Runs -----------------------------------------------------------------------------------
 
-    def start_run(self) -> None:
-        """Start a run with the current question, documents and settings."""
+    def start_run(self) -> bool:
+        """Start a run with the current question, documents and settings; False if it cannot."""
         if self.pages.currentWidget() is not self.workspace or self.workspace.reviewing:
-            return
-        self.starter.start()
+            return False
+        return self.starter.start()
 
     def stop_run(self) -> None:
         """Stop the run in progress (the whole tree)."""
@@ -163,11 +187,19 @@ class MainWindow(QMainWindow):
         dialog = SettingsDialog(self.prefs, self, page=page)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.finished.connect(lambda _code: self._after_settings())
+        dialog.appearance.theme_changed.connect(self.refresh_console)
         dialog.open()
         return dialog
 
+    def refresh_console(self) -> None:
+        """Rebuild the console (after a theme or font change)."""
+        console = self.workspace.console
+        console.code_font = monospace_font()
+        console.show_call(console.node)
+
     def _after_settings(self) -> None:
         self.starter.apply_preferences()
+        self.refresh_console()
         if self.pages.currentWidget() is self.welcome and self.provider_configured():
             self.pages.setCurrentWidget(self.workspace)
 
@@ -185,19 +217,26 @@ class MainWindow(QMainWindow):
         """Show a saved session read-only, replayed through the same path as a live run."""
         if self.starter.running:
             self.workspace.controls.show_error(
-                "A run is in progress: stop it (Esc) before opening a saved session.")
+                "A run is in progress: stop it (Esc) before opening a saved session."
+            )
             return False
         store = self.starter.store()
         head = store.session(session_id)["session"]
         self.pages.setCurrentWidget(self.workspace)
-        banner = (f"Saved session {fmt.short_id(head['id'])} · {fmt.when(head['started_at'])} · "
-                  f"{fmt.status_text(head['status'])} · read-only")
+        banner = (
+            f"Saved session {fmt.short_id(head['id'])} · {fmt.when(head['started_at'])} · "
+            f"{fmt.status_text(head['status'])} · read-only"
+        )
         self.workspace.begin_view(review=banner)
-        self.workspace.documents.show_saved(head.get("documents", []),
-                                            store.document_texts(head["id"]))
+        self.workspace.documents.show_saved(
+            head.get("documents", []), store.document_texts(head["id"])
+        )
         self.status.max_cost_usd = head.get("settings", {}).get("budget", {}).get("max_cost_usd")
         self.workspace.bridge.feed(store.replay(head["id"]))
-        self.status.update_from(self.workspace.model.tree)
+        tree = self.workspace.model.tree
+        if tree.run.finished is None:
+            self.workspace.model.close_unfinished()
+        self.status.update_from(tree)
         self.setWindowTitle(f"{fmt.one_line(head.get('query') or '', 60)} — {TITLE}")
         return True
 
@@ -212,10 +251,13 @@ class MainWindow(QMainWindow):
         """A short about box."""
         from rlm_desktop import __version__
 
-        QMessageBox.about(self, "About RLM Desktop",
-                          f"<b>RLM Desktop {__version__}</b><br>Recursive Language Models over "
-                          "local documents, with a live view of every sub-call.<br><br>"
-                          f"Keys: {keys.backend_description()}")
+        QMessageBox.about(
+            self,
+            "About RLM Desktop",
+            f"<b>RLM Desktop {__version__}</b><br>Recursive Language Models over "
+            "local documents, with a live view of every sub-call.<br><br>"
+            f"Keys: {keys.backend_description()}",
+        )
 
     # Window state ---------------------------------------------------------------------------
 
@@ -236,8 +278,9 @@ class MainWindow(QMainWindow):
         self.prefs.set_window_state("geometry", self.saveGeometry())
         for splitter in self.workspace.splitters():
             self.prefs.set_window_state(splitter.objectName(), splitter.saveState())
-        self.prefs.set_window_state("treeHeader",
-                                    self.workspace.tree_panel.view.header().saveState())
+        self.prefs.set_window_state(
+            "treeHeader", self.workspace.tree_panel.view.header().saveState()
+        )
         self.prefs.qsettings.sync()
 
     def paintEvent(self, event: Any) -> None:

@@ -73,8 +73,9 @@ def _get_json(url: str, api_key: str | None, timeout_s: float) -> Any:
         raise DiscoveryError(f"{url} did not answer with JSON: check the base URL") from exc
 
 
-def discover_openai_compatible(base_url: str, api_key: str | None = None,
-                               timeout_s: float = 3.0) -> list[str]:
+def discover_openai_compatible(
+    base_url: str, api_key: str | None = None, timeout_s: float = 3.0
+) -> list[str]:
     """The models an OpenAI-compatible server lists at `<base_url>/models`, as `openai/<id>`."""
     base = base_url.strip().rstrip("/")
     if not base:

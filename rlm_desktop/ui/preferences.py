@@ -115,7 +115,7 @@ class Preferences:
 
     @property
     def theme(self) -> str:
-        """"light", "dark" or "system"."""
+        """ "light", "dark" or "system"."""
         value = self.get_str("appearance/theme", "system")
         return value if value in ("light", "dark", "system") else "system"
 

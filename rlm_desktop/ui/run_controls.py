@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
     QDoubleSpinBox,
+    QFormLayout,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -60,12 +61,15 @@ class RunControls(QWidget):
     run_requested = Signal()
     stop_requested = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, as_form: bool = False) -> None:
+        """`as_form` lays the run settings out one per line, without question or buttons
+        (the settings dialog's run defaults)."""
         super().__init__(parent)
         self.model_names = QStringListModel(self)
         self.question = QPlainTextEdit()
         self.question.setPlaceholderText(
-            "Ask a question about the documents… (Ctrl+Enter to run, Esc to stop)")
+            "Ask a question about the documents… (Ctrl+Enter to run, Esc to stop)"
+        )
         self.question.setAccessibleName("Question")
         self.question.setTabChangesFocus(True)
         self.question.setFixedHeight(self.question.fontMetrics().lineSpacing() * 3 + 16)
@@ -97,6 +101,7 @@ class RunControls(QWidget):
         self.profile = QComboBox()
         self.profile.setAccessibleName("Prompt profile")
         self.profile.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.profile.setMinimumContentsLength(13)
         self.endpoint.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
 
         self.max_cost = QDoubleSpinBox()
@@ -121,27 +126,59 @@ class RunControls(QWidget):
         buttons.addStretch(1)
         top.addLayout(buttons)
 
-        settings_row = self._row([
-            ("&Model", self.model, 3), ("S&ub-model", self.sub_model, 3),
-            ("&Endpoint", self.endpoint, 2), ("M&ode", self.mode, 1),
-            ("&Depth", self.max_depth, 0), ("&Profile", self.profile, 1),
-        ])
-        limits_row = self._row([
-            ("Budget:  cost", self.max_cost, 1), ("tokens", self.max_tokens, 1),
-            ("sub-calls", self.max_sub_calls, 1), ("turns per call", self.max_turns, 0),
-            ("time", self.timeout, 1),
-        ])
         self.error = QLabel()
         self.error.setObjectName("errorLabel")
         self.error.setWordWrap(True)
         self.error.setAccessibleName("Run error")
         self.error.hide()
+        if as_form:
+            self._form_layout()
+            return
+        settings_row = self._row(
+            [
+                ("&Model", self.model, 3),
+                ("S&ub-model", self.sub_model, 3),
+                ("&Endpoint", self.endpoint, 2),
+                ("M&ode", self.mode, 1),
+                ("&Depth", self.max_depth, 0),
+                ("&Profile", self.profile, 1),
+            ]
+        )
+        limits_row = self._row(
+            [
+                ("Budget:  cost", self.max_cost, 1),
+                ("tokens", self.max_tokens, 1),
+                ("sub-calls", self.max_sub_calls, 1),
+                ("turns per call", self.max_turns, 0),
+                ("time", self.timeout, 1),
+            ]
+        )
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
         layout.addLayout(settings_row)
         layout.addLayout(limits_row)
         layout.addWidget(self.error)
+
+    def _form_layout(self) -> None:
+        hidden: list[QWidget] = [self.question, self.run_button, self.stop_button, self.endpoint]
+        for widget in hidden:
+            widget.hide()
+        form = QFormLayout(self)
+        rows: list[tuple[str, QWidget]] = [
+            ("Root &model", self.model),
+            ("S&ub-model", self.sub_model),
+            ("M&ode", self.mode),
+            ("&Depth", self.max_depth),
+            ("&Profile", self.profile),
+            ("Maximum &cost", self.max_cost),
+            ("Maximum &tokens", self.max_tokens),
+            ("Maximum &sub-calls", self.max_sub_calls),
+            ("Turns per call", self.max_turns),
+            ("Time &limit", self.timeout),
+        ]
+        for caption, field in rows:
+            form.addRow(caption, field)
 
     @staticmethod
     def _row(fields: list[tuple[str, QWidget, int]]) -> QHBoxLayout:
@@ -193,8 +230,9 @@ class RunControls(QWidget):
         for label, url in endpoints:
             if url:
                 self.endpoint.addItem(label, url)
-                self.endpoint.setItemData(self.endpoint.count() - 1, url,
-                                          Qt.ItemDataRole.ToolTipRole)
+                self.endpoint.setItemData(
+                    self.endpoint.count() - 1, url, Qt.ItemDataRole.ToolTipRole
+                )
         self.endpoint.setCurrentIndex(max(0, self.endpoint.findData(current)))
 
     def apply_defaults(self, d: RunDefaults) -> None:

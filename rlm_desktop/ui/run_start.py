@@ -8,6 +8,7 @@ says so in one line under the fields; then it builds the engine's `RunConfig` an
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -29,11 +30,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _import_engine() -> None:
-    """Import litellm (seconds) in a worker thread, so the first Run starts at once."""
-    from rlm_desktop.engine.litellm_loader import load_litellm
+def warm_engine() -> None:
+    """Import litellm and load its tokenizer (seconds, blocking); run in a worker thread so
+    the first Run starts at once instead of freezing the window.
 
-    load_litellm()
+    Then the objects made so far (litellm's are many) are moved out of the garbage collector's
+    sight: a full collection over them paused the event loop for ~200 ms in the middle of runs.
+    """
+    from rlm_desktop.engine.tokens import estimate_tokens
+
+    estimate_tokens("warm up")
+    gc.collect()
+    gc.freeze()
 
 
 def gather_model_names(local_url: str, ollama_url: str, local_key: str | None) -> list[str]:
@@ -77,7 +85,12 @@ class RunStarter(QObject):
         """Fill the controls from the saved defaults (first time) and the configured servers."""
         prefs, controls = self.window.prefs, self.window.workspace.controls
         if not controls.model.currentText():
-            controls.apply_defaults(prefs.run_defaults())
+            defaults = prefs.run_defaults()
+            try:
+                controls.set_profiles(_profile_names(), defaults.profile)
+            except Exception as exc:
+                log.info("profiles: %s", exc)
+            controls.apply_defaults(defaults)
         controls.set_endpoints(
             [("Local server", prefs.base_url("local")), ("Ollama", prefs.base_url("ollama"))],
             controls.endpoint.currentData() or "",
@@ -85,7 +98,7 @@ class RunStarter(QObject):
 
     def warm_up(self) -> None:
         """After the first paint: model names, local models, profiles, and litellm's import."""
-        threading.Thread(target=_import_engine, name="rlm-warm-up", daemon=True).start()
+        threading.Thread(target=warm_engine, name="rlm-warm-up", daemon=True).start()
         asyncio.ensure_future(self.refresh_models())
 
     async def refresh_models(self) -> list[str]:
@@ -93,8 +106,12 @@ class RunStarter(QObject):
         prefs = self.window.prefs
         loop = asyncio.get_running_loop()
         names = await loop.run_in_executor(
-            None, gather_model_names, prefs.base_url("local"), prefs.base_url("ollama"),
-            keys.get_key("local"))
+            None,
+            gather_model_names,
+            prefs.base_url("local"),
+            prefs.base_url("ollama"),
+            keys.get_key("local"),
+        )
         self.local_models = {n for n in names if n.startswith(("openai/", "ollama_chat/"))}
         self.window.workspace.controls.set_model_names(names)
         await self.load_profiles()
@@ -109,8 +126,9 @@ class RunStarter(QObject):
             log.info("profiles: %s", exc)
             return
         controls = self.window.workspace.controls
-        controls.set_profiles(names, controls.profile.currentData() or
-                              self.window.prefs.run_defaults().profile)
+        controls.set_profiles(
+            names, controls.profile.currentData() or self.window.prefs.run_defaults().profile
+        )
 
     def _credentials(self, model: str, api_base: str | None) -> tuple[str | None, str]:
         """(API key or None, a one-line problem or "")."""
@@ -122,8 +140,9 @@ class RunStarter(QObject):
         if key or not provider.needs_key:
             return key, ""
         where = f", or set {provider.env_var}" if provider.env_var else ""
-        return None, (f"No API key for {provider.label}: add one in Settings → Providers "
-                      f"(Ctrl+,){where}.")
+        return None, (
+            f"No API key for {provider.label}: add one in Settings → Providers (Ctrl+,){where}."
+        )
 
     def start(self) -> bool:
         """Check the inputs and start a run; False (with a message shown) when it cannot."""
@@ -201,12 +220,19 @@ def build_config(values: dict[str, Any]) -> Any:
     from rlm_desktop.engine.config import Budget, RunConfig
 
     budget = Budget(
-        max_cost_usd=values["max_cost_usd"], max_tokens=values["max_tokens"],
-        max_sub_calls=values["max_sub_calls"], max_depth=values["max_depth"],
-        max_turns=values["max_turns"], timeout_s=values["timeout_s"],
+        max_cost_usd=values["max_cost_usd"],
+        max_tokens=values["max_tokens"],
+        max_sub_calls=values["max_sub_calls"],
+        max_depth=values["max_depth"],
+        max_turns=values["max_turns"],
+        timeout_s=values["timeout_s"],
     )
     return RunConfig(
-        query=values["query"], model=values["model"], sub_model=values["sub_model"],
-        api_base=values["api_base"], mode=values["mode"], profile=values["profile"],
+        query=values["query"],
+        model=values["model"],
+        sub_model=values["sub_model"],
+        api_base=values["api_base"],
+        mode=values["mode"],
+        profile=values["profile"],
         budget=budget,
     )

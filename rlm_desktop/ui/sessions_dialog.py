@@ -28,8 +28,11 @@ from PySide6.QtWidgets import (
 from rlm_desktop.ui import format as fmt
 
 COLUMNS = ("Date", "Question", "Documents", "Models", "Status", "Cost", "Time")
-EXPORTS = (("md", "Markdown (.md)", "md"), ("jsonl", "JSON Lines (.jsonl)", "jsonl"),
-           ("otlp", "OpenTelemetry (OTLP JSON)", "json"))
+EXPORTS = (
+    ("md", "Markdown (.md)", "md"),
+    ("jsonl", "JSON Lines (.jsonl)", "jsonl"),
+    ("otlp", "OpenTelemetry (OTLP JSON)", "json"),
+)
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
@@ -120,12 +123,20 @@ class SessionsDialog(QDialog):
         rows = self.store.list_sessions(search=text or None)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
-            cost = "unpriced" if row.get("unpriced") and not row.get("cost_usd") else fmt.cost(
-                row.get("cost_usd"))
-            values = (fmt.when(row.get("started_at")), fmt.one_line(row.get("query") or "", 140),
-                      str(row.get("documents", 0)), _models(row),
-                      fmt.status_text(row.get("status") or ""), cost,
-                      fmt.seconds(row.get("wall_s")))
+            cost = (
+                "unpriced"
+                if row.get("unpriced") and not row.get("cost_usd")
+                else fmt.cost(row.get("cost_usd"))
+            )
+            values = (
+                fmt.when(row.get("started_at")),
+                fmt.one_line(row.get("query") or "", 140),
+                str(row.get("documents", 0)),
+                _models(row),
+                fmt.status_text(row.get("status") or ""),
+                cost,
+                fmt.seconds(row.get("wall_s")),
+            )
             for c, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 item.setData(ID_ROLE, row["id"])
@@ -169,8 +180,10 @@ class SessionsDialog(QDialog):
             return None
         if confirm:
             answer = QMessageBox.question(
-                self, "Delete session",
-                "Delete this session and everything recorded with it? This cannot be undone.")
+                self,
+                "Delete session",
+                "Delete this session and everything recorded with it? This cannot be undone.",
+            )
             if answer != QMessageBox.StandardButton.Yes:
                 return None
         self.store.delete(session_id)
@@ -187,7 +200,8 @@ class SessionsDialog(QDialog):
         ext = next(e for v, _label, e in EXPORTS if v == fmt_value)
         if path is None:
             chosen, _ = QFileDialog.getSaveFileName(
-                self, "Export session", f"rlm-session-{session_id[:8]}.{ext}")
+                self, "Export session", f"rlm-session-{session_id[:8]}.{ext}"
+            )
             if not chosen:
                 return None
             path = Path(chosen)

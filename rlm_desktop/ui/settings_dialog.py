@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -9,15 +10,17 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFontComboBox,
     QFormLayout,
+    QLabel,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from rlm_desktop.ui.model_catalog import litellm_model_names
 from rlm_desktop.ui.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.run_controls import RunControls
-from rlm_desktop.ui.settings_profiles import ProfilesPage
+from rlm_desktop.ui.settings_profiles import ProfilesPage, load_profiles
 from rlm_desktop.ui.settings_providers import ProvidersPage
 from rlm_desktop.ui.theme import apply_fonts, apply_theme
 
@@ -30,31 +33,46 @@ class DefaultsPage(QWidget):
     def __init__(self, prefs: Preferences, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.prefs = prefs
-        self.fields = RunControls()
-        self.fields.question.hide()
-        self.fields.run_button.hide()
-        self.fields.stop_button.hide()
-        self.fields.endpoint.setEnabled(False)
-        self.fields.set_profiles([])
-        self.fields.apply_defaults(prefs.run_defaults())
+        self.fields = RunControls(as_form=True)
+        self.fields.set_model_names(litellm_model_names())
+        profiles, _problem = load_profiles()
+        defaults = prefs.run_defaults()
+        self.fields.set_profiles([p.name for p in profiles], defaults.profile)
+        self.fields.apply_defaults(defaults)
+        note = QLabel(
+            "New runs start from these settings. A cost, token, sub-call or time "
+            "limit of 0 means no limit."
+        )
+        note.setObjectName("muted")
+        note.setWordWrap(True)
         layout = QVBoxLayout(self)
+        layout.addWidget(note)
         layout.addWidget(self.fields)
         layout.addStretch(1)
 
     def save(self) -> None:
         """Save the fields as the defaults for new runs."""
         v = self.fields.values()
-        self.prefs.set_run_defaults(RunDefaults(
-            model=v["model"] or RunDefaults.model, sub_model=v["sub_model"] or "",
-            mode=v["mode"], max_depth=v["max_depth"], profile=v["profile"] or "",
-            max_cost_usd=v["max_cost_usd"] or 0.0, max_tokens=v["max_tokens"] or 0,
-            max_sub_calls=v["max_sub_calls"] or 0, max_turns=v["max_turns"],
-            timeout_s=int(v["timeout_s"] or 0),
-        ))
+        self.prefs.set_run_defaults(
+            RunDefaults(
+                model=v["model"] or RunDefaults.model,
+                sub_model=v["sub_model"] or "",
+                mode=v["mode"],
+                max_depth=v["max_depth"],
+                profile=v["profile"] or "",
+                max_cost_usd=v["max_cost_usd"] or 0.0,
+                max_tokens=v["max_tokens"] or 0,
+                max_sub_calls=v["max_sub_calls"] or 0,
+                max_turns=v["max_turns"],
+                timeout_s=int(v["timeout_s"] or 0),
+            )
+        )
 
 
 class AppearancePage(QWidget):
-    """Theme and fonts, applied at once."""
+    """Theme and fonts, applied at once; `theme_changed` tells the window to repaint code."""
+
+    theme_changed = Signal()
 
     def __init__(self, prefs: Preferences, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -102,6 +120,7 @@ class AppearancePage(QWidget):
         app = QApplication.instance()
         if isinstance(app, QApplication):
             apply_theme(app, self.prefs.theme)
+            self.theme_changed.emit()
 
     def save(self) -> None:
         """Save and apply the fonts (the code font applies to new console cells)."""

@@ -116,8 +116,10 @@ class ProfilesPage(QWidget):
         splitter.addWidget(self.list)
         splitter.addWidget(right)
         splitter.setSizes([200, 560])
-        note = QLabel(f"Your copies are kept in {user_dir()} and are tried first when a run "
-                      "picks a profile by model name.")
+        note = QLabel(
+            f"Your copies are kept in {user_dir()} and are tried first when a run "
+            "picks a profile by model name."
+        )
         note.setObjectName("muted")
         note.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -160,7 +162,9 @@ class ProfilesPage(QWidget):
             self.editor.clear()
             return
         self.patterns.setText(", ".join(profile.patterns))
+        self.patterns.setCursorPosition(0)
         self.description.setText(profile.description)
+        self.description.setCursorPosition(0)
         self.root_tokens.setValue(profile.root_max_output_tokens)
         self.sub_tokens.setValue(profile.sub_max_output_tokens)
         self.editor.setPlainText(profile.prompt)
@@ -169,10 +173,14 @@ class ProfilesPage(QWidget):
 
     def _draft(self, name: str) -> ProfileDraft:
         patterns = tuple(p.strip() for p in self.patterns.text().split(",") if p.strip())
-        return ProfileDraft(name=name, prompt=self.editor.toPlainText(), patterns=patterns,
-                            root_max_output_tokens=self.root_tokens.value(),
-                            sub_max_output_tokens=self.sub_tokens.value(),
-                            description=self.description.text())
+        return ProfileDraft(
+            name=name,
+            prompt=self.editor.toPlainText(),
+            patterns=patterns,
+            root_max_output_tokens=self.root_tokens.value(),
+            sub_max_output_tokens=self.sub_tokens.value(),
+            description=self.description.text(),
+        )
 
     def copy_selected(self) -> str | None:
         """Copy the selected profile into the user's folder and select the copy."""

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from rlm_desktop import keys
 from rlm_desktop.ui.model_catalog import DiscoveryError, discover_ollama, discover_openai_compatible
 from rlm_desktop.ui.preferences import Preferences
+from rlm_desktop.ui.theme import repolish
 
 NO_KEYRING = (
     "No working keyring was found ({backend}), so API keys cannot be saved on this computer. "
@@ -65,8 +66,9 @@ class KeyRow:
         self.status = QLabel()
         self.status.setObjectName("muted")
         self.status.setAccessibleName(f"{provider.label} key status")
-        for column, widget in enumerate((self.label, self.edit, self.save_button,
-                                         self.remove_button, self.status)):
+        for column, widget in enumerate(
+            (self.label, self.edit, self.save_button, self.remove_button, self.status)
+        ):
             grid.addWidget(widget, row, column)
         self.refresh()
 
@@ -90,13 +92,14 @@ class KeyRow:
             return False
         self.edit.clear()
         self.refresh()
+        self.page.prefs.set("providers/key_saved", True)
         self.page.keys_changed()
         return True
 
     def _problem(self, message: str) -> None:
         self.status.setObjectName("errorLabel")
         self.status.setText(message)
-        self.status.setStyle(self.status.style())
+        repolish(self.status)
 
     def remove(self) -> None:
         """Forget the stored key."""
@@ -144,10 +147,16 @@ class ProvidersPage(QScrollArea):
         self.list_results: dict[str, QLabel] = {}
         local = QGroupBox("Local servers")
         local_grid = QGridLayout(local)
-        self.local_url = self._url_row(local_grid, 0, "local", "OpenAI-compatible server",
-                                       keys.PROVIDERS["local"].base_url or "")
-        self.ollama_url = self._url_row(local_grid, 1, "ollama", "Ollama",
-                                        keys.PROVIDERS["ollama"].base_url or "")
+        self.local_url = self._url_row(
+            local_grid,
+            0,
+            "local",
+            "OpenAI-compatible server",
+            keys.PROVIDERS["local"].base_url or "",
+        )
+        self.ollama_url = self._url_row(
+            local_grid, 1, "ollama", "Ollama", keys.PROVIDERS["ollama"].base_url or ""
+        )
         self.local_key = KeyRow(self, "local", local_grid, 2)
         self.local_key.label.setText("Local server key (optional)")
         layout.addWidget(local)
@@ -159,8 +168,9 @@ class ProvidersPage(QScrollArea):
         if name not in self.rows:
             self.rows[name] = KeyRow(self, name, self.grid, len(self.rows))
 
-    def _url_row(self, grid: QGridLayout, row: int, name: str, label: str,
-                 example: str) -> QLineEdit:
+    def _url_row(
+        self, grid: QGridLayout, row: int, name: str, label: str, example: str
+    ) -> QLineEdit:
         edit = QLineEdit(self.prefs.base_url(name))
         edit.setPlaceholderText(f"not used — e.g. {example}")
         edit.setAccessibleName(f"{label} base URL")
@@ -191,8 +201,9 @@ class ProvidersPage(QScrollArea):
             if name == "ollama":
                 found = await loop.run_in_executor(None, discover_ollama, url)
             else:
-                found = await loop.run_in_executor(None, discover_openai_compatible, url,
-                                                   keys.get_key("local"))
+                found = await loop.run_in_executor(
+                    None, discover_openai_compatible, url, keys.get_key("local")
+                )
         except DiscoveryError as exc:
             result.setText(str(exc))
             return []
@@ -214,15 +225,17 @@ class ProvidersPage(QScrollArea):
         description = keys.backend_description()
         if keys.keyring_available():
             self.backend.setObjectName("muted")
-            self.backend.setText(f"API keys are kept in your system keyring: {description}. "
-                                 "RLM Desktop never writes them to a file.")
+            self.backend.setText(
+                f"API keys are kept in your system keyring: {description}. "
+                "RLM Desktop never writes them to a file."
+            )
             self.session_only.setChecked(False)
             self.session_only.hide()
         else:
             self.backend.setObjectName("warningBox")
             self.backend.setText(NO_KEYRING.format(backend=description))
             self.session_only.show()
-        self.backend.setStyle(self.backend.style())
+        repolish(self.backend)
 
     def offer_session_only(self) -> None:
         """Point at the session-only choice after the keyring refused a key."""

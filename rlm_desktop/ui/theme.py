@@ -7,7 +7,7 @@ from functools import cache
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from rlm_desktop.paths import resource
 
@@ -30,14 +30,30 @@ class Colors:
 
 
 LIGHT = Colors(
-    dark=False, error="#c0362c", warning="#a86400", ok="#2e8a50", muted="#6b7280",
-    accent="#2f5fc4", card="#ffffff", card_border="#d8dce3", code_bg="#f6f8fa",
-    answer_bg="#eaf3ea", pygments_style="default",
+    dark=False,
+    error="#c0362c",
+    warning="#a86400",
+    ok="#2e8a50",
+    muted="#6b7280",
+    accent="#2f5fc4",
+    card="#ffffff",
+    card_border="#d8dce3",
+    code_bg="#f6f8fa",
+    answer_bg="#eaf3ea",
+    pygments_style="default",
 )
 DARK = Colors(
-    dark=True, error="#ff7b72", warning="#e3b341", ok="#56d364", muted="#8b949e",
-    accent="#79a6ff", card="#1c2128", card_border="#373e47", code_bg="#161b22",
-    answer_bg="#1b3024", pygments_style="github-dark",
+    dark=True,
+    error="#ff7b72",
+    warning="#e3b341",
+    ok="#56d364",
+    muted="#8b949e",
+    accent="#79a6ff",
+    card="#1c2128",
+    card_border="#373e47",
+    code_bg="#161b22",
+    answer_bg="#1b3024",
+    pygments_style="github-dark",
 )
 
 _current = LIGHT
@@ -72,8 +88,11 @@ def _dark_palette() -> QPalette:
     }
     for role, value in roles.items():
         palette.setColor(role, QColor(value))
-    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText,
-                 QPalette.ColorRole.WindowText):
+    for role in (
+        QPalette.ColorRole.Text,
+        QPalette.ColorRole.ButtonText,
+        QPalette.ColorRole.WindowText,
+    ):
         palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#636e7b"))
     return palette
 
@@ -89,7 +108,8 @@ def apply_theme(app: QApplication, theme: str) -> Colors:
     global _current
     dark = theme == "dark" or (theme == "system" and system_prefers_dark())
     _current = DARK if dark else LIGHT
-    app.setStyle("Fusion")
+    if app.style().name().lower() != "fusion":
+        app.setStyle("Fusion")
     app.setPalette(_dark_palette() if dark else app.style().standardPalette())
     app.setStyleSheet(style_sheet(_current))
     return _current
@@ -98,8 +118,17 @@ def apply_theme(app: QApplication, theme: str) -> Colors:
 def style_sheet(c: Colors) -> str:
     """The application style sheet with the theme's colours filled in."""
     text = resource("style", "app.qss").read_text(encoding="utf-8")
-    for name in ("card_border", "answer_bg", "code_bg", "error", "warning", "ok", "muted",
-                 "accent", "card"):
+    for name in (
+        "card_border",
+        "answer_bg",
+        "code_bg",
+        "error",
+        "warning",
+        "ok",
+        "muted",
+        "accent",
+        "card",
+    ):
         text = text.replace(f"@{name}", getattr(c, name))
     return text
 
@@ -110,8 +139,9 @@ def set_code_font(family: str, size: int) -> None:
     _code_font = (family, size)
 
 
-def apply_fonts(app: QApplication, ui_family: str, ui_size: int, code_family: str,
-                code_size: int) -> None:
+def apply_fonts(
+    app: QApplication, ui_family: str, ui_size: int, code_family: str, code_size: int
+) -> None:
     """Apply the user's interface font and remember the code font."""
     if ui_family or ui_size > 0:
         font = app.font()
@@ -136,6 +166,14 @@ def monospace_font(family: str = "", size: int = 0) -> QFont:
     return font
 
 
+def repolish(widget: QWidget) -> None:
+    """Apply the style sheet again after a change of object name (error/normal looks)."""
+    style = widget.style()
+    style.unpolish(widget)
+    style.polish(widget)
+    widget.update()
+
+
 @cache
 def icon(name: str) -> QIcon:
     """An icon from `resources/icons/NAME.svg`."""
@@ -148,7 +186,7 @@ def status_icon(status: str) -> QIcon:
         return icon("status-running")
     if status == "ok":
         return icon("status-ok")
-    if status == "cancelled":
+    if status in ("cancelled", "interrupted"):
         return icon("status-stopped")
     if status in ("budget_exceeded", "max_turns", "timeout"):
         return icon("status-limit")

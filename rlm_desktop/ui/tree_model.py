@@ -8,7 +8,6 @@ changed siblings, which keeps views smooth with thousands of calls.
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -25,10 +24,16 @@ COLUMNS = ("Call", "Model", "Status", "Depth", "In", "Out", "Cost", "Time", "Sub
 NUMERIC = {3, 4, 5, 6, 7}
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 Index = QModelIndex | QPersistentModelIndex
-_ROLES = frozenset({
-    Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.ForegroundRole,
-    Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ToolTipRole, NODE_ROLE,
-})
+_ROLES = frozenset(
+    {
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.DecorationRole,
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.ToolTipRole,
+        NODE_ROLE,
+    }
+)
 
 
 class CallTreeModel(QAbstractItemModel):
@@ -51,7 +56,13 @@ class CallTreeModel(QAbstractItemModel):
 
     def apply_events(self, events: Sequence[Event]) -> Changes:
         """Fold a batch of events into the tree and tell the views what changed."""
-        changes = self.tree.apply(events)
+        return self._publish(self.tree.apply(events))
+
+    def close_unfinished(self) -> Changes:
+        """Show the calls of a cut-off saved run as interrupted instead of running."""
+        return self._publish(self.tree.close_unfinished())
+
+    def _publish(self, changes: Changes) -> Changes:
         self._insert_rows(changes)
         self._emit_updates(changes)
         self.changed.emit(changes)
@@ -77,8 +88,9 @@ class CallTreeModel(QAbstractItemModel):
         for parent, members in rows.items():
             parent_index = self.index_of(parent)
             for first, final in _runs(members):
-                self.dataChanged.emit(self.index(first, 0, parent_index),
-                                      self.index(final, last, parent_index))
+                self.dataChanged.emit(
+                    self.index(first, 0, parent_index), self.index(final, last, parent_index)
+                )
 
     def index_of(self, node: CallNode | None, column: int = 0) -> QModelIndex:
         """The index of `node` (the invisible root for None)."""
@@ -117,8 +129,9 @@ class CallTreeModel(QAbstractItemModel):
     def hasChildren(self, parent: Index = QModelIndex()) -> bool:  # noqa: B008
         return self.rowCount(parent) > 0
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         return None
@@ -145,6 +158,8 @@ class CallTreeModel(QAbstractItemModel):
         return None
 
     def _display(self, node: CallNode, column: int) -> str:
+        if 4 <= column <= 6 and node.running and not node.requests_done:
+            return ""
         if column == 0:
             return f"{node.kind.upper()} {fmt.short_id(node.call_id)}"
         if column == 1:
@@ -160,7 +175,7 @@ class CallTreeModel(QAbstractItemModel):
         if column == 6:
             return "unpriced" if node.unpriced and not node.cost_usd else fmt.cost(node.cost_usd)
         if column == 7:
-            return fmt.seconds(node.duration(time.time()))
+            return fmt.seconds(node.duration(self.tree.run.now()))
         if column == 8:
             return fmt.subtree(node.subtree) if node.children else ""
         return node.preview()
@@ -168,9 +183,11 @@ class CallTreeModel(QAbstractItemModel):
     def _tooltip(self, node: CallNode, column: int) -> str | None:
         if column == 8 and node.children:
             s = node.subtree
-            return (f"{s.calls} calls ({s.running} running, {s.errors} failed)\n"
-                    f"{fmt.tokens(s.input_tokens)} in, {fmt.tokens(s.output_tokens)} out\n"
-                    f"{fmt.cost(s.cost_usd)}")
+            return (
+                f"{s.calls} calls ({s.running} running, {s.errors} failed)\n"
+                f"{fmt.tokens(s.input_tokens)} in, {fmt.tokens(s.output_tokens)} out\n"
+                f"{fmt.cost(s.cost_usd)}"
+            )
         if column == 9:
             return node.preview()
         if node.error:
@@ -198,9 +215,11 @@ class CallTreeModel(QAbstractItemModel):
         for parent, members in rows.items():
             parent_index = self.index_of(parent)
             for first, final in _runs(members):
-                self.dataChanged.emit(self.index(first, column, parent_index),
-                                      self.index(final, column, parent_index),
-                                      [Qt.ItemDataRole.DisplayRole])
+                self.dataChanged.emit(
+                    self.index(first, column, parent_index),
+                    self.index(final, column, parent_index),
+                    [Qt.ItemDataRole.DisplayRole],
+                )
 
 
 def _runs(rows: list[int]) -> list[tuple[int, int]]:

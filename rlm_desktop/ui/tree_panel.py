@@ -30,8 +30,17 @@ from PySide6.QtWidgets import (
 from rlm_desktop.call_tree import CallNode, Changes
 from rlm_desktop.ui.tree_model import COLUMNS, CallTreeModel
 
-_WIDTHS = {"Call": 150, "Model": 120, "Status": 70, "Depth": 46, "In": 62, "Out": 52,
-           "Cost": 64, "Time": 58, "Subtree": 170}
+_WIDTHS = {
+    "Call": 150,
+    "Model": 120,
+    "Status": 70,
+    "Depth": 46,
+    "In": 62,
+    "Out": 52,
+    "Cost": 64,
+    "Time": 58,
+    "Subtree": 170,
+}
 AUTO_EXPAND_LEVELS = 2
 
 

@@ -60,9 +60,11 @@ class WelcomePage(QWidget):
         steps = QLabel(STEPS)
         steps.setWordWrap(True)
         steps.setTextFormat(Qt.TextFormat.RichText)
-        note = QLabel("To run, RLM Desktop needs a model provider: an API key for OpenAI, "
-                      "Anthropic, Gemini or OpenRouter, or a local server (Ollama or any "
-                      "OpenAI-compatible one) on this machine.")
+        note = QLabel(
+            "To run, RLM Desktop needs a model provider: an API key for OpenAI, "
+            "Anthropic, Gemini or OpenRouter, or a local server (Ollama or any "
+            "OpenAI-compatible one) on this machine."
+        )
         note.setWordWrap(True)
         note.setObjectName("muted")
 

@@ -44,6 +44,7 @@ class Workspace(QWidget):
         self.inspector = CallInspector(self.tree_panel, self.details)
         self.console = ConsoleView()
         self.answer = AnswerPanel()
+        self.details.clock = lambda: self.model.tree.run.now()
         self.review_label = QLabel()
         self.review_label.setObjectName("banner")
         self.review_label.setAccessibleName("Review banner")

@@ -75,8 +75,13 @@ MEASURE = textwrap.dedent("""
 
 
 def _measure(path: Path) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-c", MEASURE, str(path), MODEL], capture_output=True,
-                          text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(path), MODEL],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     figures: dict[str, Any] = json.loads(done.stdout)
     assert figures["errors"] == []
@@ -87,33 +92,78 @@ def _record(name: str, figures: dict[str, Any]) -> None:
     seconds, size = figures["seconds"], figures["bytes"]
     text, growth = figures["text_bytes"], figures["rss_growth"]
     approx = "~" if figures["estimated"] else ""
-    record_figure("documents", name, f"{seconds:.2f} s",
-                  f"{size / MB / seconds:.1f} MB/s, {approx}{figures['tokens']:,} tokens, "
-                  f"peak RSS +{growth / MB:.0f} MB ({growth / text:.2f}x text)")
-    ROWS.append((name, f"{figures['files']}", f"{size / MB:.1f}", f"{seconds:.2f}",
-                 f"{size / MB / seconds:.1f}", f"{text / MB:.1f}",
-                 f"{approx}{figures['tokens']:,}", f"{growth / MB:.0f}",
-                 f"{growth / text:.2f}x", f"{figures['setup_s']:.2f}"))
+    record_figure(
+        "documents",
+        name,
+        f"{seconds:.2f} s",
+        f"{size / MB / seconds:.1f} MB/s, {approx}{figures['tokens']:,} tokens, "
+        f"peak RSS +{growth / MB:.0f} MB ({growth / text:.2f}x text)",
+    )
+    ROWS.append(
+        (
+            name,
+            f"{figures['files']}",
+            f"{size / MB:.1f}",
+            f"{seconds:.2f}",
+            f"{size / MB / seconds:.1f}",
+            f"{text / MB:.1f}",
+            f"{approx}{figures['tokens']:,}",
+            f"{growth / MB:.0f}",
+            f"{growth / text:.2f}x",
+            f"{figures['setup_s']:.2f}",
+        )
+    )
 
 
 def _corpus(rng: random.Random) -> str:
     """About 4 MB of varied log, prose, code and CSV lines to cut files from."""
-    words = ["analyst", "report", "incident", "server", "memory", "budget", "quarterly",
-             "revenue", "latency", "error", "customer", "request", "database", "warehouse",
-             "shipment", "invoice", "contract", "policy", "review", "timeout", "retry", "cluster",
-             "deploy", "version", "region", "north", "south", "export", "import"]
+    words = [
+        "analyst",
+        "report",
+        "incident",
+        "server",
+        "memory",
+        "budget",
+        "quarterly",
+        "revenue",
+        "latency",
+        "error",
+        "customer",
+        "request",
+        "database",
+        "warehouse",
+        "shipment",
+        "invoice",
+        "contract",
+        "policy",
+        "review",
+        "timeout",
+        "retry",
+        "cluster",
+        "deploy",
+        "version",
+        "region",
+        "north",
+        "south",
+        "export",
+        "import",
+    ]
     lines: list[str] = []
     for i in range(60_000):
         kind = i % 4
         if kind == 0:
-            lines.append(f"2025-03-14T{i % 24:02d}:{i % 60:02d}:{i * 7 % 60:02d}Z INFO svc-{i % 9} "
-                         f"req={rng.getrandbits(32):08x} GET /v1/{rng.choice(words)} 200 "
-                         f"{rng.randrange(900)}ms")
+            lines.append(
+                f"2025-03-14T{i % 24:02d}:{i % 60:02d}:{i * 7 % 60:02d}Z INFO svc-{i % 9} "
+                f"req={rng.getrandbits(32):08x} GET /v1/{rng.choice(words)} 200 "
+                f"{rng.randrange(900)}ms"
+            )
         elif kind == 1:
             lines.append(" ".join(rng.choice(words) for _ in range(rng.randrange(6, 18))) + ".")
         elif kind == 2:
-            lines.append(f"    def {rng.choice(words)}_{i}(self, value: int) -> int:  "
-                         f"return value * {rng.randrange(100)}")
+            lines.append(
+                f"    def {rng.choice(words)}_{i}(self, value: int) -> int:  "
+                f"return value * {rng.randrange(100)}"
+            )
         else:
             lines.append(f"{i},{rng.choice(words)},{rng.randrange(10**6)},{rng.random():.4f}")
     return "\n".join(lines) + "\n"
@@ -168,10 +218,23 @@ def test_one_200_mb_log_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kerned", [False, True], ids=["lines", "kerned"])
 def test_500_page_pdf(tmp_path: Path, kerned: bool) -> None:
     rng = random.Random(11)
-    words = ["the", "of", "and", "revenue", "margin", "forecast", "region", "supplier",
-             "contract", "audit", "risk"]
-    pages = [[f"{p + 1}.{n + 1} " + " ".join(rng.choice(words) for _ in range(14))
-              for n in range(50)] for p in range(PDF_PAGES)]
+    words = [
+        "the",
+        "of",
+        "and",
+        "revenue",
+        "margin",
+        "forecast",
+        "region",
+        "supplier",
+        "contract",
+        "audit",
+        "risk",
+    ]
+    pages = [
+        [f"{p + 1}.{n + 1} " + " ".join(rng.choice(words) for _ in range(14)) for n in range(50)]
+        for p in range(PDF_PAGES)
+    ]
     folder = tmp_path / "pdf"
     folder.mkdir()
     make_pdf(folder / "annual-report.pdf", pages, kerned=kerned)
@@ -188,8 +251,18 @@ def test_500_page_pdf(tmp_path: Path, kerned: bool) -> None:
 def table() -> Iterator[None]:
     """Print every scenario's figures once the module's benchmarks have run."""
     yield
-    head = ("scenario", "docs", "in MB", "load s", "MB/s", "text MB", "tokens", "RSS+ MB",
-            "RSS/text", "setup s")
+    head = (
+        "scenario",
+        "docs",
+        "in MB",
+        "load s",
+        "MB/s",
+        "text MB",
+        "tokens",
+        "RSS+ MB",
+        "RSS/text",
+        "setup s",
+    )
     rows = [head, *ROWS]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     print()

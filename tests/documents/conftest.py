@@ -30,10 +30,16 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "README.md": ("markdown", "# Title\n\nSome *markdown* text.\n"),
     "guide.rst": ("rst", "Guide\n=====\n\nA reStructuredText page.\n"),
     "report.pdf": ("pdf", "Annual report 2024\nRevenue rose (strongly).\fPage two: outlook."),
-    "memo.docx": ("docx", "# Staffing memo\nWe hire two analysts.\nBudget is fixed.\n"
-                  "- a bulleted point\nRole\tCount\nAnalyst\t2"),
-    "page.html": ("html", "Quarterly update\n\nHome\n\nRevenue & costs\n\n"
-                  "Revenue grew by 12% in Q3.\n\nRegion\tSales\nNorth\t40\n\n  indented\n    code"),
+    "memo.docx": (
+        "docx",
+        "# Staffing memo\nWe hire two analysts.\nBudget is fixed.\n"
+        "- a bulleted point\nRole\tCount\nAnalyst\t2",
+    ),
+    "page.html": (
+        "html",
+        "Quarterly update\n\nHome\n\nRevenue & costs\n\n"
+        "Revenue grew by 12% in Q3.\n\nRegion\tSales\nNorth\t40\n\n  indented\n    code",
+    ),
     "sales.csv": ("csv", 'region,amount\nNorth,40\n"South, East",12\n'),
     "sales.tsv": ("csv", "region\tamount\nNorth\t40\n"),
     "config.json": ("json", '{"name": "demo", "values": [1, 2, 3]}\n'),
@@ -56,10 +62,16 @@ def write_format_folder(folder: Path) -> Path:
             data = text.replace("\n", "\r\n").encode()  # Windows line ends are normalised
         (folder / name).write_bytes(data)
     (folder / "page.html").write_text(HTML_PAGE, encoding="utf-8")
-    make_pdf(folder / "report.pdf", [["Annual report 2024", "Revenue rose (strongly)."],
-                                      ["Page two: outlook."]])
-    make_docx(folder / "memo.docx", "Staffing memo", ["We hire two analysts.", "Budget is fixed."],
-              table=[["Role", "Count"], ["Analyst", "2"]])
+    make_pdf(
+        folder / "report.pdf",
+        [["Annual report 2024", "Revenue rose (strongly)."], ["Page two: outlook."]],
+    )
+    make_docx(
+        folder / "memo.docx",
+        "Staffing memo",
+        ["We hire two analysts.", "Budget is fixed."],
+        table=[["Role", "Count"], ["Analyst", "2"]],
+    )
     return folder
 
 

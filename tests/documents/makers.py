@@ -28,24 +28,32 @@ def _kerned(line: str) -> str:
     return "[" + " -278 ".join(parts) + "] TJ T*"
 
 
-def make_pdf(path: Path, pages: Sequence[Sequence[str]], password: str | None = None,
-             compress: bool = True, kerned: bool = False) -> Path:
+def make_pdf(
+    path: Path,
+    pages: Sequence[Sequence[str]],
+    password: str | None = None,
+    compress: bool = True,
+    kerned: bool = False,
+) -> Path:
     """Write a PDF whose pages show the given lines of text; encrypt it when `password` is set.
 
     Lines are single `Tj` strings, or with `kerned` TJ arrays without space characters, which
     are slower to extract and need the extractor to infer the spaces.
     """
     writer = PdfWriter()
-    font = DictionaryObject({
-        NameObject("/Type"): NameObject("/Font"),
-        NameObject("/Subtype"): NameObject("/Type1"),
-        NameObject("/BaseFont"): NameObject("/Helvetica"),
-        NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
-    })
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+            NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+        }
+    )
     for lines in pages:
         page = writer.add_blank_page(612, 792)
         page[NameObject("/Resources")] = DictionaryObject(
-            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})}
+        )
         shown = [_kerned(x) if kerned else f"({_escape(x)}) Tj T*" for x in lines]
         body = ["BT /F1 10 Tf 12 TL 50 750 Td", *shown, "ET"]
         stream = DecodedStreamObject()
@@ -60,8 +68,9 @@ def make_pdf(path: Path, pages: Sequence[Sequence[str]], password: str | None = 
     return path
 
 
-def make_docx(path: Path, title: str, paragraphs: Sequence[str],
-              table: Sequence[Sequence[str]] = ()) -> Path:
+def make_docx(
+    path: Path, title: str, paragraphs: Sequence[str], table: Sequence[Sequence[str]] = ()
+) -> Path:
     """Write a Word file with a heading, paragraphs, a bullet and (optionally) a table."""
     import docx
 

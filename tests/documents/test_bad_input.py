@@ -76,8 +76,10 @@ def test_encrypted_docx_is_reported(tmp_path: Path) -> None:
 
 
 def test_latin1_text_is_decoded(tmp_path: Path) -> None:
-    text = ("Le café du marché a ouvert à Noël. Déjà vu: la façade rénovée, "
-            "une crème brûlée et un garçon très gâté.\n") * 3
+    text = (
+        "Le café du marché a ouvert à Noël. Déjà vu: la façade rénovée, "
+        "une crème brûlée et un garçon très gâté.\n"
+    ) * 3
     path = tmp_path / "notes-fr.txt"
     path.write_bytes(text.encode("latin-1"))
     [document] = load_paths([path]).documents
@@ -98,8 +100,10 @@ def test_undecodable_bytes_cost_only_themselves(tmp_path: Path) -> None:
 
 def test_legacy_bytes_deep_in_a_big_ascii_file_are_judged_where_they_are(tmp_path: Path) -> None:
     head = "2025-03-14 INFO plain ascii line\r\n" * 80_000  # well over the 1 MB detection window
-    tail = ("Le café du marché a ouvert à Noël. Déjà vu: la façade rénovée, une crème brûlée "
-            "et un garçon très gâté.\r\n") * 3
+    tail = (
+        "Le café du marché a ouvert à Noël. Déjà vu: la façade rénovée, une crème brûlée "
+        "et un garçon très gâté.\r\n"
+    ) * 3
     path = tmp_path / "long.log"
     path.write_bytes((head + tail).encode("cp1252"))
     [document] = load_paths([path]).documents
@@ -154,14 +158,18 @@ def test_binary_content_is_refused(tmp_path: Path) -> None:
     assert _only_error(path).startswith("binary content")
 
 
-@pytest.mark.parametrize(("name", "hint"), [
-    ("photo.jpg", "image file (.jpg), not a text document"),
-    ("bundle.zip", "extract it and load the folder"),
-    ("figures.xlsx", "export each sheet to CSV"),
-    ("old.doc", "save it as .docx or PDF"),
-])
-def test_known_binary_and_unsupported_types_are_refused(tmp_path: Path, name: str,
-                                                         hint: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("photo.jpg", "image file (.jpg), not a text document"),
+        ("bundle.zip", "extract it and load the folder"),
+        ("figures.xlsx", "export each sheet to CSV"),
+        ("old.doc", "save it as .docx or PDF"),
+    ],
+)
+def test_known_binary_and_unsupported_types_are_refused(
+    tmp_path: Path, name: str, hint: str
+) -> None:
     path = tmp_path / name
     path.write_bytes(b"PK\x03\x04 whatever")
     assert hint in _only_error(path)
@@ -185,8 +193,9 @@ def test_per_file_size_limit(tmp_path: Path) -> None:
     big = tmp_path / "big.txt"
     big.write_text("x" * 2000, encoding="utf-8")
     message = _only_error(big, LoadOptions(max_file_bytes=1024))
-    assert message == ("too large (2.0 KB, the per-file limit is 1.0 KB); "
-                       "raise the limit or split the file")
+    assert message == (
+        "too large (2.0 KB, the per-file limit is 1.0 KB); raise the limit or split the file"
+    )
     folder_result = load_paths([tmp_path], LoadOptions(max_file_bytes=1024))
     assert folder_result.skipped[0].reason.startswith("too large")
 
@@ -215,8 +224,7 @@ def test_every_bad_file_gets_one_line_and_the_good_one_loads(tmp_path: Path) -> 
     (tmp_path / "fake.pdf").write_text("not a pdf", encoding="utf-8")
     (tmp_path / "bad.docx").write_bytes(b"PK\x03\x04broken")
     make_pdf(tmp_path / "locked.pdf", [["x"]], password="pw")
-    bad = [tmp_path / n for n in ("empty.txt", "fake.pdf", "missing.md", "bad.docx",
-                                  "locked.pdf")]
+    bad = [tmp_path / n for n in ("empty.txt", "fake.pdf", "missing.md", "bad.docx", "locked.pdf")]
     result = load_paths([bad[0], bad[1], good, *bad[2:]])
     assert [d.text for d in result.documents] == [GOOD_TEXT]
     assert [e.path for e in result.errors] == bad

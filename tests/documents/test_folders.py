@@ -49,15 +49,20 @@ def project(tmp_path: Path) -> Path:
 
 
 def _reasons(skipped: list[Skipped], root: Path) -> dict[str, str]:
-    return {s.path.relative_to(root).as_posix(): s.reason.split(" (")[0].split(";")[0]
-            for s in skipped}
+    return {
+        s.path.relative_to(root).as_posix(): s.reason.split(" (")[0].split(";")[0] for s in skipped
+    }
 
 
 def test_policy_loads_the_right_files_and_says_why_for_the_rest(project: Path) -> None:
     result = load_paths([project])
     assert result.errors == []
     assert [d.name for d in result.documents] == [
-        "proj/a.txt", "proj/B.md", "proj/keep.log", "proj/src/main.py", "proj/tools/run.sh",
+        "proj/a.txt",
+        "proj/B.md",
+        "proj/keep.log",
+        "proj/src/main.py",
+        "proj/tools/run.sh",
     ]
     assert _reasons(result.skipped, project) == {
         ".env": "hidden file",
@@ -90,8 +95,13 @@ def test_order_is_stable_across_loads(project: Path) -> None:
 def test_gitignore_can_be_turned_off_and_hidden_files_on(project: Path) -> None:
     result = load_paths([project], LoadOptions(use_gitignore=False, include_hidden=True))
     names = {d.name for d in result.documents}
-    assert {"proj/debug.log", "proj/secret/plan.txt", "proj/.env", "proj/src/generated_api.py",
-            "proj/.gitignore"} <= names
+    assert {
+        "proj/debug.log",
+        "proj/secret/plan.txt",
+        "proj/.env",
+        "proj/src/generated_api.py",
+        "proj/.gitignore",
+    } <= names
     assert "proj/.git/config" not in names
 
 
@@ -111,7 +121,8 @@ def test_gitignore_of_the_enclosing_repository_applies(tmp_path: Path) -> None:
     result = load_paths([repo / "docs"])
     assert [d.name for d in result.documents] == ["docs/notes.txt"]
     assert [(s.path.name, s.reason) for s in result.skipped] == [
-        ("scratch.tmp", "ignored by .gitignore")]
+        ("scratch.tmp", "ignored by .gitignore")
+    ]
 
 
 def test_a_folder_picked_on_purpose_loads_even_if_ignored(project: Path) -> None:
@@ -137,7 +148,8 @@ def test_an_empty_folder_is_an_error(tmp_path: Path) -> None:
     assert result.documents == []
     assert result.skipped == []
     assert [(e.path, e.message) for e in result.errors] == [
-        (empty, "the folder is empty; choose a folder that holds documents")]
+        (empty, "the folder is empty; choose a folder that holds documents")
+    ]
 
 
 def test_a_folder_with_nothing_loadable_says_what_was_skipped(tmp_path: Path) -> None:

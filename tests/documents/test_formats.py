@@ -40,8 +40,10 @@ def test_html_drops_scripts_styles_and_markup(format_folder: Path) -> None:
 def test_pdf_pages_are_separated_by_form_feeds(format_folder: Path) -> None:
     [pdf] = load_paths([format_folder / "report.pdf"]).documents
     assert pdf.pages == 2
-    assert pdf.text.split("\f") == ["Annual report 2024\nRevenue rose (strongly).",
-                                    "Page two: outlook."]
+    assert pdf.text.split("\f") == [
+        "Annual report 2024\nRevenue rose (strongly).",
+        "Page two: outlook.",
+    ]
 
 
 def test_kerned_pdf_text_gets_its_spaces_back(tmp_path: Path) -> None:
@@ -57,8 +59,9 @@ def test_long_pdf_pages_stay_in_order(tmp_path: Path) -> None:
     pdf = make_pdf(tmp_path / "long.pdf", pages)
     [document] = load_paths([pdf]).documents
     assert document.pages == 300
-    assert document.text.split("\f") == [f"page {n} first line\npage {n} last line"
-                                          for n in range(1, 301)]
+    assert document.text.split("\f") == [
+        f"page {n} first line\npage {n} last line" for n in range(1, 301)
+    ]
 
 
 def test_folder_loads_every_format_in_name_order(format_folder: Path) -> None:
@@ -76,9 +79,12 @@ def test_folder_loads_every_format_in_name_order(format_folder: Path) -> None:
 def test_to_context_gives_the_engine_its_document(format_folder: Path) -> None:
     [document] = load_paths([format_folder / "notes.txt"]).documents
     context = document.to_context()
-    assert context == ContextDocument(name="notes.txt", text="Plain notes.\nSecond line.\n",
-                                      path=str(format_folder / "notes.txt"),
-                                      tokens=document.tokens)
+    assert context == ContextDocument(
+        name="notes.txt",
+        text="Plain notes.\nSecond line.\n",
+        path=str(format_folder / "notes.txt"),
+        tokens=document.tokens,
+    )
     assert context.meta()["chars"] == document.chars
 
 

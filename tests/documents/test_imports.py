@@ -34,7 +34,13 @@ def test_documents_load_with_qt_and_litellm_blocked(tmp_path: Path) -> None:
         assert not heavy, heavy
         print("ok")
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60, check=False, cwd=Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"

@@ -16,7 +16,8 @@ from rlm_desktop.paths import resource
 SAMPLES = resource("samples")
 LOG_LINE = re.compile(r"^(?P<stamp>\S+) (?P<level>[A-Z]+)\s+(?P<service>\S+)\s+(?P<message>.*)$")
 REQUEST = re.compile(
-    r"^req=(?P<id>[0-9a-f]{8}) (?P<method>[A-Z]+) (?P<route>\S+) (?P<status>\d{3}) ")
+    r"^req=(?P<id>[0-9a-f]{8}) (?P<method>[A-Z]+) (?P<route>\S+) (?P<status>\d{3}) "
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +34,13 @@ def log_lines() -> list[re.Match[str]]:
 
 
 def test_generator_reproduces_the_committed_log(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, str(SAMPLES / "make_samples.py"), str(tmp_path)],
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, str(SAMPLES / "make_samples.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "server.log").read_bytes() == (SAMPLES / "server.log").read_bytes()
 
@@ -51,8 +57,10 @@ def test_the_one_507_matches_the_answer(log_lines: list[re.Match[str]], answers:
     requests = [(m, REQUEST.match(m["message"])) for m in log_lines]
     storage = [(m, r) for m, r in requests if r is not None and r["status"] == "507"]
     [(line, request)] = storage
-    assert f"req={request['id']}, `{request['method']} {request['route']}`, at {line['stamp']}" \
+    assert (
+        f"req={request['id']}, `{request['method']} {request['route']}`, at {line['stamp']}"
         in answers
+    )
     assert sum("507" in m["message"] for m in log_lines) > 5  # the distractors are really there
 
 
@@ -83,8 +91,9 @@ def test_memos_load_and_hold_the_answered_facts(answers: str) -> None:
     assert "**31 August 2025**" in memos["2025-03-18-utrecht-closure-timeline.md"]
     assert "**Tomasz Wróbel**" in memos["2025-02-03-staffing-changes.md"]
     utrecht = memos["2025-03-18-utrecht-closure-timeline.md"]
-    total, offered = (int(n) for n in re.findall(r"Of Utrecht's (\d+) employees, \*\*(\d+)\*\*",
-                                                  utrecht)[0])
+    total, offered = (
+        int(n) for n in re.findall(r"Of Utrecht's (\d+) employees, \*\*(\d+)\*\*", utrecht)[0]
+    )
     assert f"**Answer:** {total - offered} ({total} employees, {offered} offered" in answers
     assert "€950,000, going live in September 2025" in answers
     assert "Utrecht, on 31 August 2025" in answers

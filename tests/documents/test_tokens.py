@@ -36,8 +36,10 @@ def test_models_without_a_bundled_tokenizer_are_estimates() -> None:
 
 
 def test_huge_text_is_sampled_and_close_to_exact() -> None:
-    lines = [f"{i:06d} INFO service-{i % 7} handled request in {i % 97} ms path=/v1/items/{i}"
-             for i in range(40_000)]
+    lines = [
+        f"{i:06d} INFO service-{i % 7} handled request in {i % 97} ms path=/v1/items/{i}"
+        for i in range(40_000)
+    ]
     text = "\n".join(lines)
     assert len(text) > 1_000_000
     estimate, estimated = count_tokens(text, "openai/gpt-5-mini")
@@ -48,8 +50,9 @@ def test_huge_text_is_sampled_and_close_to_exact() -> None:
 
 def test_load_flags_estimates_once_the_exact_budget_is_spent(tmp_path: Path) -> None:
     for i in range(6):
-        (tmp_path / f"part{i}.txt").write_text(f"chapter {i}: " + "words and more words " * 2000,
-                                               encoding="utf-8")
+        (tmp_path / f"part{i}.txt").write_text(
+            f"chapter {i}: " + "words and more words " * 2000, encoding="utf-8"
+        )
     exact = load_paths([tmp_path], LoadOptions(exact_token_chars=10**9))
     budgeted = load_paths([tmp_path], LoadOptions(exact_token_chars=100_000))
     assert not exact.tokens_estimated
@@ -72,8 +75,9 @@ def test_counting_needs_no_network_and_no_litellm_import() -> None:
         assert "litellm" not in sys.modules
         print("ok")
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
 
@@ -93,7 +97,8 @@ def test_without_litellm_installed_counts_fall_back_to_a_flagged_estimate() -> N
         from rlm_desktop.documents import count_tokens
         print(count_tokens("x" * 10, "openai/gpt-5-mini"))
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "(3, True)"

@@ -78,14 +78,18 @@ def no_leftovers() -> Iterator[None]:
         QApplication.processEvents()
         threading.Event().wait(0.1)
     assert new_children() == [], "worker processes left behind"
-    extra = [t for t in threading.enumerate()
-             if t.ident not in threads_before and t.is_alive() and not t.daemon]
+    extra = [
+        t
+        for t in threading.enumerate()
+        if t.ident not in threads_before and t.is_alive() and not t.daemon
+    ]
     assert extra == [], f"threads left behind: {[t.name for t in extra]}"
 
 
 @pytest.fixture
-def window(qtbot: object, qloop: asyncio.AbstractEventLoop,
-           memory_keyring: MemoryKeyring) -> Iterator[object]:
+def window(
+    qtbot: object, qloop: asyncio.AbstractEventLoop, memory_keyring: MemoryKeyring
+) -> Iterator[object]:
     """The real main window, with an in-memory keyring and no start-up warm-up thread."""
     from rlm_desktop.ui.main_window import MainWindow
 

@@ -57,8 +57,16 @@ def test_turns_grow_live_and_show_outputs(console: ConsoleView) -> None:
     assert len(console.cards) == 1
     assert not console.cards[0].pending.isHidden()
     assert console.cell_views() == []
-    tree.apply(rlm_call_end("r", call_id, 2.0, "42", stderr="warning: careful",
-                            error="Traceback (most recent call last):\nValueError: bad"))
+    tree.apply(
+        rlm_call_end(
+            "r",
+            call_id,
+            2.0,
+            "42",
+            stderr="warning: careful",
+            error="Traceback (most recent call last):\nValueError: bad",
+        )
+    )
     console.refresh()
     cells = console.cell_views()
     assert len(cells) == 1
@@ -75,8 +83,21 @@ def test_long_output_is_cut_like_the_model_saw_it(console: ConsoleView) -> None:
     call_id, opening = rlm_call_start("r", None, 0, 1.0)
     tree.apply(opening)
     long_text = "".join(f"line {n}\n" for n in range(10_000))
-    tree.apply([ev.CellExecuted(run_id="r", call_id=call_id, turn=0, index=0, code="print(x)",
-                                stdout=long_text, stderr="", error=None, duration_s=0.1)])
+    tree.apply(
+        [
+            ev.CellExecuted(
+                run_id="r",
+                call_id=call_id,
+                turn=0,
+                index=0,
+                code="print(x)",
+                stdout=long_text,
+                stderr="",
+                error=None,
+                duration_s=0.1,
+            )
+        ]
+    )
     console.limit = 1000
     console.show_call(tree.nodes[call_id])
     block = console.cell_views()[0].outputs[0]
@@ -95,11 +116,27 @@ def test_long_output_is_cut_like_the_model_saw_it(console: ConsoleView) -> None:
 
 def test_llm_call_shows_prompt_and_response(console: ConsoleView) -> None:
     tree = CallTree()
-    tree.apply([
-        ev.CallStarted(run_id="r", call_id="c", parent_id=None, kind="llm", depth=1, model="m",
-                       prompt="Summarise this"),
-        ev.CallFinished(run_id="r", call_id="c", status="ok", response="A summary",
-                        input_tokens=1, output_tokens=1, cost_usd=0.0),
-    ])
+    tree.apply(
+        [
+            ev.CallStarted(
+                run_id="r",
+                call_id="c",
+                parent_id=None,
+                kind="llm",
+                depth=1,
+                model="m",
+                prompt="Summarise this",
+            ),
+            ev.CallFinished(
+                run_id="r",
+                call_id="c",
+                status="ok",
+                response="A summary",
+                input_tokens=1,
+                output_tokens=1,
+                cost_usd=0.0,
+            ),
+        ]
+    )
     console.show_call(tree.nodes["c"])
     assert console._llm_shown

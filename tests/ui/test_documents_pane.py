@@ -61,8 +61,9 @@ def test_folder_reorder_and_remove(qtbot: QtBot, qloop: object) -> None:
     pane.shutdown()
 
 
-def test_adding_the_same_file_twice_keeps_one_row(qtbot: QtBot, qloop: object,
-                                                  tmp_path: Path) -> None:
+def test_adding_the_same_file_twice_keeps_one_row(
+    qtbot: QtBot, qloop: object, tmp_path: Path
+) -> None:
     doc = tmp_path / "a.txt"
     doc.write_text("one", encoding="utf-8")
     pane = _pane(qtbot)
@@ -73,4 +74,48 @@ def test_adding_the_same_file_twice_keeps_one_row(qtbot: QtBot, qloop: object,
     qtbot.waitUntil(lambda: not pane.loading, timeout=10_000)
     assert pane.model.rowCount() == 1
     assert pane.documents()[0].chars == len("one two three")
+    pane.shutdown()
+
+
+def test_files_dropped_from_a_file_manager_are_added(
+    qtbot: QtBot, qloop: object, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+
+    doc = tmp_path / "dropped.txt"
+    doc.write_text("dropped text", encoding="utf-8")
+    pane = _pane(qtbot)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(doc))])
+    enter = QDragEnterEvent(
+        pane.rect().center(),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    pane.dragEnterEvent(enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(
+        QPointF(pane.rect().center()),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    pane.dropEvent(drop)
+    qtbot.waitUntil(lambda: not pane.loading, timeout=10_000)
+    assert [d.name for d in pane.documents()] == ["dropped.txt"]
+    pane.set_read_only(True)
+    refused = QDragEnterEvent(
+        pane.rect().center(),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    refused.ignore()
+    pane.dragEnterEvent(refused)
+    assert not refused.isAccepted()
     pane.shutdown()

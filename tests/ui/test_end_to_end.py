@@ -18,8 +18,9 @@ from tests.ui.scripted_rlm import ANSWER, make_responder
 SECRET = "sk-test-SECRET-9f8e7d6c5b4a"
 
 
-def prepare(window: MainWindow, qtbot: QtBot, server: ScriptedServer, question: str,
-            paths: list[Path]) -> None:
+def prepare(
+    window: MainWindow, qtbot: QtBot, server: ScriptedServer, question: str, paths: list[Path]
+) -> None:
     """Point the window at the scripted server, load documents, fill in the question."""
     window.prefs.set_base_url("local", server.base_url)
     window.starter.apply_preferences()
@@ -42,8 +43,9 @@ def memos(n: int) -> list[Path]:
     return sorted(resource("samples", "memos").iterdir())[:n]
 
 
-def test_run_grows_the_tree_and_fills_the_console(window: MainWindow, qtbot: QtBot,
-                                                  scripted_server: ScriptedServer) -> None:
+def test_run_grows_the_tree_and_fills_the_console(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
     scripted_server.respond_with(make_responder(fanout=3))
     keys.set_key("local", SECRET)
     prepare(window, qtbot, scripted_server, "When is the launch?", memos(3))
@@ -93,8 +95,9 @@ def test_run_grows_the_tree_and_fills_the_console(window: MainWindow, qtbot: QtB
     assert status == [("completed",)]
 
 
-def test_stop_cancels_a_long_fan_out(window: MainWindow, qtbot: QtBot,
-                                     scripted_server: ScriptedServer) -> None:
+def test_stop_cancels_a_long_fan_out(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
     scripted_server.respond_with(make_responder(fanout=7, sub_delay_s=30.0))
     prepare(window, qtbot, scripted_server, "When is the launch?", memos(7))
     ws = window.workspace
@@ -103,7 +106,7 @@ def test_stop_cancels_a_long_fan_out(window: MainWindow, qtbot: QtBot,
     pressed = time.monotonic()
     qtbot.keyClick(ws.controls.question, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not window.starter.running, timeout=5000)
-    assert time.monotonic() - pressed < 1.5
+    assert time.monotonic() - pressed < 1.0
     finished = ws.model.tree.run.finished
     assert finished is not None
     assert finished.status == "cancelled"
@@ -113,9 +116,9 @@ def test_stop_cancels_a_long_fan_out(window: MainWindow, qtbot: QtBot,
         assert db.execute("SELECT status FROM sessions").fetchall() == [("cancelled",)]
 
 
-def test_saved_session_reopens_with_the_same_tree(window: MainWindow, qtbot: QtBot,
-                                                  scripted_server: ScriptedServer,
-                                                  tmp_path: Path) -> None:
+def test_saved_session_reopens_with_the_same_tree(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
     scripted_server.respond_with(make_responder(fanout=2))
     prepare(window, qtbot, scripted_server, "When is the launch?", memos(2))
     ws = window.workspace
@@ -157,8 +160,9 @@ def test_saved_session_reopens_with_the_same_tree(window: MainWindow, qtbot: QtB
     assert dialog.table.rowCount() == 0
 
 
-def test_closing_the_window_stops_the_run_first(window: MainWindow, qtbot: QtBot,
-                                                scripted_server: ScriptedServer) -> None:
+def test_closing_the_window_stops_the_run_first(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
     scripted_server.respond_with(make_responder(fanout=4, sub_delay_s=30.0))
     prepare(window, qtbot, scripted_server, "When is the launch?", memos(4))
     ws = window.workspace

@@ -67,8 +67,9 @@ def test_unreachable_server_says_what_to_check() -> None:
         discover_ollama("http://127.0.0.1:9", timeout_s=2)
 
 
-def test_pickers_list_local_models_first(window: MainWindow, qtbot: QtBot,
-                                         scripted_server: ScriptedServer, ollama: str) -> None:
+def test_pickers_list_local_models_first(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer, ollama: str
+) -> None:
     window.prefs.set_base_url("local", scripted_server.base_url)
     window.prefs.set_base_url("ollama", ollama)
     future = asyncio.ensure_future(window.starter.refresh_models())

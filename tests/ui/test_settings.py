@@ -31,8 +31,9 @@ def _files_containing(folder: Path, needle: str) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
 
 
-def test_key_goes_to_the_keyring_and_never_to_a_file(qtbot: QtBot, qloop: object,
-                                                     memory_keyring: MemoryKeyring) -> None:
+def test_key_goes_to_the_keyring_and_never_to_a_file(
+    qtbot: QtBot, qloop: object, memory_keyring: MemoryKeyring
+) -> None:
     dialog = _dialog(qtbot)
     page = dialog.providers
     assert not page.warning_shown()
@@ -50,8 +51,9 @@ def test_key_goes_to_the_keyring_and_never_to_a_file(qtbot: QtBot, qloop: object
     assert keys.get_key("openai") is None
 
 
-def test_missing_keyring_warns_and_offers_session_only(qtbot: QtBot, qloop: object,
-                                                       no_keyring: None) -> None:
+def test_missing_keyring_warns_and_offers_session_only(
+    qtbot: QtBot, qloop: object, no_keyring: None
+) -> None:
     dialog = _dialog(qtbot)
     page = dialog.providers
     assert page.warning_shown()
@@ -71,8 +73,9 @@ def test_missing_keyring_warns_and_offers_session_only(qtbot: QtBot, qloop: obje
     assert _files_containing(data_dir(), SECRET) == []
 
 
-def test_other_provider_and_local_urls_persist(qtbot: QtBot, qloop: object,
-                                               memory_keyring: MemoryKeyring) -> None:
+def test_other_provider_and_local_urls_persist(
+    qtbot: QtBot, qloop: object, memory_keyring: MemoryKeyring
+) -> None:
     dialog = _dialog(qtbot)
     page = dialog.providers
     page.other.setText("mistral")
@@ -86,8 +89,9 @@ def test_other_provider_and_local_urls_persist(qtbot: QtBot, qloop: object,
     assert prefs.base_url("local") == "http://127.0.0.1:9999/v1"
 
 
-def test_local_server_models_are_listed(qtbot: QtBot, qloop: object, scripted_server: object,
-                                        memory_keyring: MemoryKeyring) -> None:
+def test_local_server_models_are_listed(
+    qtbot: QtBot, qloop: object, scripted_server: object, memory_keyring: MemoryKeyring
+) -> None:
     dialog = _dialog(qtbot)
     page = dialog.providers
     page.local_url.setText(scripted_server.base_url)  # type: ignore[attr-defined]
@@ -114,8 +118,9 @@ def test_run_defaults_persist(qtbot: QtBot, qloop: object, memory_keyring: Memor
     assert defaults.max_depth == 3
 
 
-def test_profiles_copy_edit_and_delete(qtbot: QtBot, qloop: object,
-                                       memory_keyring: MemoryKeyring) -> None:
+def test_profiles_copy_edit_and_delete(
+    qtbot: QtBot, qloop: object, memory_keyring: MemoryKeyring
+) -> None:
     save_user_profile(ProfileDraft(name="mine", prompt="my prompt", patterns=("openai/*",)))
     dialog = _dialog(qtbot, "profiles")
     page = dialog.profiles
@@ -139,14 +144,13 @@ def test_profiles_copy_edit_and_delete(qtbot: QtBot, qloop: object,
     assert "mine-copy" not in [page.list.item(i).text() for i in range(page.list.count())]
 
 
-def test_bundled_profiles_are_read_only(qtbot: QtBot, qloop: object,
-                                        memory_keyring: MemoryKeyring) -> None:
+def test_bundled_profiles_are_read_only(
+    qtbot: QtBot, qloop: object, memory_keyring: MemoryKeyring
+) -> None:
     dialog = _dialog(qtbot, "profiles")
     page = dialog.profiles
     bundled = [i for i in range(page.list.count()) if "(mine)" not in page.list.item(i).text()]
-    if not bundled:
-        assert "No profiles" in page.info.text()
-        return
+    assert [page.list.item(i).text() for i in bundled] == ["reasoning", "small", "default"]
     page.list.setCurrentRow(bundled[0])
     assert page.editor.isReadOnly()
     assert not page.save_button.isEnabled()

@@ -15,10 +15,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_first_paint_happens_before_heavy_imports(tmp_path: Path) -> None:
-    env = {**os.environ, PAINT_PROBE_ENV: "1", "QT_QPA_PLATFORM": "offscreen",
-           "RLM_DESKTOP_HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "rlm_desktop.ui.app"], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, check=False)
+    env = {
+        **os.environ,
+        PAINT_PROBE_ENV: "1",
+        "QT_QPA_PLATFORM": "offscreen",
+        "RLM_DESKTOP_HOME": str(tmp_path),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "rlm_desktop.ui.app"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("first-paint "))
     assert line.endswith("heavy=-"), line

@@ -13,8 +13,7 @@ from tests.ui.synthetic import llm_call, rlm_call_start, synthetic_run
 
 
 def _tester(model: CallTreeModel) -> QAbstractItemModelTester:
-    return QAbstractItemModelTester(
-        model, QAbstractItemModelTester.FailureReportingMode.Fatal)
+    return QAbstractItemModelTester(model, QAbstractItemModelTester.FailureReportingMode.Fatal)
 
 
 def test_batches_build_the_nested_tree(qapp: object) -> None:
@@ -22,7 +21,7 @@ def test_batches_build_the_nested_tree(qapp: object) -> None:
     tester = _tester(model)
     events = list(synthetic_run(fanout=5))
     for start in range(0, len(events), 7):
-        model.apply_events(events[start:start + 7])
+        model.apply_events(events[start : start + 7])
     assert model.rowCount() == 1
     root = model.index(0, 0)
     assert model.rowCount(root) == 6
@@ -71,12 +70,29 @@ def test_find_next_wraps_in_display_order(qapp: object) -> None:
     root_id, opening = rlm_call_start("r", None, 0, 1.0)
     model.apply_events(opening)
     for call_id in ("bad-1", "bad-2"):
-        model.apply_events([
-            ev.CallStarted(run_id="r", call_id=call_id, parent_id=root_id, kind="llm", depth=1,
-                           model="m", prompt="p"),
-            ev.CallFinished(run_id="r", call_id=call_id, status="error", response="",
-                            input_tokens=0, output_tokens=0, cost_usd=None, error="boom"),
-        ])
+        model.apply_events(
+            [
+                ev.CallStarted(
+                    run_id="r",
+                    call_id=call_id,
+                    parent_id=root_id,
+                    kind="llm",
+                    depth=1,
+                    model="m",
+                    prompt="p",
+                ),
+                ev.CallFinished(
+                    run_id="r",
+                    call_id=call_id,
+                    status="error",
+                    response="",
+                    input_tokens=0,
+                    output_tokens=0,
+                    cost_usd=None,
+                    error="boom",
+                ),
+            ]
+        )
     first = model.find_next(None, lambda n: n.failed)
     assert first is not None
     assert first.call_id == "bad-1"

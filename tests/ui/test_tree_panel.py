@@ -20,11 +20,25 @@ def _panel(qtbot: QtBot) -> TreePanel:
 
 def _failed(run_id: str, parent: str, call_id: str, model: str) -> list[ev.Event]:
     return [
-        ev.CallStarted(run_id=run_id, call_id=call_id, parent_id=parent, kind="llm", depth=2,
-                       model=model, prompt="p"),
-        ev.CallFinished(run_id=run_id, call_id=call_id, status="error", response="",
-                        input_tokens=0, output_tokens=0, cost_usd=None,
-                        error="RateLimitError: slow down"),
+        ev.CallStarted(
+            run_id=run_id,
+            call_id=call_id,
+            parent_id=parent,
+            kind="llm",
+            depth=2,
+            model=model,
+            prompt="p",
+        ),
+        ev.CallFinished(
+            run_id=run_id,
+            call_id=call_id,
+            status="error",
+            response="",
+            input_tokens=0,
+            output_tokens=0,
+            cost_usd=None,
+            error="RateLimitError: slow down",
+        ),
     ]
 
 

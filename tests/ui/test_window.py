@@ -2,22 +2,39 @@
 
 from __future__ import annotations
 
+import pytest
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop import keys
+from rlm_desktop.paths import resource
 from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.preferences import Preferences
 from tests.ui.synthetic import synthetic_run
 
 
-def test_first_run_shows_the_welcome_page(window: MainWindow) -> None:
+def test_first_run_shows_the_welcome_page(
+    qtbot: QtBot, qloop: object, memory_keyring: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for provider in keys.PROVIDERS.values():
+        if provider.env_var:
+            monkeypatch.delenv(provider.env_var, raising=False)
+    window = MainWindow(warm_up=False)
+    qtbot.addWidget(window)
     assert window.pages.currentWidget() is window.welcome
+    assert window.statusBar().isHidden()
     assert window.windowTitle() == "RLM Desktop"
     assert not window.windowIcon().isNull()
+    window.welcome.sample_button.click()
+    assert window.pages.currentWidget() is window.workspace
+    qtbot.waitUntil(lambda: not window.workspace.documents.loading, timeout=20_000)
+    assert [d.name for d in window.workspace.documents.documents()] == ["server.log"]
+    assert "incidents" in window.workspace.controls.question.toPlainText()
+    window.shutdown()
 
 
-def test_a_saved_key_skips_the_welcome_page(qtbot: QtBot, qloop: object,
-                                            memory_keyring: object) -> None:
+def test_a_saved_key_skips_the_welcome_page(
+    qtbot: QtBot, qloop: object, memory_keyring: object
+) -> None:
     keys.set_key("openai", "sk-test")
     win = MainWindow(warm_up=False)
     qtbot.addWidget(win)
@@ -25,8 +42,9 @@ def test_a_saved_key_skips_the_welcome_page(qtbot: QtBot, qloop: object,
     win.shutdown()
 
 
-def test_event_stream_fills_tree_console_status_and_answer(window: MainWindow,
-                                                           qtbot: QtBot) -> None:
+def test_event_stream_fills_tree_console_status_and_answer(
+    window: MainWindow, qtbot: QtBot
+) -> None:
     window.pages.setCurrentWidget(window.workspace)
     ws = window.workspace
     for event in synthetic_run(fanout=4):
@@ -50,14 +68,22 @@ def test_run_without_documents_says_how_to_fix_it(window: MainWindow) -> None:
     assert "Add at least one document" in ws.controls.error.text()
 
 
-def test_run_without_a_key_names_the_settings_page(window: MainWindow) -> None:
+def test_run_without_a_key_names_the_settings_page(
+    window: MainWindow, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     window.pages.setCurrentWidget(window.workspace)
     ws = window.workspace
+    ws.documents.add_paths([resource("samples", "server.log")])
+    qtbot.waitUntil(lambda: not ws.documents.loading, timeout=20_000)
     ws.controls.question.setPlainText("What?")
     ws.controls.model.setEditText("anthropic/claude-haiku-4-5")
     window.start_run()
-    ws.documents.model.add([], [])
-    assert "Add at least one document" in ws.controls.error.text()
+    assert not window.starter.running
+    message = ws.controls.error.text()
+    assert message.startswith("No API key for Anthropic")
+    assert "Settings → Providers" in message
+    assert "ANTHROPIC_API_KEY" in message
 
 
 def test_layout_is_remembered(qtbot: QtBot, qloop: object, memory_keyring: object) -> None:
@@ -73,3 +99,18 @@ def test_layout_is_remembered(qtbot: QtBot, qloop: object, memory_keyring: objec
     assert again.workspace.main_splitter.sizes() == sizes
     assert Preferences().window_state("geometry") is not None
     again.shutdown()
+
+
+def test_welcome_leads_to_the_provider_settings(window: MainWindow, qtbot: QtBot) -> None:
+    window.show_welcome()
+    window.welcome.settings_button.click()
+    from rlm_desktop.ui.settings_dialog import SettingsDialog
+
+    dialogs = [d for d in window.findChildren(SettingsDialog) if d.isVisible()]
+    assert len(dialogs) == 1
+    assert dialogs[0].tabs.currentWidget() is dialogs[0].providers
+    dialogs[0].providers.local_url.setText("http://127.0.0.1:8000/v1")
+    dialogs[0].providers.local_url.editingFinished.emit()
+    dialogs[0].accept()
+    assert window.pages.currentWidget() is window.workspace
+    assert window.workspace.controls.endpoint.findData("http://127.0.0.1:8000/v1") > 0
