@@ -18,6 +18,8 @@ run: $(STAMP)
 	$(VENV)/bin/rlm-desktop
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check rlm_desktop tests
+	$(VENV)/bin/mypy
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
 bench: $(STAMP)
