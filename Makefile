@@ -29,7 +29,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check rlm_desktop tests
 	$(VENV)/bin/mypy
 
+SCREENSHOT_DEBS := xvfb libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 \
+	libxcb-render-util0 libxcb-shape0 libxcb-sync1 libxcb-xfixes0 libxcb-xkb1 libxkbcommon-x11-0 libx11-xcb1
+
 screenshots: $(STAMP)
+	@command -v Xvfb >/dev/null || { test "$$(id -u)" = 0 && apt-get update -qq && \
+		apt-get install -y -qq --no-install-recommends $(SCREENSHOT_DEBS); } || \
+		{ echo "make screenshots needs: $(SCREENSHOT_DEBS)"; exit 1; }
 	$(PY) -m tests.screenshots
 
 clean:
