@@ -2,33 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import keyring
 import pytest
-from keyring.backends import fail
 
 from rlm_desktop import keys
-from tests.ui.memory_keyring import MemoryKeyring
-
-
-@pytest.fixture
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
-    keys.clear_session_keys()
-
-
-@pytest.fixture
-def no_keyring() -> Iterator[None]:
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
-    keys.clear_session_keys()
+from tests.memory_keyring import MemoryKeyring
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.1
 MAX_DELAY_S = 0.2
-MAX_BUFFER = 2000
+MAX_BUFFER = 500  # one transaction of ~500 events keeps a GUI loop stall near 20 ms
 RETRY_AFTER_S = 1.0
 
 

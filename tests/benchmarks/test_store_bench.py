@@ -16,7 +16,7 @@ from rlm_desktop.engine import Budget, ContextDocument, Credentials, Run, RunCon
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import Event
 from rlm_desktop.store import Recorder, Store, export
-from tests.scripted_server import ScriptedServer, system_text
+from tests.scripted_server import ServerProcess, system_text
 from tests.store.synthetic import FakeRun, run_events
 
 CALLS = 10_000
@@ -123,7 +123,7 @@ def _fan_out(calls: int) -> Callable[[dict[str, object]], str]:
 
 
 async def _real_run(
-    server: ScriptedServer, store: Store | None
+    server: ServerProcess, store: Store | None
 ) -> tuple[float, int, Recorder | None]:
     config = RunConfig(
         query="bench", model="openai/test-model", api_base=server.base_url, mode="rlm",
@@ -143,15 +143,20 @@ async def _real_run(
 
 
 @pytest.mark.bench
-def test_recording_a_real_10000_call_run(scripted_server: ScriptedServer) -> None:
-    """The engine against the scripted server at zero latency, with and without the store."""
+def test_recording_a_real_10000_call_run() -> None:
+    """The engine against the scripted server (its own process) at zero latency, with and
+    without the store."""
     store = Store()
-    scripted_server.respond_with(_fan_out(10))
-    asyncio.run(_real_run(scripted_server, None))  # warm-up: imports, price map, first worker
-    scripted_server.respond_with(_fan_out(CALLS))
+    warm_up = ServerProcess(_fan_out(10))
+    asyncio.run(_real_run(warm_up, None))  # warm-up: imports, price map, first worker
+    warm_up.stop()
+    server = ServerProcess(_fan_out(CALLS))
     # Alternate and keep the fastest of each, so a busy machine blurs the comparison less.
-    runs = [asyncio.run(_real_run(scripted_server, s)) for s in (None, store, store, None)]
-    store.close()
+    try:
+        runs = [asyncio.run(_real_run(server, s)) for s in (None, store, store, None)]
+    finally:
+        server.stop()
+        store.close()
     bare = min(wall for wall, _, recorder in runs if recorder is None)
     recorded, calls, recorder = min((r for r in runs if r[2] is not None), key=lambda r: r[0])
     assert recorder is not None

@@ -6,15 +6,12 @@ import asyncio
 import threading
 from collections.abc import Iterator
 
-import keyring
 import psutil
 import pytest
 import qasync
-from keyring.backends import fail
 from PySide6.QtWidgets import QApplication
 
-from rlm_desktop import keys
-from tests.ui.memory_keyring import MemoryKeyring
+from tests.memory_keyring import MemoryKeyring
 
 
 @pytest.fixture
@@ -38,27 +35,6 @@ def qloop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     asyncio.events._set_running_loop(None)
     loop.close()
     asyncio.set_event_loop(None)
-
-
-@pytest.fixture
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    """The OS keyring replaced by a dict for the test."""
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
-    keys.clear_session_keys()
-
-
-@pytest.fixture
-def no_keyring() -> Iterator[None]:
-    """No working keyring, as on a headless machine without a Secret Service."""
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
-    keys.clear_session_keys()
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.profile_files import ProfileDraft, save_user_profile
 from rlm_desktop.ui.settings_dialog import SettingsDialog
 from rlm_desktop.ui.theme import apply_theme
-from tests.ui.memory_keyring import MemoryKeyring
+from tests.memory_keyring import MemoryKeyring
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 
