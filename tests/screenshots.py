@@ -227,8 +227,8 @@ def main() -> int:
 
         from rlm_desktop.ui.app import create_application
         from rlm_desktop.ui.main_window import MainWindow
+        from tests.memory_keyring import MemoryKeyring
         from tests.scripted_server import ScriptedServer
-        from tests.ui.memory_keyring import MemoryKeyring
 
         keyring.set_keyring(MemoryKeyring())
         app = create_application([sys.argv[0]])

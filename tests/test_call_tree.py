@@ -6,6 +6,7 @@ import pytest
 
 from rlm_desktop.call_tree import CallTree
 from rlm_desktop.engine import events as ev
+from tests.synthetic_events import call_finished, call_started, failed_call
 from tests.ui.synthetic import llm_call, rlm_call_end, rlm_call_start, synthetic_run
 
 
@@ -81,29 +82,7 @@ def test_failed_call_counts_as_error_and_previews_the_error() -> None:
     tree.apply(
         rlm_call_end("r", root_id, 11.0, "", stderr="oops", error="Traceback ...\nValueError")
     )
-    tree.apply(
-        [
-            ev.CallStarted(
-                run_id="r",
-                call_id="bad",
-                parent_id=root_id,
-                kind="llm",
-                depth=1,
-                model="m",
-                prompt="p",
-            ),
-            ev.CallFinished(
-                run_id="r",
-                call_id="bad",
-                status="error",
-                response="",
-                input_tokens=0,
-                output_tokens=0,
-                cost_usd=None,
-                error="RateLimitError: slow down",
-            ),
-        ]
-    )
+    tree.apply(failed_call("r", "bad", root_id, "RateLimitError: slow down"))
     bad = tree.nodes["bad"]
     assert bad.failed
     assert bad.preview() == "RateLimitError: slow down"
@@ -116,22 +95,12 @@ def test_unknown_call_ids_and_duplicates_are_ignored() -> None:
     changes = tree.apply(
         [
             ev.TurnStarted(run_id="r", call_id="ghost", index=0),
-            ev.CallFinished(
-                run_id="r",
-                call_id="ghost",
-                status="ok",
-                response="",
-                input_tokens=1,
-                output_tokens=1,
-                cost_usd=0.0,
-            ),
+            call_finished("r", "ghost", input_tokens=1, output_tokens=1, cost_usd=0.0),
         ]
     )
     assert len(tree) == 0
     assert not changes.added
-    start = ev.CallStarted(
-        run_id="r", call_id="a", parent_id=None, kind="llm", depth=0, model="m", prompt="p"
-    )
+    start = call_started("r", "a", None, depth=0, model="m")
     tree.apply([start, start])
     assert len(tree.roots) == 1
 
@@ -140,9 +109,7 @@ def test_unpriced_calls_are_counted() -> None:
     tree = CallTree()
     tree.apply(
         [
-            ev.CallStarted(
-                run_id="r", call_id="a", parent_id=None, kind="llm", depth=0, model="m", prompt="p"
-            ),
+            call_started("r", "a", None, depth=0, model="m"),
             ev.LLMResponded(
                 run_id="r",
                 call_id="a",

@@ -118,7 +118,8 @@ class SessionsDialog(QDialog):
         super().done(result)
 
     def reload(self) -> None:
-        """List the sessions that match the search box."""
+        """List the sessions that match the search box (a pending debounced search is dropped)."""
+        self._search_timer.stop()
         text = self.search.text().strip()
         rows = self.store.list_sessions(search=text or None)
         self.table.setRowCount(len(rows))
@@ -186,7 +187,13 @@ class SessionsDialog(QDialog):
             )
             if answer != QMessageBox.StandardButton.Yes:
                 return None
-        self.store.delete(session_id)
+        from rlm_desktop.store import StoreError
+
+        try:
+            self.store.delete(session_id)
+        except StoreError as error:
+            self.message.setText(str(error))
+            return None
         self.message.setText(f"Deleted session {fmt.short_id(session_id)}.")
         self.reload()
         return session_id

@@ -26,7 +26,15 @@ from rlm_desktop.ui.app import PAINT_PROBE_ENV
 from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.run_start import warm_engine
 from tests.benchmarks.report import record_figure
-from tests.ui.memory_keyring import MemoryKeyring
+from tests.memory_keyring import MemoryKeyring
+from tests.synthetic_events import (
+    FakeRun,
+    call_finished,
+    call_started,
+    llm_call,
+    run_finished,
+    run_started,
+)
 
 pytestmark = pytest.mark.bench
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,94 +92,57 @@ def bench_window(qtbot: QtBot, qapp: QApplication) -> Iterator[MainWindow]:
     keyring.set_keyring(previous)
 
 
+BENCH_MODEL = "openai/gpt-5-mini"
+
+
 def call_events(
     run_id: str, parent: str, n: int, ts: float
 ) -> tuple[list[ev.Event], list[ev.Event]]:
     """(start events, finish events) of one LLM sub-call."""
-    call_id, request = f"c{n:05d}", f"q{n:05d}"
-    start = [
-        ev.CallStarted(
-            run_id=run_id,
-            ts=ts,
-            call_id=call_id,
-            parent_id=parent,
-            kind="llm",
-            depth=2,
-            model="openai/gpt-5-mini",
-            prompt=f"Summarise chunk {n}: ...",
-        ),
-        ev.LLMRequestSent(
-            run_id=run_id,
-            ts=ts,
-            call_id=call_id,
-            request_id=request,
-            model="openai/gpt-5-mini",
-            messages=1,
-            reserved_tokens=6000,
-        ),
-    ]
-    finish = [
-        ev.LLMResponded(
-            run_id=run_id,
-            ts=ts + 1,
-            call_id=call_id,
-            request_id=request,
-            model="openai/gpt-5-mini",
-            content=f"Chunk {n} has no incident.",
-            input_tokens=4000,
-            output_tokens=40,
-            cost_usd=0.0011,
-            latency_s=1.0,
-            finish_reason="stop",
-            truncated=False,
-            attempts=1,
-        ),
-        ev.BudgetUpdated(
-            run_id=run_id,
-            ts=ts + 1,
-            cost_usd=0.0011 * n,
-            tokens=4040 * n,
-            sub_calls=n,
-            in_flight=0,
-            unpriced_calls=0,
-        ),
-        ev.CallFinished(
-            run_id=run_id,
-            ts=ts + 1,
-            call_id=call_id,
-            status="ok",
-            response=f"Chunk {n} has no incident.",
-            input_tokens=4000,
-            output_tokens=40,
-            cost_usd=0.0011,
-        ),
-    ]
-    return start, finish
+    started, sent, responded, finished = llm_call(
+        run_id,
+        f"c{n:05d}",
+        parent,
+        2,
+        ts,
+        prompt=f"Summarise chunk {n}: ...",
+        response=f"Chunk {n} has no incident.",
+        request_id=f"q{n:05d}",
+        reserved_tokens=6000,
+        input_tokens=4000,
+        output_tokens=40,
+        cost_usd=0.0011,
+        latency_s=1.0,
+        model=BENCH_MODEL,
+    )
+    budget = ev.BudgetUpdated(
+        run_id=run_id,
+        ts=ts + 1,
+        cost_usd=0.0011 * n,
+        tokens=4040 * n,
+        sub_calls=n,
+        in_flight=0,
+        unpriced_calls=0,
+    )
+    return [started, sent], [responded, budget, finished]
 
 
 def run_opening(run_id: str, ts: float) -> list[ev.Event]:
     """RunStarted and the root RLM call with its first turn."""
+    query = "Which incidents happened?"
     return [
-        ev.RunStarted(
-            run_id=run_id,
-            ts=ts,
-            query="Which incidents happened?",
+        run_started(
+            run_id,
+            ts,
+            query=query,
             mode="rlm",
-            model="openai/gpt-5-mini",
-            sub_model="openai/gpt-5-mini",
-            profile="small",
             settings={},
             documents=[],
+            profile="small",
+            model=BENCH_MODEL,
         ),
-        ev.CallStarted(
-            run_id=run_id,
-            ts=ts,
-            call_id="root",
-            parent_id=None,
-            kind="rlm",
-            depth=1,
-            model="openai/gpt-5-mini",
-            prompt="Which incidents happened?",
+        call_started(
+            run_id, "root", None, kind="rlm", depth=1, prompt=query, model=BENCH_MODEL, ts=ts
         ),
         ev.TurnStarted(run_id=run_id, ts=ts, call_id="root", index=0),
     ]
@@ -235,36 +206,31 @@ def recorded_session(calls: int) -> str:
     """A session with `calls` sub-calls written to the store through its real recorder."""
     from rlm_desktop.store import Store
 
-    class FakeRun:
-        run_id = "bench-10k"
-        bus = EventBus()
-
+    run = FakeRun("bench-10k", EventBus())
     store = Store()
-    recorder = store.record(FakeRun())
+    recorder = store.record(run)
     t0 = time.time()
-    for event in run_opening(FakeRun.run_id, t0):
-        FakeRun.bus.publish(event)
+    for event in run_opening(run.run_id, t0):
+        run.bus.publish(event)
     for n in range(calls):
-        start, finish = call_events(FakeRun.run_id, "root", n, t0)
+        start, finish = call_events(run.run_id, "root", n, t0)
         for event in (*start, *finish):
-            FakeRun.bus.publish(event)
-    FakeRun.bus.publish(
-        ev.CallFinished(
-            run_id=FakeRun.run_id,
-            ts=t0 + 5,
-            call_id="root",
-            status="ok",
+            run.bus.publish(event)
+    run.bus.publish(
+        call_finished(
+            run.run_id,
+            "root",
             response="done",
             input_tokens=1,
             output_tokens=1,
             cost_usd=0.0,
+            ts=t0 + 5,
         )
     )
-    FakeRun.bus.publish(
-        ev.RunFinished(
-            run_id=FakeRun.run_id,
-            ts=t0 + 5,
-            status="completed",
+    run.bus.publish(
+        run_finished(
+            run.run_id,
+            t0 + 5,
             answer="done",
             cost_usd=11.0,
             input_tokens=1,
@@ -273,12 +239,11 @@ def recorded_session(calls: int) -> str:
             sub_calls=calls,
             max_depth_reached=2,
             wall_s=5.0,
-            unpriced=False,
         )
     )
     recorder.close()
     store.close()
-    return FakeRun.run_id
+    return run.run_id
 
 
 def test_saved_session_with_10000_calls_opens_quickly(

@@ -11,12 +11,12 @@ from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import Event, ModeChosen, RunFinished, RunStarted, TurnStarted
 from tests.engine.scripting import QUERY, make_run, repl, scripted
 from tests.scripted_server import ScriptedServer
+from tests.synthetic_events import run_finished
 
 
 def finished(run_id: str = "r") -> RunFinished:
-    return RunFinished(
-        run_id=run_id,
-        status="completed",
+    return run_finished(
+        run_id,
         answer="42",
         cost_usd=0.0,
         input_tokens=1,

@@ -63,22 +63,47 @@ def pids_in(folder: Path) -> list[int]:
     return [int(p.name) for p in folder.iterdir()]
 
 
-async def test_cancel_during_a_sleeping_cell(scripted_server: ScriptedServer, marks: Path) -> None:
+def sleeping_run(
+    server: ScriptedServer, marks: Path, timeout_s: float | None = Budget().timeout_s
+) -> Run:
+    """A run whose first cell leaves its worker's pid in `marks`, then sleeps for a minute."""
     code = f"{mark_pid(marks)}\nimport time\ntime.sleep(60)"
-    scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
-    before = live_descendants()
-    run = make_run(scripted_server, budget=Budget(cell_timeout_s=120))
+    server.respond_with(scripted({QUERY: [repl(code)]}))
+    return make_run(server, budget=Budget(timeout_s=timeout_s, cell_timeout_s=120))
+
+
+async def start_sleeping(
+    server: ScriptedServer, marks: Path
+) -> tuple[Run, asyncio.Task[RunResult], list[Event]]:
+    """Start a `sleeping_run` and wait until its cell is running."""
+    run = sleeping_run(server, marks)
     task, events = start(run)
     await wait_until(lambda: len(pids_in(marks)) == 1, "the cell to start")
+    return run, task, events
+
+
+async def assert_no_workers_left(marks: Path, before: set[int]) -> None:
+    """Every worker that marked its pid is gone, and no process started since `before` lives."""
+    assert await still_alive(pids_in(marks)) == set()
+    assert await new_descendants(before) == set()
+
+
+def assert_finished_cancelled(events: list[Event]) -> None:
+    """The last event published is the run finishing as cancelled."""
+    assert isinstance(events[-1], RunFinished)
+    assert events[-1].status == "cancelled"
+
+
+async def test_cancel_during_a_sleeping_cell(scripted_server: ScriptedServer, marks: Path) -> None:
+    before = live_descendants()
+    run, task, events = await start_sleeping(scripted_server, marks)
     await asyncio.sleep(0.2)
     result, elapsed = await cancel_and_time(run, task)
 
     assert result.status == "cancelled"
     assert elapsed < 1.0
-    assert await still_alive(pids_in(marks)) == set()
-    assert await new_descendants(before) == set()
-    assert isinstance(events[-1], RunFinished)
-    assert events[-1].status == "cancelled"
+    await assert_no_workers_left(marks, before)
+    assert_finished_cancelled(events)
 
 
 async def test_cancel_during_a_fan_out_tree(scripted_server: ScriptedServer, marks: Path) -> None:
@@ -101,8 +126,7 @@ async def test_cancel_during_a_fan_out_tree(scripted_server: ScriptedServer, mar
 
     assert result.status == "cancelled"
     assert elapsed < 1.0
-    assert await still_alive(pids_in(marks)) == set()
-    assert await new_descendants(before) == set()
+    await assert_no_workers_left(marks, before)
     started = {e.call_id for e in of_type(events, CallStarted)}
     finished = {e.call_id: e.status for e in of_type(events, CallFinished)}
     assert set(finished) == started
@@ -122,20 +146,14 @@ async def test_cancel_before_execute(scripted_server: ScriptedServer) -> None:
 async def test_cancelling_the_task_stops_the_tree(
     scripted_server: ScriptedServer, marks: Path
 ) -> None:
-    code = f"{mark_pid(marks)}\nimport time\ntime.sleep(60)"
-    scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
     before = live_descendants()
-    run = make_run(scripted_server, budget=Budget(cell_timeout_s=120))
-    task, events = start(run)
-    await wait_until(lambda: len(pids_in(marks)) == 1, "the cell to start")
+    run, task, events = await start_sleeping(scripted_server, marks)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 10)
 
-    assert await still_alive(pids_in(marks)) == set()
-    assert await new_descendants(before) == set()
-    assert isinstance(events[-1], RunFinished)
-    assert events[-1].status == "cancelled"
+    await assert_no_workers_left(marks, before)
+    assert_finished_cancelled(events)
 
 
 @pytest.fixture
@@ -148,17 +166,14 @@ def litellm_loaded() -> None:
 async def test_the_wall_clock_limit_ends_the_run(
     scripted_server: ScriptedServer, marks: Path
 ) -> None:
-    code = f"{mark_pid(marks)}\nimport time\ntime.sleep(60)"
-    scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
     before = live_descendants()
-    run = make_run(scripted_server, budget=Budget(timeout_s=1.5, cell_timeout_s=120))
+    run = sleeping_run(scripted_server, marks, timeout_s=1.5)
     result = await asyncio.wait_for(run.execute(), 10)
 
     assert result.status == "timeout"
     assert 1.5 <= result.wall_s < 3.0
     assert "1.5 s" in (result.error or "")
-    assert await still_alive(pids_in(marks)) == set()
-    assert await new_descendants(before) == set()
+    await assert_no_workers_left(marks, before)
 
 
 @pytest.mark.usefixtures("litellm_loaded")
@@ -189,11 +204,7 @@ async def loop_errors() -> AsyncIterator[list[str]]:
 async def test_a_cancelled_run_leaves_no_unretrieved_errors_behind(
     scripted_server: ScriptedServer, marks: Path, loop_errors: list[str]
 ) -> None:
-    code = f"{mark_pid(marks)}\nimport time\ntime.sleep(60)"
-    scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
-    run = make_run(scripted_server, budget=Budget(cell_timeout_s=120))
-    task, _ = start(run)
-    await wait_until(lambda: len(pids_in(marks)) == 1, "the cell to start")
+    run, task, _ = await start_sleeping(scripted_server, marks)
     result, _ = await cancel_and_time(run, task)
     del run, task
     gc.collect()

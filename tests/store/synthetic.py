@@ -8,44 +8,27 @@ turn and one cell of its own. Timestamps increase by a millisecond per event.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from rlm_desktop.engine.bus import EventBus
-from rlm_desktop.engine.events import (
-    AnswerSubmitted,
-    BudgetUpdated,
-    CallFinished,
-    CallStarted,
-    CellExecuted,
-    Event,
-    LLMRequestSent,
-    LLMResponded,
-    ModeChosen,
-    RunFinished,
-    RunStarted,
-    TurnExecuted,
-    TurnStarted,
+from rlm_desktop.engine.events import BudgetUpdated, Event, ModeChosen, TurnStarted
+from tests.synthetic_events import (
+    FakeRun,
+    answered,
+    call_started,
+    exchange,
+    llm_call,
+    restamp,
+    run_finished,
+    run_started,
+    turn_closed,
 )
+
+__all__ = ["ANSWER", "CELL_WORD", "FakeRun", "run_events"]
 
 CELL_WORD = "zebrafishcount"
 ANSWER = "The answer is 42."
-
-
-@dataclass
-class FakeRun:
-    """What `Store.record` needs from a run: an id and a real event bus."""
-
-    run_id: str
-    bus: EventBus
-
-
-class _Clock:
-    def __init__(self, start: float) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        self.now += 0.001
-        return self.now
+QUERY = "How many zebrafish are counted?"
+ROOT = "c0"
+UNSTAMPED = 0.0  # every event is restamped on the run's millisecond clock
 
 
 def run_events(
@@ -57,16 +40,16 @@ def run_events(
     finish: bool = True,
 ) -> Iterator[Event]:
     """The events of a synthetic run, in publication order."""
-    ts = _Clock(start)
-    root = "c0"
-    yield RunStarted(
-        run_id=run_id,
-        ts=ts(),
-        query="How many zebrafish are counted?",
+    return restamp(_events(run_id, turns, calls_per_turn, child_every, finish), start)
+
+
+def _events(
+    run_id: str, turns: int, calls_per_turn: int, child_every: int, finish: bool
+) -> Iterator[Event]:
+    yield run_started(
+        run_id,
+        query=QUERY,
         mode="auto",
-        model="openai/test-model",
-        sub_model="openai/test-model",
-        profile="default",
         settings={
             "model": "openai/test-model",
             "api_base": "http://127.0.0.1:9/v1",
@@ -74,30 +57,20 @@ def run_events(
         },
         documents=[{"name": "notes.txt", "path": "/data/notes.txt", "chars": 23, "tokens": 3}],
     )
-    yield ModeChosen(run_id=run_id, ts=ts(), mode="rlm", reason="document is long")
-    yield CallStarted(
-        run_id=run_id,
-        ts=ts(),
-        call_id=root,
-        parent_id=None,
-        kind="rlm",
-        depth=0,
-        model="openai/test-model",
-        prompt="How many zebrafish are counted?",
-    )
+    yield ModeChosen(run_id=run_id, mode="rlm", reason="document is long")
+    yield call_started(run_id, ROOT, None, kind="rlm", depth=0, prompt=QUERY)
     counter = 0
     for turn in range(turns):
-        yield from _turn(run_id, ts, root, turn, f"r{turn}")
+        yield from _turn_opening(run_id, ROOT, turn, f"r{turn}")
         for _ in range(calls_per_turn):
             counter += 1
             call_id = f"c{counter}"
             if child_every and counter % child_every == 0:
-                yield from _child(run_id, ts, root, call_id)
+                yield from _child(run_id, ROOT, call_id)
             else:
-                yield from _llm_call(run_id, ts, root, call_id, depth=1)
+                yield from _llm_call(run_id, ROOT, call_id, depth=1)
             yield BudgetUpdated(
                 run_id=run_id,
-                ts=ts(),
                 cost_usd=0.001 * counter,
                 tokens=30 * counter,
                 sub_calls=counter,
@@ -105,45 +78,31 @@ def run_events(
                 unpriced_calls=0,
             )
         code = f"parts = llm_query_batched(chunks)\nprint('{CELL_WORD}', len(parts))"
-        yield CellExecuted(
-            run_id=run_id,
-            ts=ts(),
-            call_id=root,
-            turn=turn,
-            index=0,
+        yield from turn_closed(
+            run_id,
+            ROOT,
+            turn,
+            UNSTAMPED,
             code=code,
             stdout=f"{CELL_WORD} {calls_per_turn}\n",
-            stderr="",
-            error=None,
-            duration_s=0.5,
-        )
-        yield TurnExecuted(
-            run_id=run_id,
-            ts=ts(),
-            call_id=root,
-            index=turn,
             reply=f"Turn {turn}: let me look.\n```repl\n{code}\n```",
-            code_blocks=1,
             observation=f"{CELL_WORD} {calls_per_turn}",
-            duration_s=0.6,
+            cell_s=0.5,
+            turn_s=0.6,
         )
     if not finish:
         return
-    yield AnswerSubmitted(run_id=run_id, ts=ts(), call_id=root, answer=ANSWER, source="FINAL")
-    yield CallFinished(
-        run_id=run_id,
-        ts=ts(),
-        call_id=root,
-        status="ok",
-        response=ANSWER,
+    yield from answered(
+        run_id,
+        ROOT,
+        UNSTAMPED,
+        ANSWER,
         input_tokens=100 * turns,
         output_tokens=20 * turns,
         cost_usd=0.01,
     )
-    yield RunFinished(
-        run_id=run_id,
-        ts=ts(),
-        status="completed",
+    yield run_finished(
+        run_id,
         answer=ANSWER,
         cost_usd=0.05,
         input_tokens=1000,
@@ -152,129 +111,62 @@ def run_events(
         sub_calls=counter,
         max_depth_reached=2 if child_every else 1,
         wall_s=3.0,
-        unpriced=False,
     )
 
 
-def _turn(run_id: str, ts: _Clock, call_id: str, turn: int, request_id: str) -> Iterator[Event]:
-    yield TurnStarted(run_id=run_id, ts=ts(), call_id=call_id, index=turn)
-    yield LLMRequestSent(
-        run_id=run_id,
-        ts=ts(),
-        call_id=call_id,
-        request_id=request_id,
-        model="openai/test-model",
+def _turn_opening(run_id: str, call_id: str, turn: int, request_id: str) -> Iterator[Event]:
+    yield TurnStarted(run_id=run_id, call_id=call_id, index=turn)
+    yield from exchange(
+        run_id,
+        call_id,
+        request_id,
+        UNSTAMPED,
+        content=f"```repl\nprint({turn})\n```",
         messages=2 + 2 * turn,
         reserved_tokens=5000,
-    )
-    yield LLMResponded(
-        run_id=run_id,
-        ts=ts(),
-        call_id=call_id,
-        request_id=request_id,
-        model="openai/test-model",
-        content=f"```repl\nprint({turn})\n```",
         input_tokens=100,
         output_tokens=20,
         cost_usd=0.001,
         latency_s=0.2,
-        finish_reason="stop",
-        truncated=False,
-        attempts=1,
     )
 
 
-def _llm_call(run_id: str, ts: _Clock, parent: str, call_id: str, depth: int) -> Iterator[Event]:
-    yield CallStarted(
-        run_id=run_id,
-        ts=ts(),
-        call_id=call_id,
-        parent_id=parent,
-        kind="llm",
-        depth=depth,
-        model="openai/test-model",
+def _llm_call(run_id: str, parent: str, call_id: str, depth: int) -> list[Event]:
+    return llm_call(
+        run_id,
+        call_id,
+        parent,
+        depth,
+        UNSTAMPED,
         prompt=f"Count zebrafish in {call_id}",
-    )
-    yield LLMRequestSent(
-        run_id=run_id,
-        ts=ts(),
-        call_id=call_id,
+        response="7",
         request_id=f"q{call_id}",
-        model="openai/test-model",
-        messages=1,
         reserved_tokens=1000,
-    )
-    yield LLMResponded(
-        run_id=run_id,
-        ts=ts(),
-        call_id=call_id,
-        request_id=f"q{call_id}",
-        model="openai/test-model",
-        content="7",
         input_tokens=20,
         output_tokens=1,
         cost_usd=0.0001,
         latency_s=0.05,
-        finish_reason="stop",
-        truncated=False,
-        attempts=1,
-    )
-    yield CallFinished(
-        run_id=run_id,
-        ts=ts(),
-        call_id=call_id,
-        status="ok",
-        response="7",
-        input_tokens=20,
-        output_tokens=1,
-        cost_usd=0.0001,
     )
 
 
-def _child(run_id: str, ts: _Clock, parent: str, call_id: str) -> Iterator[Event]:
-    yield CallStarted(
-        run_id=run_id,
-        ts=ts(),
-        call_id=call_id,
-        parent_id=parent,
-        kind="rlm",
-        depth=1,
-        model="openai/test-model",
-        prompt=f"Summarise part {call_id}",
+def _child(run_id: str, parent: str, call_id: str) -> Iterator[Event]:
+    yield call_started(
+        run_id, call_id, parent, kind="rlm", depth=1, prompt=f"Summarise part {call_id}"
     )
-    yield from _turn(run_id, ts, call_id, 0, f"r{call_id}")
-    grandchild = f"{call_id}.1"
-    yield from _llm_call(run_id, ts, call_id, grandchild, depth=2)
-    yield CellExecuted(
-        run_id=run_id,
-        ts=ts(),
-        call_id=call_id,
-        turn=0,
-        index=0,
+    yield from _turn_opening(run_id, call_id, 0, f"r{call_id}")
+    yield from _llm_call(run_id, call_id, f"{call_id}.1", depth=2)
+    yield from turn_closed(
+        run_id,
+        call_id,
+        0,
+        UNSTAMPED,
         code="FINAL(llm_query('x'))",
         stdout="",
-        stderr="",
-        error=None,
-        duration_s=0.1,
-    )
-    yield TurnExecuted(
-        run_id=run_id,
-        ts=ts(),
-        call_id=call_id,
-        index=0,
         reply="FINAL it",
-        code_blocks=1,
         observation="",
-        duration_s=0.2,
+        cell_s=0.1,
+        turn_s=0.2,
     )
-    yield AnswerSubmitted(run_id=run_id, ts=ts(), call_id=call_id, answer="7", source="FINAL")
-    yield CallFinished(
-        run_id=run_id,
-        ts=ts(),
-        call_id=call_id,
-        status="ok",
-        response="7",
-        input_tokens=120,
-        output_tokens=21,
-        cost_usd=0.0011,
+    yield from answered(
+        run_id, call_id, UNSTAMPED, "7", input_tokens=120, output_tokens=21, cost_usd=0.0011
     )

@@ -1,4 +1,8 @@
-"""Hand-built engine event sequences for tests and benchmarks that need no engine."""
+"""Hand-built engine event sequences for tests and benchmarks that need no engine.
+
+A root RLM call fans out plain LLM sub-calls from its one cell, plus one RLM child that runs a
+sub-call of its own; call and request ids are unique across the whole test session.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import itertools
 from collections.abc import Iterator
 
 from rlm_desktop.engine import events as ev
+from tests import synthetic_events as se
 
 ROOT_CODE = (
     'parts = context.split("\\n\\n")\n'
@@ -22,53 +27,21 @@ def _id(prefix: str) -> str:
 def llm_call(run_id: str, parent_id: str, depth: int, ts: float, n: int) -> list[ev.Event]:
     """One finished LLM sub-call under `parent_id`."""
     call_id = _id("llm")
-    request = _id("req")
-    return [
-        ev.CallStarted(
-            run_id=run_id,
-            ts=ts,
-            call_id=call_id,
-            parent_id=parent_id,
-            kind="llm",
-            depth=depth,
-            model="openai/test-model",
-            prompt=f"Summarise part {n}",
-        ),
-        ev.LLMRequestSent(
-            run_id=run_id,
-            ts=ts,
-            call_id=call_id,
-            request_id=request,
-            model="openai/test-model",
-            messages=1,
-            reserved_tokens=500,
-        ),
-        ev.LLMResponded(
-            run_id=run_id,
-            ts=ts + 0.5,
-            call_id=call_id,
-            request_id=request,
-            model="openai/test-model",
-            content=f"summary {n}",
-            input_tokens=100,
-            output_tokens=10,
-            cost_usd=0.001,
-            latency_s=0.5,
-            finish_reason="stop",
-            truncated=False,
-            attempts=1,
-        ),
-        ev.CallFinished(
-            run_id=run_id,
-            ts=ts + 0.5,
-            call_id=call_id,
-            status="ok",
-            response=f"summary {n}",
-            input_tokens=100,
-            output_tokens=10,
-            cost_usd=0.001,
-        ),
-    ]
+    return se.llm_call(
+        run_id,
+        call_id,
+        parent_id,
+        depth,
+        ts,
+        prompt=f"Summarise part {n}",
+        response=f"summary {n}",
+        request_id=_id("req"),
+        reserved_tokens=500,
+        input_tokens=100,
+        output_tokens=10,
+        cost_usd=0.001,
+        latency_s=0.5,
+    )
 
 
 def rlm_call_start(
@@ -76,43 +49,21 @@ def rlm_call_start(
 ) -> tuple[str, list[ev.Event]]:
     """The opening events of an RLM call: started, first turn, the reply with code."""
     call_id = _id("rlm")
-    request = _id("req")
-    reply = f"Let me look.\n```repl\n{ROOT_CODE}\n```"
     return call_id, [
-        ev.CallStarted(
-            run_id=run_id,
-            ts=ts,
-            call_id=call_id,
-            parent_id=parent_id,
-            kind="rlm",
-            depth=depth,
-            model="openai/test-model",
-            prompt=prompt,
-        ),
+        se.call_started(run_id, call_id, parent_id, kind="rlm", depth=depth, prompt=prompt, ts=ts),
         ev.TurnStarted(run_id=run_id, ts=ts, call_id=call_id, index=0),
-        ev.LLMRequestSent(
-            run_id=run_id,
-            ts=ts,
-            call_id=call_id,
-            request_id=request,
-            model="openai/test-model",
+        *se.exchange(
+            run_id,
+            call_id,
+            _id("req"),
+            ts,
+            content=f"Let me look.\n```repl\n{ROOT_CODE}\n```",
             messages=2,
             reserved_tokens=2000,
-        ),
-        ev.LLMResponded(
-            run_id=run_id,
-            ts=ts + 1,
-            call_id=call_id,
-            request_id=request,
-            model="openai/test-model",
-            content=reply,
             input_tokens=1000,
             output_tokens=50,
             cost_usd=0.01,
             latency_s=1.0,
-            finish_reason="stop",
-            truncated=False,
-            attempts=1,
         ),
     ]
 
@@ -122,38 +73,22 @@ def rlm_call_end(
 ) -> list[ev.Event]:
     """The closing events of an RLM call: its cell ran, it answered, it finished."""
     return [
-        ev.CellExecuted(
-            run_id=run_id,
-            ts=ts,
-            call_id=call_id,
-            turn=0,
-            index=0,
+        *se.turn_closed(
+            run_id,
+            call_id,
+            0,
+            ts,
             code=ROOT_CODE,
             stdout="3\n",
             stderr=stderr,
             error=error,
-            duration_s=0.25,
-        ),
-        ev.TurnExecuted(
-            run_id=run_id,
-            ts=ts,
-            call_id=call_id,
-            index=0,
             reply="Let me look.",
-            code_blocks=1,
             observation="3\n",
-            duration_s=1.5,
+            cell_s=0.25,
+            turn_s=1.5,
         ),
-        ev.AnswerSubmitted(run_id=run_id, ts=ts, call_id=call_id, answer=answer, source="FINAL"),
-        ev.CallFinished(
-            run_id=run_id,
-            ts=ts,
-            call_id=call_id,
-            status="ok",
-            response=answer,
-            input_tokens=1000,
-            output_tokens=50,
-            cost_usd=0.01,
+        *se.answered(
+            run_id, call_id, ts, answer, input_tokens=1000, output_tokens=50, cost_usd=0.01
         ),
     ]
 
@@ -162,14 +97,11 @@ def synthetic_run(
     fanout: int = 3, *, run_id: str = "run-1", t0: float = 1_700_000_000.0, finish: bool = True
 ) -> Iterator[ev.Event]:
     """A whole run: root RLM call, `fanout` LLM sub-calls, one depth-2 RLM child with a child."""
-    yield ev.RunStarted(
-        run_id=run_id,
-        ts=t0,
+    yield se.run_started(
+        run_id,
+        t0,
         query="What is this about?",
         mode="rlm",
-        model="openai/test-model",
-        sub_model="openai/test-model",
-        profile="default",
         settings={"output_limit_chars": 20_000},
         documents=[{"name": "a.txt", "chars": 100, "tokens": 25}],
     )
@@ -184,10 +116,9 @@ def synthetic_run(
     if not finish:
         return
     yield from rlm_call_end(run_id, root, t0 + 5, "The answer is 42.")
-    yield ev.RunFinished(
-        run_id=run_id,
-        ts=t0 + 5,
-        status="completed",
+    yield se.run_finished(
+        run_id,
+        t0 + 5,
         answer="The answer is 42.",
         cost_usd=0.02 + 0.001 * (fanout + 1),
         input_tokens=0,
@@ -196,5 +127,4 @@ def synthetic_run(
         sub_calls=fanout + 2,
         max_depth_reached=2,
         wall_s=5.0,
-        unpriced=False,
     )

@@ -11,6 +11,7 @@ from rlm_desktop.engine import events as ev
 from rlm_desktop.ui.console import ConsoleView, prose_of
 from rlm_desktop.ui.console_blocks import CodeView
 from rlm_desktop.ui.theme import monospace_font
+from tests.synthetic_events import call_finished, call_started
 from tests.ui.synthetic import rlm_call_end, rlm_call_start
 
 
@@ -118,23 +119,9 @@ def test_llm_call_shows_prompt_and_response(console: ConsoleView) -> None:
     tree = CallTree()
     tree.apply(
         [
-            ev.CallStarted(
-                run_id="r",
-                call_id="c",
-                parent_id=None,
-                kind="llm",
-                depth=1,
-                model="m",
-                prompt="Summarise this",
-            ),
-            ev.CallFinished(
-                run_id="r",
-                call_id="c",
-                status="ok",
-                response="A summary",
-                input_tokens=1,
-                output_tokens=1,
-                cost_usd=0.0,
+            call_started("r", "c", None, prompt="Summarise this", model="m"),
+            call_finished(
+                "r", "c", response="A summary", input_tokens=1, output_tokens=1, cost_usd=0.0
             ),
         ]
     )

@@ -58,3 +58,20 @@ def test_search_and_delete_in_the_browser(window: MainWindow, qtbot: QtBot) -> N
     assert dialog.delete_selected(confirm=False) == "first-run"
     assert dialog.table.rowCount() == 1
     assert dialog.selected_id() == "second-run"
+
+
+def test_a_session_still_being_recorded_is_not_deleted(window: MainWindow) -> None:
+    record("finished-one", finish=True)
+    store = Store()
+    live = _Recorded("still-running")
+    recorder = store.record(live)
+    for event in synthetic_run(fanout=2, run_id="still-running", finish=False):
+        live.bus.publish(event)
+    recorder.flush()
+    dialog = window.show_sessions()
+    assert dialog.select_id("still-running")
+    assert dialog.delete_selected(confirm=False) is None
+    assert "still running" in dialog.message.text()
+    assert dialog.select_id("still-running")
+    recorder.close()
+    store.close()

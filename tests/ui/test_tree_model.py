@@ -9,6 +9,7 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.engine import events as ev
 from rlm_desktop.ui.bridge import EventBridge
 from rlm_desktop.ui.tree_model import COLUMNS, NODE_ROLE, CallTreeModel
+from tests.synthetic_events import failed_call
 from tests.ui.synthetic import llm_call, rlm_call_start, synthetic_run
 
 
@@ -70,29 +71,7 @@ def test_find_next_wraps_in_display_order(qapp: object) -> None:
     root_id, opening = rlm_call_start("r", None, 0, 1.0)
     model.apply_events(opening)
     for call_id in ("bad-1", "bad-2"):
-        model.apply_events(
-            [
-                ev.CallStarted(
-                    run_id="r",
-                    call_id=call_id,
-                    parent_id=root_id,
-                    kind="llm",
-                    depth=1,
-                    model="m",
-                    prompt="p",
-                ),
-                ev.CallFinished(
-                    run_id="r",
-                    call_id=call_id,
-                    status="error",
-                    response="",
-                    input_tokens=0,
-                    output_tokens=0,
-                    cost_usd=None,
-                    error="boom",
-                ),
-            ]
-        )
+        model.apply_events(failed_call("r", call_id, root_id, "boom"))
     first = model.find_next(None, lambda n: n.failed)
     assert first is not None
     assert first.call_id == "bad-1"

@@ -7,6 +7,7 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.engine import events as ev
 from rlm_desktop.ui.tree_model import CallTreeModel
 from rlm_desktop.ui.tree_panel import TreePanel
+from tests.synthetic_events import failed_call
 from tests.ui.synthetic import rlm_call_start, synthetic_run
 
 
@@ -19,27 +20,7 @@ def _panel(qtbot: QtBot) -> TreePanel:
 
 
 def _failed(run_id: str, parent: str, call_id: str, model: str) -> list[ev.Event]:
-    return [
-        ev.CallStarted(
-            run_id=run_id,
-            call_id=call_id,
-            parent_id=parent,
-            kind="llm",
-            depth=2,
-            model=model,
-            prompt="p",
-        ),
-        ev.CallFinished(
-            run_id=run_id,
-            call_id=call_id,
-            status="error",
-            response="",
-            input_tokens=0,
-            output_tokens=0,
-            cost_usd=None,
-            error="RateLimitError: slow down",
-        ),
-    ]
+    return failed_call(run_id, call_id, parent, "RateLimitError: slow down", depth=2, model=model)
 
 
 def test_root_is_selected_and_expanded(qtbot: QtBot) -> None:
