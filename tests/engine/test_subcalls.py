@@ -60,3 +60,22 @@ async def test_sub_calls_use_the_sub_model_unless_the_code_names_one(
     assert models == {"plain": "small-model", "named": "named-model"}
     roots = {r["model"] for r in scripted_server.chat_requests() if not is_sub_call(r)}
     assert roots == {TEST_MODEL.split("/", 1)[1]}
+
+
+async def test_sub_calls_from_threads_in_model_code_each_get_their_own_reply(
+    scripted_server: ScriptedServer,
+) -> None:
+    code = (
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "with ThreadPoolExecutor(8) as pool:\n"
+        "    replies = list(pool.map(llm_query, [f'item {i}' for i in range(16)]))\n"
+        "print(replies)"
+    )
+    scripted_server.respond_with(
+        scripted({QUERY: [repl(code), repl("FINAL('ok')")]}, sub=echo_in_reverse_time)
+    )
+    result, events = await run_to_end(make_run(scripted_server))
+
+    assert result.status == "completed"
+    assert str([f"echo {i}" for i in range(16)]) in observation_after(scripted_server, 0)
+    assert len([e for e in of_type(events, CallStarted) if e.kind == "llm"]) == 16
