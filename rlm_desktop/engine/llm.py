@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +18,12 @@ RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
 LENGTH_FINISH_REASONS = {"length", "max_tokens"}
+
+LITELLM_PREFIXES = re.compile(r"^(litellm\.)?\w+: (\w+: )?(\w+Exception - )?")
+AUTH_HINT = (
+    " — check the API key: Settings → Providers in the app, or the provider's environment "
+    "variable (e.g. OPENAI_API_KEY)"
+)
 
 Message = dict[str, str]
 RetryCallback = Callable[[int, float, str], None]
@@ -162,11 +169,13 @@ def _is_retryable(error: Exception, status: int | None) -> bool:
 
 
 def _describe(error: Exception, status: int | None) -> str:
-    text = " ".join(str(error).split())
+    """One line: the status, litellm's message without its repeated class-name prefixes, a hint."""
+    text = LITELLM_PREFIXES.sub("", " ".join(str(error).split()))
     if len(text) > 300:
         text = text[:300] + "…"
     prefix = f"HTTP {status}: " if status else f"{type(error).__name__}: "
-    return prefix + text
+    hint = AUTH_HINT if status in (401, 403) else ""
+    return prefix + text + hint
 
 
 def _retry_delay(error: Exception, attempt: int) -> float:

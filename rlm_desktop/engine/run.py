@@ -116,6 +116,7 @@ class Run:
         started = time.monotonic()
         await asyncio.to_thread(warm_up)
         runtime = self._make_runtime()
+        runtime.ledger.started = started  # the time limit covers the whole run, start-up included
         direct = self._choose_mode(runtime)
         self.bus.publish(
             RunStarted(
@@ -134,7 +135,7 @@ class Run:
         if self._cancel_requested:
             self._main.cancel()
         try:
-            outcome = await self._await_main(self._main)
+            outcome = await self._await_main(self._main, started)
         except asyncio.CancelledError:
             self.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -148,9 +149,10 @@ class Run:
             shutil.rmtree(runtime.scratch_dir, ignore_errors=True)
         return self._finish(runtime, outcome, started)
 
-    async def _await_main(self, main: asyncio.Task[CallOutcome]) -> CallOutcome:
+    async def _await_main(self, main: asyncio.Task[CallOutcome], started: float) -> CallOutcome:
         timeout = self.config.budget.timeout_s
-        done, _ = await asyncio.wait({main}, timeout=timeout)
+        remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+        done, _ = await asyncio.wait({main}, timeout=remaining)
         if not done:
             main.cancel()
             with contextlib.suppress(asyncio.CancelledError):
