@@ -12,6 +12,7 @@ from typing import Any
 
 from rlm_desktop.commands.progress import ProgressPrinter
 from rlm_desktop.engine import Budget, ConfigError, ContextDocument, Credentials, Run, RunConfig
+from rlm_desktop.engine.pricing import parse_prices
 
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -42,6 +43,13 @@ def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--concurrency", type=int, default=16, help="LLM requests in flight at once"
     )
+    parser.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        metavar="MODEL=IN,OUT",
+        help="your price for a model, USD per million input and output tokens (repeatable)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     return parser
 
@@ -55,6 +63,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         api_base=args.api_base,
         mode=args.mode,
         profile=args.profile,
+        prices=parse_prices("\n".join(args.price)),
         budget=Budget(
             max_cost_usd=args.max_cost,
             max_tokens=args.max_tokens,

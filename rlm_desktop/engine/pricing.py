@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.engine.litellm_loader import load_litellm
+
+PER_MILLION = 1_000_000
+PRICE_FORMAT = "write `MODEL = INPUT, OUTPUT` in US dollars per million tokens"
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_MAX_OUTPUT = 8_192
@@ -84,3 +88,28 @@ def _as_int(value: Any) -> int | None:
 
 def _as_float(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) else None
+
+
+def parse_prices(text: str) -> dict[str, tuple[float, float]]:
+    """User prices from lines of `model = input, output` (USD per million tokens; `#` comments).
+
+    Returns USD per token, as `RunConfig.prices` takes them. `model=input,output` (the CLI's
+    `--price` form) is the same line.
+    """
+    prices: dict[str, tuple[float, float]] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        model, _, numbers = line.partition("=")
+        parts = [part.strip() for part in numbers.split(",")]
+        try:
+            values = [float(part) for part in parts]
+        except ValueError:
+            values = []
+        if not model.strip() or len(values) != 2 or min(values) < 0:
+            raise ConfigError(
+                f"price line {number} ({raw.strip()!r}) is not understood: {PRICE_FORMAT}"
+            )
+        prices[model.strip()] = (values[0] / PER_MILLION, values[1] / PER_MILLION)
+    return prices

@@ -96,6 +96,14 @@ class Preferences:
             self.qsettings.setValue(f"run/{name}", value)
         self.qsettings.sync()
 
+    def prices_text(self) -> str:
+        """The user's own model prices, one `model = input, output` line each (USD per 1M tokens)."""
+        return self.get_str("run/prices")
+
+    def set_prices_text(self, text: str) -> None:
+        """Save the user's model prices."""
+        self.set("run/prices", text.strip())
+
     def base_url(self, provider: str) -> str:
         """The configured base URL of a local provider ("" when none)."""
         return self.get_str(f"providers/{provider}_base_url")

@@ -167,6 +167,7 @@ class RunStarter(QObject):
             return False
         controls.show_error("")
         self.window.statusBar().clearMessage()
+        values["prices_text"] = self.window.prefs.prices_text()
         try:
             config = build_config(values)
             ws.begin_view(None)
@@ -218,6 +219,7 @@ def _profile_names() -> list[str]:
 def build_config(values: dict[str, Any]) -> Any:
     """The engine's `RunConfig` for the run controls' values."""
     from rlm_desktop.engine.config import Budget, RunConfig
+    from rlm_desktop.engine.pricing import parse_prices
 
     budget = Budget(
         max_cost_usd=values["max_cost_usd"],
@@ -235,4 +237,5 @@ def build_config(values: dict[str, Any]) -> Any:
         mode=values["mode"],
         profile=values["profile"],
         budget=budget,
+        prices=parse_prices(values.get("prices_text", "")),
     )

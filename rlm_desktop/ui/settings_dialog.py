@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QFontComboBox,
     QFormLayout,
     QLabel,
+    QPlainTextEdit,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -45,13 +46,40 @@ class DefaultsPage(QWidget):
         )
         note.setObjectName("muted")
         note.setWordWrap(True)
+        self.prices = QPlainTextEdit(prefs.prices_text())
+        self.prices.setAccessibleName("Your model prices")
+        self.prices.setPlaceholderText(
+            "openai/my-finetune = 0.30, 1.20\nollama_chat/llama3.1 = 0, 0"
+        )
+        self.prices.setMaximumHeight(90)
+        prices_note = QLabel(
+            "Your prices, for models litellm's price map does not know (or to override it): one "
+            "<code>model = input, output</code> line each, in US dollars per million tokens."
+        )
+        prices_note.setObjectName("muted")
+        prices_note.setWordWrap(True)
+        self.prices_error = QLabel()
+        self.prices_error.setObjectName("error")
         layout = QVBoxLayout(self)
         layout.addWidget(note)
         layout.addWidget(self.fields)
+        layout.addWidget(prices_note)
+        layout.addWidget(self.prices)
+        layout.addWidget(self.prices_error)
         layout.addStretch(1)
 
     def save(self) -> None:
-        """Save the fields as the defaults for new runs."""
+        """Save the fields as the defaults for new runs (prices are checked, and kept either way)."""
+        from rlm_desktop.engine.config import ConfigError
+        from rlm_desktop.engine.pricing import parse_prices
+
+        text = self.prices.toPlainText()
+        try:
+            parse_prices(text)
+            self.prices_error.setText("")
+        except ConfigError as error:
+            self.prices_error.setText(str(error))
+        self.prefs.set_prices_text(text)
         v = self.fields.values()
         self.prefs.set_run_defaults(
             RunDefaults(

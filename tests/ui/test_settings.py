@@ -169,3 +169,26 @@ def test_dark_theme_applies(qtbot: QtBot, qloop: object, memory_keyring: MemoryK
     assert Preferences().theme == "dark"
     apply_theme(app, "light")
     assert app.palette().color(QPalette.ColorRole.Window).lightness() > 150
+
+
+def test_model_prices_persist_and_a_bad_line_is_named(qtbot: QtBot, qloop: object) -> None:
+    dialog = _dialog(qtbot, page="defaults")
+    page = dialog.defaults
+    page.prices.setPlainText("openai/test-model = 1.5, 6\nbroken line")
+    page.save()
+    assert "price line 2" in page.prices_error.text()
+    page.prices.setPlainText("openai/test-model = 1.5, 6  # my deployment")
+    page.save()
+    assert page.prices_error.text() == ""
+    dialog.accept()
+
+    from rlm_desktop.ui.run_start import build_config
+
+    values = {
+        "query": "q", "model": "openai/test-model", "sub_model": None, "api_base": None,
+        "mode": "rlm", "profile": None, "max_cost_usd": None, "max_tokens": None,
+        "max_sub_calls": None, "max_depth": 2, "max_turns": 5, "timeout_s": 60,
+        "prices_text": Preferences().prices_text(),
+    }  # fmt: skip
+    config = build_config(values)
+    assert config.prices == {"openai/test-model": (1.5e-6, 6e-6)}
