@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import warnings
 from functools import cache
 from typing import Any
+
+UNAWAITED_LITELLM = "coroutine 'BaseLLMHTTPHandler.async_completion' was never awaited"
 
 
 @cache
@@ -18,6 +21,9 @@ def load_litellm() -> Any:
     os.environ.setdefault("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "True")
     import litellm
 
+    # Cancelling a request at the wrong moment leaves litellm's inner coroutine unawaited; that is
+    # litellm's bookkeeping, not a lost call of ours (the ledger releases the reservation).
+    warnings.filterwarnings("ignore", message=UNAWAITED_LITELLM, category=RuntimeWarning)
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     litellm.drop_params = True
