@@ -1,11 +1,9 @@
 """Records a live run: a cheap bus listener that buffers events and writes them in batches.
 
-The listener only appends to a list. A flush (one transaction) is started on a short timer of the
-running asyncio loop, at every turn boundary and at the end of a root call, and whenever the buffer
-is older than `MAX_DELAY_S` — so a killed process loses at most a fraction of a second of its run.
-Those transactions run on the store's writer thread, so scrubbing, encoding and SQLite work do not
-stall the event loop (the GUI's, when it drives a run); `RunFinished`, `flush()` and `close()` wait
-until everything is written.
+The listener only appends to a list. A flush (one transaction) happens on a short timer of the
+running asyncio loop, at every turn boundary and at the end of a root call, at `RunFinished`,
+and whenever the buffer is older than `MAX_DELAY_S` — so a killed process loses at most a
+fraction of a second of its run.
 """
 
 from __future__ import annotations
@@ -13,10 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from rlm_desktop.engine.events import CallFinished, CallStarted, Event, RunFinished, TurnExecuted
@@ -52,8 +48,6 @@ class Recorder:
         self._opening: Opening | None = opening
         self._writer = SessionWriter(store.db.conn, self.session_id, redactor)
         self._buffer: list[Event] = []
-        self._buffer_lock = threading.Lock()
-        self._pending: Future[None] | None = None
         self._roots: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
         self._oldest = 0.0
@@ -65,22 +59,19 @@ class Recorder:
         self._detach: Callable[[], None] | None = attach(self._on_event)
 
     def _on_event(self, event: Event) -> None:
-        with self._buffer_lock:
-            if not self._buffer:
-                self._oldest = time.monotonic()
-            self._buffer.append(event)
+        if not self._buffer:
+            self._oldest = time.monotonic()
+        self._buffer.append(event)
         if isinstance(event, CallStarted) and event.parent_id is None:
             self._roots.add(event.call_id)
         boundary = isinstance(event, RunFinished) or (
             isinstance(event, TurnExecuted | CallFinished) and event.call_id in self._roots
         )
         now = time.monotonic()
-        if isinstance(event, RunFinished):
-            self.flush()
-        elif now >= self._retry_at and (
+        if now >= self._retry_at and (
             boundary or len(self._buffer) >= MAX_BUFFER or now - self._oldest >= MAX_DELAY_S
         ):
-            self._start_flush()
+            self.flush()
         elif self._timer is None:
             self._schedule()
         if isinstance(event, RunFinished):
@@ -96,28 +87,16 @@ class Recorder:
 
     def _on_timer(self) -> None:
         self._timer = None
-        self._start_flush()
+        self.flush()
 
-    def _start_flush(self) -> None:
-        """Hand the buffered events to the writer thread (one transaction), without waiting."""
+    def flush(self) -> None:
+        """Write every buffered event now, in one transaction."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        with self._buffer_lock:
-            if not self._buffer:
-                return
-            batch, self._buffer = self._buffer, []
-        self._pending = self._store.submit_write(self._write_batch, batch)
-
-    def flush(self) -> None:
-        """Write every buffered event now and wait until everything is in the database."""
-        self._start_flush()
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
-
-    def _write_batch(self, batch: list[Event]) -> None:
-        """One transaction, on the writer thread; a failed batch goes back for a later try."""
+        if not self._buffer:
+            return
+        batch, self._buffer = self._buffer, []
         started = time.perf_counter()
         try:
             with self._store.lock, self._store.db.atomic():
@@ -129,11 +108,8 @@ class Recorder:
             self.flushes += 1
         except sqlite3.Error:
             log.exception("could not write %d events of session %s", len(batch), self.session_id)
-            with self._buffer_lock:
-                self._buffer = batch + self._buffer
+            self._buffer = batch + self._buffer
             self._retry_at = time.monotonic() + RETRY_AFTER_S
-        except Exception:
-            log.exception("dropped %d events of session %s", len(batch), self.session_id)
         finally:
             self.write_seconds += time.perf_counter() - started
 

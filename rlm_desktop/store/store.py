@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -68,7 +67,6 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
         self._recorders: list[Recorder] = []
-        self._writer_thread: ThreadPoolExecutor | None = None
         self.reap_dead_writers()
 
     def _migrate(self) -> None:
@@ -214,20 +212,9 @@ class Store:
             ).fetchall()
         return list(rows)
 
-    def submit_write(
-        self, write: Callable[[list[Event]], None], batch: list[Event]
-    ) -> Future[None]:
-        """Run `write(batch)` on the store's one writer thread; batches keep their order."""
-        if self._writer_thread is None:
-            self._writer_thread = ThreadPoolExecutor(1, thread_name_prefix="rlm-store-writer")
-        return self._writer_thread.submit(write, batch)
-
     def close(self) -> None:
         """Close every recorder still attached (its run is marked `interrupted`), then the file."""
         for recorder in list(self._recorders):
             recorder.close()
-        if self._writer_thread is not None:
-            self._writer_thread.shutdown(wait=True)
-            self._writer_thread = None
         with self.lock:
             self.db.close()
