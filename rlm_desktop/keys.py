@@ -98,6 +98,12 @@ def _keyring_backend() -> object | None:
     return backend
 
 
+def provider_for_run(model: str, api_base: str | None) -> str:
+    """The provider whose key a run sends: the local server's whenever a base URL is given, so a
+    hosted provider's key never goes to a server it does not belong to."""
+    return "local" if api_base else provider_for_model(model)
+
+
 def keyring_available() -> bool:
     """True when keys can be stored in a real keyring."""
     try:

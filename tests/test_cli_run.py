@@ -182,6 +182,8 @@ def test_json_prints_one_object_and_keeps_secrets_from_model_code(
     assert "'HOME':" in sent
     assert "sk-test-secret" not in sent
     assert "tok-4242-private" not in sent
+    headers = [value for h in scripted_server.headers for value in h.values()]
+    assert not any("sk-test-secret" in value for value in headers)  # not OpenAI's key to --api-base
     assert "sk-test-secret" not in result.stderr
 
 

@@ -67,3 +67,9 @@ def test_backend_description_names_the_backend(memory_keyring: MemoryKeyring) ->
 def test_empty_key_is_refused(memory_keyring: MemoryKeyring) -> None:
     with pytest.raises(ValueError, match="empty"):
         keys.set_key("openai", "   ")
+
+
+def test_a_run_with_a_base_url_uses_the_local_servers_key() -> None:
+    assert keys.provider_for_run("openai/gpt-5-mini", None) == "openai"
+    assert keys.provider_for_run("openai/gpt-5-mini", "http://127.0.0.1:8000/v1") == "local"
+    assert keys.provider_for_run("anthropic/claude-sonnet-4", "http://gateway/v1") == "local"

@@ -94,14 +94,10 @@ def load_documents(paths: list[str], model: str) -> list[ContextDocument]:
 
 
 def credentials_for(model: str, api_base: str | None) -> Credentials:
-    """The key for the model's provider: keyring, then the provider's environment variable."""
+    """The key for the run's provider (see `keys.provider_for_run`): keyring, then environment."""
     from rlm_desktop import keys
 
-    try:
-        key = keys.get_key(keys.provider_for_model(model))
-    except keys.KeyringUnavailable:
-        key = None
-    return Credentials(api_key=key)
+    return Credentials(api_key=keys.get_key(keys.provider_for_run(model, api_base)))
 
 
 def run_command(args: argparse.Namespace) -> int:

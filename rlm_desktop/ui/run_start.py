@@ -132,9 +132,7 @@ class RunStarter(QObject):
 
     def _credentials(self, model: str, api_base: str | None) -> tuple[str | None, str]:
         """(API key or None, a one-line problem or "")."""
-        if api_base:
-            return keys.get_key("local"), ""
-        name = keys.provider_for_model(model)
+        name = keys.provider_for_run(model, api_base)
         provider = keys.provider(name)
         key = keys.get_key(name)
         if key or not provider.needs_key:

@@ -23,6 +23,7 @@ def _env() -> dict[str, str]:
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "OPENAI_API_KEY": API_KEY,
+        "LOCAL_LLM_API_KEY": API_KEY,  # --api-base runs send the local server's key
         "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
     }
 
