@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rlm_desktop.engine.context import ContextDocument
-from rlm_desktop.engine.events import AnswerSubmitted, CallFinished, CallStarted
+from rlm_desktop.engine.events import AnswerSubmitted
 from rlm_desktop.engine.ledger import BudgetExceededError
 from rlm_desktop.engine.llm import LLMError
 from rlm_desktop.engine.rlm_call import CallOutcome
@@ -27,19 +27,26 @@ def document_tokens(documents: Sequence[ContextDocument]) -> int:
     )
 
 
-def direct_fit(runtime: Runtime, documents: Sequence[ContextDocument]) -> tuple[bool, int, int]:
-    """(fits in the window with room for the reply, tokens, window) for a direct call."""
+@dataclass(frozen=True)
+class DirectFit:
+    """How the documents and question measure against the root model's window."""
+
+    tokens: int
+    window: int
+    fits: bool
+    """Fits with room for the reply: a direct call is possible."""
+    comfortable: bool
+    """Short enough that `auto` mode answers with one direct call."""
+
+
+def direct_fit(runtime: Runtime, documents: Sequence[ContextDocument]) -> DirectFit:
+    """Count the input once and judge both whether a direct call fits and whether it is worth it."""
     info = runtime.llm.info(runtime.config.model)
     tokens = document_tokens(documents) + estimate_tokens(runtime.config.query)
     reply = min(runtime.profile.root_max_output_tokens, info.max_output_tokens)
-    return tokens + reply <= info.context_window, tokens, info.context_window
-
-
-def should_answer_directly(runtime: Runtime, documents: Sequence[ContextDocument]) -> bool:
-    """`auto` mode: short inputs gain nothing from orchestration."""
-    fits, tokens, window = direct_fit(runtime, documents)
-    limit = min(runtime.config.auto_direct_max_tokens, int(window * COMFORTABLE_SHARE))
-    return fits and tokens <= limit
+    fits = tokens + reply <= info.context_window
+    limit = min(runtime.config.auto_direct_max_tokens, int(info.context_window * COMFORTABLE_SHARE))
+    return DirectFit(tokens, info.context_window, fits, fits and tokens <= limit)
 
 
 def direct_prompt(query: str, documents: Sequence[ContextDocument]) -> str:
@@ -51,63 +58,26 @@ def direct_prompt(query: str, documents: Sequence[ContextDocument]) -> str:
 async def answer_directly(runtime: Runtime, documents: Sequence[ContextDocument]) -> CallOutcome:
     """One call, recorded as the tree's only (LLM) call."""
     config = runtime.config
-    call_id = runtime.new_id("c")
     prompt = direct_prompt(config.query, documents)
-    runtime.emit(
-        CallStarted(
-            run_id=runtime.run_id,
-            call_id=call_id,
+    try:
+        call_id, completion = await runtime.llm_call(
             parent_id=None,
-            kind="llm",
             depth=1,
             model=config.model,
             prompt=prompt,
-        )
-    )
-    messages = [{"role": "system", "content": DIRECT_SYSTEM}, {"role": "user", "content": prompt}]
-    outcome: CallOutcome
-    tokens, cost = (0, 0), 0.0
-    try:
-        completion = await runtime.request(
-            call_id, config.model, messages, runtime.profile.root_max_output_tokens
+            messages=[
+                {"role": "system", "content": DIRECT_SYSTEM},
+                {"role": "user", "content": prompt},
+            ],
+            max_output_tokens=runtime.profile.root_max_output_tokens,
         )
     except BudgetExceededError as error:
-        outcome = CallOutcome(error.status, "", error.detail)
+        return CallOutcome(error.status, "", error.detail)
     except LLMError as error:
-        outcome = CallOutcome("error", "", str(error))
-    except asyncio.CancelledError:
-        _finish(runtime, call_id, CallOutcome("cancelled", "", "cancelled"), (0, 0), 0.0)
-        raise
-    else:
-        outcome = CallOutcome("ok", completion.content)
-        tokens = (completion.input_tokens, completion.output_tokens)
-        runtime.emit(
-            AnswerSubmitted(
-                run_id=runtime.run_id, call_id=call_id, answer=completion.content, source="direct"
-            )
-        )
-        _finish(runtime, call_id, outcome, tokens, completion.cost_usd)
-        return outcome
-    _finish(runtime, call_id, outcome, tokens, cost)
-    return outcome
-
-
-def _finish(
-    runtime: Runtime,
-    call_id: str,
-    outcome: CallOutcome,
-    tokens: tuple[int, int],
-    cost: float | None,
-) -> None:
+        return CallOutcome("error", "", str(error))
     runtime.emit(
-        CallFinished(
-            run_id=runtime.run_id,
-            call_id=call_id,
-            status=outcome.status,
-            response=outcome.answer,
-            input_tokens=tokens[0],
-            output_tokens=tokens[1],
-            cost_usd=cost,
-            error=outcome.error,
+        AnswerSubmitted(
+            run_id=runtime.run_id, call_id=call_id, answer=completion.content, source="direct"
         )
     )
+    return CallOutcome("ok", completion.content)

@@ -10,8 +10,6 @@ from typing import Any
 from rlm_desktop.engine.events import (
     AnswerSource,
     AnswerSubmitted,
-    CallFinished,
-    CallStarted,
     CallStatus,
     CellExecuted,
     TurnExecuted,
@@ -89,17 +87,7 @@ class RLMCall:
         """Drive the model until it submits an answer, runs out of turns or budget, or fails."""
         rt = self.rt
         rt.stats.max_depth_reached = max(rt.stats.max_depth_reached, self.depth)
-        rt.emit(
-            CallStarted(
-                run_id=rt.run_id,
-                call_id=self.call_id,
-                parent_id=self.parent_id,
-                kind="rlm",
-                depth=self.depth,
-                model=self.model,
-                prompt=self.prompt,
-            )
-        )
+        rt.call_started(self.call_id, self.parent_id, "rlm", self.depth, self.model, self.prompt)
         rt.workers.add(self._worker)
         self._worker_start = asyncio.create_task(self._worker.start())
         try:
@@ -295,17 +283,13 @@ class RLMCall:
             self._last_prose = prose
 
     def _finish(self, outcome: CallOutcome) -> None:
-        self.rt.emit(
-            CallFinished(
-                run_id=self.rt.run_id,
-                call_id=self.call_id,
-                status=outcome.status,
-                response=outcome.answer,
-                input_tokens=self._tokens[0],
-                output_tokens=self._tokens[1],
-                cost_usd=self._cost,
-                error=outcome.error,
-            )
+        self.rt.call_finished(
+            self.call_id,
+            outcome.status,
+            response=outcome.answer,
+            tokens=(self._tokens[0], self._tokens[1]),
+            cost=self._cost,
+            error=outcome.error,
         )
 
 

@@ -21,7 +21,7 @@ from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.config import ConfigError, RunConfig
 from rlm_desktop.engine.context import ContextDocument
-from rlm_desktop.engine.direct import answer_directly, direct_fit, should_answer_directly
+from rlm_desktop.engine.direct import answer_directly, direct_fit
 from rlm_desktop.engine.events import ModeChosen, RunFinished, RunStarted, RunStatus
 from rlm_desktop.engine.ledger import BudgetLedger
 from rlm_desktop.engine.litellm_loader import release_logging_worker, warm_up
@@ -195,17 +195,17 @@ class Run:
         mode = self.config.mode
         if mode == "rlm":
             return "rlm", "requested with --mode rlm"
-        fits, tokens, window = direct_fit(runtime, self.documents)
+        fit = direct_fit(runtime, self.documents)
         if mode == "direct":
-            if not fits:
+            if not fit.fits:
                 raise ConfigError(
-                    f"the documents (~{tokens:,} tokens) do not fit {self.config.model}'s window "
-                    f"({window:,} tokens) for a direct call: use --mode rlm or auto"
+                    f"the documents (~{fit.tokens:,} tokens) do not fit {self.config.model}'s "
+                    f"window ({fit.window:,} tokens) for a direct call: use --mode rlm or auto"
                 )
             return "direct", "requested with --mode direct"
-        if should_answer_directly(runtime, self.documents):
-            return "direct", f"short input (~{tokens:,} tokens) answered with one direct call"
-        return "rlm", f"input of ~{tokens:,} tokens is worth orchestrating"
+        if fit.comfortable:
+            return "direct", f"short input (~{fit.tokens:,} tokens) answered with one direct call"
+        return "rlm", f"input of ~{fit.tokens:,} tokens is worth orchestrating"
 
     async def _root(self, runtime: Runtime, direct: bool) -> CallOutcome:
         if direct:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -12,6 +13,10 @@ from rlm_desktop.engine.config import RunConfig
 from rlm_desktop.engine.events import (
     BudgetExceeded,
     BudgetUpdated,
+    CallFinished,
+    CallKind,
+    CallStarted,
+    CallStatus,
     Event,
     LLMRequestSent,
     LLMResponded,
@@ -77,6 +82,97 @@ class Runtime:
             )
         )
 
+    def budget_refused(self, call_id: str | None, error: BudgetExceededError) -> None:
+        """Tell subscribers that `call_id` was refused by a cap."""
+        self.emit(
+            BudgetExceeded(
+                run_id=self.run_id, call_id=call_id, limit=error.limit, detail=error.detail
+            )
+        )
+
+    def call_started(
+        self,
+        call_id: str,
+        parent_id: str | None,
+        kind: CallKind,
+        depth: int,
+        model: str,
+        prompt: str,
+    ) -> None:
+        """Emit `CallStarted` for a call of this run."""
+        self.emit(
+            CallStarted(
+                run_id=self.run_id,
+                call_id=call_id,
+                parent_id=parent_id,
+                kind=kind,
+                depth=depth,
+                model=model,
+                prompt=prompt,
+            )
+        )
+
+    def call_finished(
+        self,
+        call_id: str,
+        status: CallStatus,
+        *,
+        response: str = "",
+        tokens: tuple[int, int] = (0, 0),
+        cost: float | None = 0.0,
+        error: str | None = None,
+    ) -> None:
+        """Emit `CallFinished` for a call of this run."""
+        self.emit(
+            CallFinished(
+                run_id=self.run_id,
+                call_id=call_id,
+                status=status,
+                response=response,
+                input_tokens=tokens[0],
+                output_tokens=tokens[1],
+                cost_usd=cost,
+                error=error,
+            )
+        )
+
+    async def llm_call(
+        self,
+        *,
+        parent_id: str | None,
+        depth: int,
+        model: str,
+        prompt: str,
+        messages: list[Message],
+        max_output_tokens: int,
+    ) -> tuple[str, Completion]:
+        """One plain LLM call as a node of the tree: started, requested, finished.
+
+        Returns the call's id and its completion; `BudgetExceededError`, `LLMError` and cancellation
+        are re-raised after the call is recorded as finished with the matching status.
+        """
+        call_id = self.new_id("c")
+        self.call_started(call_id, parent_id, "llm", depth, model, prompt)
+        try:
+            completion = await self.request(call_id, model, messages, max_output_tokens)
+        except BudgetExceededError as error:
+            self.call_finished(call_id, error.status, error=error.detail)
+            raise
+        except LLMError as error:
+            self.call_finished(call_id, "error", error=str(error))
+            raise
+        except asyncio.CancelledError:
+            self.call_finished(call_id, "cancelled", error="cancelled")
+            raise
+        self.call_finished(
+            call_id,
+            "ok",
+            response=completion.content,
+            tokens=(completion.input_tokens, completion.output_tokens),
+            cost=completion.cost_usd,
+        )
+        return call_id, completion
+
     def kill_workers(self) -> None:
         """Kill every live worker of the run at once."""
         for worker in list(self.workers):
@@ -95,11 +191,7 @@ class Runtime:
         try:
             reservation = self.ledger.reserve(info, estimate_messages(messages), max_output)
         except BudgetExceededError as error:
-            self.emit(
-                BudgetExceeded(
-                    run_id=self.run_id, call_id=call_id, limit=error.limit, detail=error.detail
-                )
-            )
+            self.budget_refused(call_id, error)
             raise
         request_id = self.new_id("r")
         self.emit(

@@ -10,7 +10,6 @@ import asyncio
 from collections.abc import Awaitable, Coroutine
 from typing import Any, Protocol
 
-from rlm_desktop.engine.events import BudgetExceeded, CallFinished, CallStarted
 from rlm_desktop.engine.ledger import BudgetExceededError
 from rlm_desktop.engine.llm import LLMError
 from rlm_desktop.engine.runtime import Runtime
@@ -58,41 +57,19 @@ class SubCallDispatcher:
         if not claimed:
             self._claim()
         rt = self._rt
-        chosen = model or rt.config.effective_sub_model
-        call_id = rt.new_id("c")
-        depth = self._depth + 1
-        rt.emit(
-            CallStarted(
-                run_id=rt.run_id,
-                call_id=call_id,
-                parent_id=self._call_id,
-                kind="llm",
-                depth=depth,
-                model=chosen,
-                prompt=prompt,
-            )
-        )
-        messages = [{"role": "user", "content": prompt}]
         try:
-            completion = await rt.request(
-                call_id, chosen, messages, rt.profile.sub_max_output_tokens
+            _call_id, completion = await rt.llm_call(
+                parent_id=self._call_id,
+                depth=self._depth + 1,
+                model=model or rt.config.effective_sub_model,
+                prompt=prompt,
+                messages=[{"role": "user", "content": prompt}],
+                max_output_tokens=rt.profile.sub_max_output_tokens,
             )
         except BudgetExceededError as error:
-            self._finish(call_id, "budget_exceeded", error=error.detail)
             raise SubCallFailure(BUDGET_ERROR, error.detail) from error
         except LLMError as error:
-            self._finish(call_id, "error", error=str(error))
             raise SubCallFailure(LLM_ERROR, f"llm_query failed: {error}") from error
-        except asyncio.CancelledError:
-            self._finish(call_id, "cancelled", error="cancelled")
-            raise
-        self._finish(
-            call_id,
-            "ok",
-            response=completion.content,
-            tokens=(completion.input_tokens, completion.output_tokens),
-            cost=completion.cost_usd,
-        )
         return completion.content
 
     async def rlm_query(self, prompt: str, context: Any, model: str | None) -> str:
@@ -112,38 +89,8 @@ class SubCallDispatcher:
         try:
             self._rt.ledger.claim_sub_call()
         except BudgetExceededError as error:
-            self._rt.emit(
-                BudgetExceeded(
-                    run_id=self._rt.run_id,
-                    call_id=self._call_id,
-                    limit=error.limit,
-                    detail=error.detail,
-                )
-            )
+            self._rt.budget_refused(self._call_id, error)
             raise SubCallFailure(BUDGET_ERROR, error.detail) from error
-
-    def _finish(
-        self,
-        call_id: str,
-        status: Any,
-        *,
-        response: str = "",
-        tokens: tuple[int, int] = (0, 0),
-        cost: float | None = 0.0,
-        error: str | None = None,
-    ) -> None:
-        self._rt.emit(
-            CallFinished(
-                run_id=self._rt.run_id,
-                call_id=call_id,
-                status=status,
-                response=response,
-                input_tokens=tokens[0],
-                output_tokens=tokens[1],
-                cost_usd=cost,
-                error=error,
-            )
-        )
 
 
 def _with_context(prompt: str, context: Any) -> str:

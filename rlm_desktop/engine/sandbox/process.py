@@ -107,7 +107,7 @@ class WorkerProcess:
     async def execute(self, code: str, timeout_s: float) -> CellOutcome:
         """Run one cell. Past `timeout_s` it is interrupted; if that fails the worker is restarted."""
         if not self.running:
-            await self.restart("the worker was not running")
+            await self.restart()
         self._cell_ids += 1
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._cell_future = future
@@ -118,7 +118,7 @@ class WorkerProcess:
         except TimeoutError:
             return await self._interrupt(future, timeout_s)
         except WorkerDied as died:
-            await self.restart(str(died))
+            await self.restart()
             return CellOutcome("", "", f"WorkerDied: {died}", 0.0, variables_lost=True)
 
     async def _interrupt(
@@ -138,7 +138,7 @@ class WorkerProcess:
                 outcome.stdout, outcome.stderr, message, outcome.duration_s, timed_out=True
             )
         except (TimeoutError, WorkerDied):
-            await self.restart("a cell could not be interrupted")
+            await self.restart()
             message = (
                 f"TimeoutError: the cell ran past the {timeout_s:g} s limit and could not be "
                 "interrupted; the REPL was restarted and its variables were lost "
@@ -146,7 +146,7 @@ class WorkerProcess:
             )
             return CellOutcome("", "", message, timeout_s, timed_out=True, variables_lost=True)
 
-    async def restart(self, reason: str) -> None:
+    async def restart(self) -> None:
         """Kill the worker and start a fresh one with the same context."""
         self.restarts += 1
         await self.close()
@@ -224,14 +224,14 @@ class WorkerProcess:
             )
         except asyncio.CancelledError:
             reply.update(ok=False, error_type="LLMCallError", message="the sub-call was cancelled")
-            with contextlib.suppress(WorkerDied):
-                self._send(reply)
             raise
         except Exception as error:
             reply.update(
                 ok=False, error_type="LLMCallError", message=f"{type(error).__name__}: {error}"
             )
-        self._send(reply)
+        finally:
+            with contextlib.suppress(WorkerDied):
+                self._send(reply)
 
 
 def _frame(message: dict[str, Any]) -> bytes:

@@ -120,8 +120,7 @@ class Proxy:
             self._pending[request_id] = (done, slot)
         try:
             self._channel.send({"type": "call", "id": request_id, "op": op, "args": arguments})
-            while not done.wait(0.5):
-                pass
+            done.wait()
         finally:
             with self._lock:
                 self._pending.pop(request_id, None)
