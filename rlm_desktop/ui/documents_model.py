@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from rlm_desktop.ui import format as fmt
+from rlm_desktop.documents.model import human_size
 from rlm_desktop.ui.theme import colors, icon
 
 COLUMNS = ("Name", "Type", "Size", "Chars", "Tokens")
@@ -106,7 +106,7 @@ class DocumentsModel(QAbstractTableModel):
         if column == 1:
             return str(doc.type)
         if column == 2:
-            return fmt.size(doc.size)
+            return human_size(doc.size)
         if column == 3:
             return f"{doc.chars:,}"
         return ("~" if doc.tokens_estimated else "") + f"{doc.tokens:,}"

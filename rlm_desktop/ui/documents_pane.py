@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop.ui import format as fmt
+from rlm_desktop.documents.model import human_size
 from rlm_desktop.ui.documents_model import DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.theme import monospace_font
 
@@ -241,7 +241,7 @@ class DocumentsPane(QWidget):
         approx = "~" if estimated else ""
         parts = [
             f"{count} document{'s' if count != 1 else ''}",
-            fmt.size(size),
+            human_size(size),
             f"{chars:,} characters",
             f"{approx}{tokens:,} tokens",
         ]

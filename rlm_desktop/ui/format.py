@@ -64,16 +64,6 @@ def seconds(s: float | None) -> str:
     return f"{hours}:{minutes:02d}:{rest:02d}"
 
 
-def size(n: int) -> str:
-    """Bytes in the largest unit that keeps the number readable."""
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} B"
-
-
 def subtree(t: Totals) -> str:
     """A node's subtree totals in one short line."""
     price = "unpriced" if t.unpriced and not t.cost_usd else cost(t.cost_usd)
