@@ -20,10 +20,11 @@ DIRECT_SYSTEM = (
 COMFORTABLE_SHARE = 0.5
 
 
-def document_tokens(documents: Sequence[ContextDocument]) -> int:
+def document_tokens(documents: Sequence[ContextDocument], model: str) -> int:
     """The documents' tokens: the loader's counts where known, else an estimate."""
     return sum(
-        doc.tokens if doc.tokens is not None else estimate_tokens(doc.text) for doc in documents
+        doc.tokens if doc.tokens is not None else estimate_tokens(doc.text, model)
+        for doc in documents
     )
 
 
@@ -42,7 +43,8 @@ class DirectFit:
 def direct_fit(runtime: Runtime, documents: Sequence[ContextDocument]) -> DirectFit:
     """Count the input once and judge both whether a direct call fits and whether it is worth it."""
     info = runtime.llm.info(runtime.config.model)
-    tokens = document_tokens(documents) + estimate_tokens(runtime.config.query)
+    model = runtime.config.model
+    tokens = document_tokens(documents, model) + estimate_tokens(runtime.config.query, model)
     reply = min(runtime.profile.root_max_output_tokens, info.max_output_tokens)
     fits = tokens + reply <= info.context_window
     limit = min(runtime.config.auto_direct_max_tokens, int(info.context_window * COMFORTABLE_SHARE))

@@ -30,12 +30,14 @@ def load_litellm() -> Any:
     return litellm
 
 
-def warm_up() -> None:
-    """Import litellm and its tokenizer; run in a thread so the event loop never stalls on it."""
+def warm_up(*models: str) -> None:
+    """Import litellm and load the tokenizers of `models` (or the default one); run it in a thread
+    so no event loop stalls on it."""
     load_litellm()
-    from rlm_desktop.engine.tokens import estimate_tokens
+    from rlm_desktop.engine.tokenizer import tokenizer_for
 
-    estimate_tokens("warm up")
+    for model in models or ("",):
+        tokenizer_for(model)
 
 
 def release_logging_worker() -> None:

@@ -114,7 +114,7 @@ class Run:
     async def execute(self) -> RunResult:
         """Run to the end and return the result; events are published on `self.bus` meanwhile."""
         started = time.monotonic()
-        await asyncio.to_thread(warm_up)
+        await asyncio.to_thread(warm_up, self.config.model, self.config.effective_sub_model)
         runtime = self._make_runtime()
         runtime.ledger.started = started  # the time limit covers the whole run, start-up included
         direct = self._choose_mode(runtime)

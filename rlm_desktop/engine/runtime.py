@@ -189,7 +189,7 @@ class Runtime:
         info = self.llm.info(model)
         max_output = max(1, min(max_output_tokens, info.max_output_tokens))
         try:
-            reservation = self.ledger.reserve(info, estimate_messages(messages), max_output)
+            reservation = self.ledger.reserve(info, estimate_messages(messages, model), max_output)
         except BudgetExceededError as error:
             self.budget_refused(call_id, error)
             raise

@@ -1,38 +1,29 @@
-"""Token estimates for budget reservations, from litellm's bundled tiktoken encoding."""
+"""Token estimates for budget reservations, with the model's bundled tiktoken encoding."""
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
-
-from rlm_desktop.engine.litellm_loader import load_litellm
+from rlm_desktop.engine.tokenizer import encoded_length, tokenizer_for
 
 EXACT_LIMIT_CHARS = 200_000
 SAFETY_MARGIN = 1.15
 MESSAGE_OVERHEAD = 8
 
 
-@cache
-def _encoding() -> Any:
-    load_litellm()
-    from litellm.litellm_core_utils.default_encoding import encoding
-
-    return encoding
-
-
-def estimate_tokens(text: str) -> int:
-    """An upper-leaning token count: tiktoken for normal sizes, a byte-based bound for huge texts.
+def estimate_tokens(text: str, model: str) -> int:
+    """An upper-leaning token count: the model's encoding for normal sizes, a byte-based bound for
+    huge texts (or when no encoding is available).
 
     Providers' tokenizers differ from tiktoken's, so the count carries a safety margin; the ledger
     settles to the provider's real usage when the reply comes back.
     """
-    if len(text) <= EXACT_LIMIT_CHARS:
-        count = len(_encoding().encode(text, disallowed_special=()))
+    encoding, _own = tokenizer_for(model) if len(text) <= EXACT_LIMIT_CHARS else (None, False)
+    if encoding is not None:
+        count = encoded_length(encoding, text)
     else:
         count = len(text.encode("utf-8", "replace")) // 3
     return int(count * SAFETY_MARGIN) + 1
 
 
-def estimate_messages(messages: list[dict[str, str]]) -> int:
-    """Estimated input tokens of a chat request."""
-    return sum(estimate_tokens(m.get("content") or "") + MESSAGE_OVERHEAD for m in messages)
+def estimate_messages(messages: list[dict[str, str]], model: str) -> int:
+    """Estimated input tokens of a chat request to `model`."""
+    return sum(estimate_tokens(m.get("content") or "", model) + MESSAGE_OVERHEAD for m in messages)

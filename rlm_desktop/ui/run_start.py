@@ -37,9 +37,9 @@ def warm_engine() -> None:
     Then the objects made so far (litellm's are many) are moved out of the garbage collector's
     sight: a full collection over them paused the event loop for ~200 ms in the middle of runs.
     """
-    from rlm_desktop.engine.tokens import estimate_tokens
+    from rlm_desktop.engine.litellm_loader import warm_up
 
-    estimate_tokens("warm up")
+    warm_up()
     gc.collect()
     gc.freeze()
 
