@@ -7,6 +7,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rlm_desktop.engine.folders import EngineFolders
+    from rlm_desktop.engine.profiles import ProfileFolders
 
 APP_NAME = "rlm-desktop"
 HOME_ENV = "RLM_DESKTOP_HOME"
@@ -41,3 +46,22 @@ def scratch_root() -> Path:
 def resource(*parts: str) -> Path:
     """A file under the bundled `resources/` folder."""
     return RESOURCES.joinpath(*parts)
+
+
+def user_profiles_dir() -> Path:
+    """The folder of the user's own or edited prompt profiles (not created until written)."""
+    return data_dir() / "profiles"
+
+
+def profile_folders() -> ProfileFolders:
+    """The bundled and the user's prompt-profile folders."""
+    from rlm_desktop.engine.profiles import ProfileFolders
+
+    return ProfileFolders(bundled=resource("profiles"), user=user_profiles_dir())
+
+
+def engine_folders() -> EngineFolders:
+    """Where a run keeps its scratch folders and reads its prompt profiles."""
+    from rlm_desktop.engine.folders import EngineFolders
+
+    return EngineFolders(scratch=scratch_root(), profiles=profile_folders())

@@ -39,7 +39,7 @@ def scripted_server() -> Iterator[ScriptedServer]:
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
     """The OS keyring replaced by a dict for the test (a third-party seam, not our code)."""
-    from rlm_desktop import keys
+    from rlm_desktop.providers import keys
 
     previous = keyring.get_keyring()
     backend = MemoryKeyring()
@@ -52,7 +52,7 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
 @pytest.fixture
 def no_keyring() -> Iterator[None]:
     """No working keyring, as on a headless machine without a Secret Service."""
-    from rlm_desktop import keys
+    from rlm_desktop.providers import keys
 
     previous = keyring.get_keyring()
     keyring.set_keyring(fail.Keyring())

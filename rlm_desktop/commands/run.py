@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop import paths
 from rlm_desktop.commands.progress import ProgressPrinter
 from rlm_desktop.engine import Budget, ConfigError, ContextDocument, Credentials, Run, RunConfig
 from rlm_desktop.engine.pricing import parse_prices
@@ -95,7 +96,7 @@ def load_documents(paths: list[str], model: str) -> list[ContextDocument]:
 
 def credentials_for(model: str, api_base: str | None) -> Credentials:
     """The key for the run's provider (see `keys.provider_for_run`): keyring, then environment."""
-    from rlm_desktop import keys
+    from rlm_desktop.providers import keys
 
     return Credentials(api_key=keys.get_key(keys.provider_for_run(model, api_base)))
 
@@ -106,7 +107,8 @@ def run_command(args: argparse.Namespace) -> int:
         config = config_from_args(args)
         config.validate()
         documents = load_documents(args.doc, config.model)
-        run = Run(config, documents, credentials=credentials_for(config.model, config.api_base))
+        run = Run(
+            config, documents, folders=paths.engine_folders(), credentials=credentials_for(config.model, config.api_base))
     except ConfigError as error:
         print(f"rlm-desktop run: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -19,7 +19,7 @@ from rlm_desktop.documents.model import (
     Skipped,
     human_size,
 )
-from rlm_desktop.documents.tokens import count_tokens
+from rlm_desktop.documents.token_counts import count_tokens
 
 __all__ = [
     "DOCUMENT_TYPES",

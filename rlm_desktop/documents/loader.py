@@ -26,7 +26,7 @@ from rlm_desktop.documents.model import (
     Skipped,
     human_size,
 )
-from rlm_desktop.documents.tokens import TokenTally
+from rlm_desktop.documents.token_counts import TokenTally
 from rlm_desktop.documents.walk import Found, iter_folder
 
 

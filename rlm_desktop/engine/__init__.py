@@ -1,4 +1,4 @@
-"""The RLM engine: asyncio, Qt-free. Start here: `Run(config, documents).execute()`."""
+"""The RLM engine: asyncio, Qt-free. Start here: `Run(config, documents, folders=...).execute()`."""
 
 from rlm_desktop.engine.bus import EventBus, Subscription
 from rlm_desktop.engine.config import Budget, ConfigError, RunConfig

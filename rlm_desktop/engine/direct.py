@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.engine.estimates import estimate_tokens
 from rlm_desktop.engine.events import AnswerSubmitted
 from rlm_desktop.engine.ledger import BudgetExceededError
 from rlm_desktop.engine.llm import LLMError
 from rlm_desktop.engine.rlm_call import CallOutcome
 from rlm_desktop.engine.runtime import Runtime
-from rlm_desktop.engine.tokens import estimate_tokens
 
 DIRECT_SYSTEM = (
     "Answer the user's question using the documents provided. Be complete and precise; say so "

@@ -34,7 +34,7 @@ def warm_up(*models: str) -> None:
     """Import litellm and load the tokenizers of `models` (or the default one); run it in a thread
     so no event loop stalls on it."""
     load_litellm()
-    from rlm_desktop.engine.tokenizer import tokenizer_for
+    from rlm_desktop.engine.encodings import tokenizer_for
 
     for model in models or ("",):
         tokenizer_for(model)

@@ -1,6 +1,6 @@
 """A run: the public entry point that the CLI, the GUI and the tests all use.
 
-run = Run(config, documents, credentials=Credentials(api_key=...))
+run = Run(config, documents, folders=paths.engine_folders(), credentials=Credentials(api_key=...))
 run.bus.add_listener(print)          # or: async for event in run.bus.subscribe()
 result = await run.execute()         # run.cancel() stops the whole tree
 """
@@ -17,12 +17,12 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.config import ConfigError, RunConfig
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.direct import answer_directly, direct_fit
 from rlm_desktop.engine.events import ModeChosen, RunFinished, RunStarted, RunStatus
+from rlm_desktop.engine.folders import EngineFolders
 from rlm_desktop.engine.ledger import BudgetLedger
 from rlm_desktop.engine.litellm_loader import release_logging_worker, warm_up
 from rlm_desktop.engine.llm import Credentials, LLMClient
@@ -77,6 +77,7 @@ class Run:
         config: RunConfig,
         documents: Sequence[ContextDocument],
         *,
+        folders: EngineFolders,
         credentials: Credentials | None = None,
         run_id: str | None = None,
     ) -> None:
@@ -85,7 +86,8 @@ class Run:
         self.documents = list(documents)
         self.run_id = run_id or new_run_id()
         self.bus = EventBus()
-        self.profile = choose_profile(config.model, config.profile)
+        self.folders = folders
+        self.profile = choose_profile(folders.profiles, config.model, config.profile)
         self._credentials = credentials or Credentials()
         self._main: asyncio.Task[CallOutcome] | None = None
         self._runtime: Runtime | None = None
@@ -174,7 +176,7 @@ class Run:
             request_timeout_s=config.request_timeout_s,
             max_retries=config.max_retries,
         )
-        scratch = paths.scratch_root() / self.run_id
+        scratch = self.folders.scratch / self.run_id
         holder: list[Runtime] = []
         ledger = BudgetLedger(config.budget, lambda totals: holder[0].ledger_changed(totals))
         runtime = Runtime(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.config import RunConfig
+from rlm_desktop.engine.estimates import estimate_messages
 from rlm_desktop.engine.events import (
     BudgetExceeded,
     BudgetUpdated,
@@ -27,7 +28,6 @@ from rlm_desktop.engine.llm import Completion, LLMClient, LLMError, Message
 from rlm_desktop.engine.profiles import Profile
 from rlm_desktop.engine.sandbox.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
-from rlm_desktop.engine.tokens import estimate_messages
 
 BUDGET_EVENT_INTERVAL_S = 0.1
 

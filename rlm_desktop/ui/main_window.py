@@ -11,11 +11,11 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QStackedWidget, QWidget
 
-from rlm_desktop import keys
-from rlm_desktop.ui import format as fmt
+from rlm_desktop import formatting as fmt
+from rlm_desktop.providers import keys
 from rlm_desktop.ui.preferences import Preferences
-from rlm_desktop.ui.run_start import RunStarter
-from rlm_desktop.ui.status_bar import RunStatusBar
+from rlm_desktop.ui.run.starter import RunStarter
+from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.theme import icon, monospace_font
 from rlm_desktop.ui.welcome import WelcomePage
 from rlm_desktop.ui.workspace import Workspace
@@ -182,7 +182,7 @@ class MainWindow(QMainWindow):
 
     def show_settings(self, page: str = "") -> Any:
         """Open the settings dialog (on `page` if given); returns the dialog."""
-        from rlm_desktop.ui.settings_dialog import SettingsDialog
+        from rlm_desktop.ui.settings.dialog import SettingsDialog
 
         dialog = SettingsDialog(self.prefs, self, page=page)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
 
     def show_sessions(self) -> Any:
         """Open the session browser; returns the dialog."""
-        from rlm_desktop.ui.sessions_dialog import SessionsDialog
+        from rlm_desktop.ui.sessions.dialog import SessionsDialog
 
         dialog = SessionsDialog(self.starter.store(), self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -1,6 +1,6 @@
 """Non-secret settings, persisted with QSettings in the data folder (`settings.ini`).
 
-API keys never come here: they live in the keyring (`rlm_desktop.keys`). Because the file sits in
+API keys never come here: they live in the keyring (`rlm_desktop.providers.keys`). Because the file sits in
 the data folder, `RLM_DESKTOP_HOME` isolates tests and portable installs alike.
 """
 

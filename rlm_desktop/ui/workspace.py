@@ -13,16 +13,16 @@ from collections.abc import Sequence
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from rlm_desktop.call_tree import CallNode, Changes
 from rlm_desktop.engine.events import Event
-from rlm_desktop.ui.answer_panel import AnswerPanel
+from rlm_desktop.review.call_tree import CallNode, Changes
 from rlm_desktop.ui.bridge import EventBridge
-from rlm_desktop.ui.console import ConsoleView
-from rlm_desktop.ui.details import CallInspector, DetailPanel
-from rlm_desktop.ui.documents_pane import DocumentsPane
-from rlm_desktop.ui.run_controls import RunControls
-from rlm_desktop.ui.tree_model import CallTreeModel
-from rlm_desktop.ui.tree_panel import TreePanel
+from rlm_desktop.ui.console.view import ConsoleView
+from rlm_desktop.ui.documents.pane import DocumentsPane
+from rlm_desktop.ui.run.answer_panel import AnswerPanel
+from rlm_desktop.ui.run.controls import RunControls
+from rlm_desktop.ui.tree.details import CallInspector, DetailPanel
+from rlm_desktop.ui.tree.model import CallTreeModel
+from rlm_desktop.ui.tree.panel import TreePanel
 
 TICK_MS = 500
 

@@ -13,6 +13,7 @@ from typing import Any
 import psutil
 import pytest
 
+from rlm_desktop import paths
 from rlm_desktop.engine import Budget, ContextDocument, Run, RunConfig
 from rlm_desktop.engine.events import CellExecuted, Event, TurnExecuted
 from rlm_desktop.engine.sandbox.process import WorkerProcess
@@ -29,7 +30,7 @@ def _cells(events: list[Event]) -> list[CellExecuted]:
 
 
 async def _run(config: RunConfig, text: str) -> list[Event]:
-    run = Run(config, [ContextDocument("doc.txt", text)])
+    run = Run(config, [ContextDocument("doc.txt", text)], folders=paths.engine_folders())
     events: list[Event] = []
     run.bus.add_listener(events.append)
     result = await run.execute()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from rlm_desktop import paths
 from rlm_desktop.engine import Budget, ContextDocument, Credentials, Run, RunConfig
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import Event
@@ -136,7 +137,10 @@ async def _real_run(
         budget=Budget(max_turns=5, timeout_s=None, cell_timeout_s=900),
     )  # fmt: skip
     run = Run(
-        config, [ContextDocument(name="d", text="x" * 1000)], credentials=Credentials(api_key="k")
+        config,
+        [ContextDocument(name="d", text="x" * 1000)],
+        folders=paths.engine_folders(),
+        credentials=Credentials(api_key="k"),
     )
     recorder = store.record(run) if store is not None else None
     start = time.perf_counter()

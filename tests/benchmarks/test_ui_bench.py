@@ -24,7 +24,7 @@ from rlm_desktop.engine import events as ev
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.ui.app import PAINT_PROBE_ENV
 from rlm_desktop.ui.main_window import MainWindow
-from rlm_desktop.ui.run_start import warm_engine
+from rlm_desktop.ui.run.starter import warm_engine
 from tests.benchmarks.report import record_figure
 from tests.memory_keyring import MemoryKeyring
 from tests.synthetic_events import (

@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from rlm_desktop.documents import LoadOptions, count_tokens, load_paths
-from rlm_desktop.documents.tokens import TokenTally, tokenizer_for
+from rlm_desktop.documents.token_counts import TokenTally, tokenizer_for
 
 # Tokenisations that differ between OpenAI's two current encodings.
 SAMPLE = "Die Größe der Übersetzung ist schön; 12345678 tokens? ünïcödé 🙂 " * 20

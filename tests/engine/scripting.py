@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import psutil
 
+from rlm_desktop import paths
 from rlm_desktop.engine import Budget, ContextDocument, Credentials, Run, RunConfig, RunResult
 from rlm_desktop.engine.events import Event
 from tests.scripted_server import Reply, ScriptedServer, last_user_text, system_text
@@ -53,7 +54,7 @@ def make_run(
         budget=budget or Budget(),
         **settings,
     )
-    return Run(config, documents, credentials=credentials)
+    return Run(config, documents, folders=paths.engine_folders(), credentials=credentials)
 
 
 async def run_to_end(run: Run) -> tuple[RunResult, list[Event]]:

@@ -13,6 +13,7 @@ SCRIPT = """
 import asyncio
 import time
 
+from rlm_desktop import paths
 from rlm_desktop.engine import ContextDocument, Run, RunConfig
 from tests.scripted_server import ScriptedServer
 
@@ -21,7 +22,9 @@ async def main() -> None:
     server = ScriptedServer().start()
     server.enqueue("```repl\\nFINAL('ok')\\n```")
     config = RunConfig(query="q", model="openai/test-model", api_base=server.base_url, mode="rlm")
-    run = Run(config, [ContextDocument(name="a.txt", text="some text")])
+    run = Run(
+        config, [ContextDocument(name="a.txt", text="some text")], folders=paths.engine_folders()
+    )
     gaps = []
 
     async def heartbeat() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from rlm_desktop import paths
 from rlm_desktop.engine import ConfigError, ContextDocument, Run, RunConfig
 from rlm_desktop.engine.profiles import Profile, choose_profile, list_profiles
 
@@ -33,31 +34,33 @@ def write_user_profiles(home: Path, toml: str, prompts: dict[str, str]) -> Path:
     ],
 )
 def test_the_first_matching_pattern_chooses_the_profile(model: str, profile: str) -> None:
-    assert choose_profile(model).name == profile
+    assert choose_profile(paths.profile_folders(), model).name == profile
 
 
 def test_bundled_profiles_give_reasoning_models_more_output_headroom() -> None:
-    reasoning, default = choose_profile("openai/gpt-5"), choose_profile("openai/test-model")
+    reasoning, default = choose_profile(paths.profile_folders(), "openai/gpt-5"), choose_profile(paths.profile_folders(), "openai/test-model")
     assert reasoning.root_max_output_tokens > default.root_max_output_tokens
-    for profile in list_profiles():
+    for profile in list_profiles(paths.profile_folders()):
         assert profile.prompt.strip()
         assert profile.sub_max_output_tokens > 0
 
 
 def test_a_requested_profile_overrides_the_pattern() -> None:
-    assert choose_profile("openai/gpt-5", "small").name == "small"
-    assert choose_profile("openai/test-model", "reasoning").name == "reasoning"
+    assert choose_profile(paths.profile_folders(), "openai/gpt-5", "small").name == "small"
+    assert choose_profile(paths.profile_folders(), "openai/test-model", "reasoning").name == "reasoning"
 
 
 def test_an_unknown_profile_is_a_config_error_naming_the_choices() -> None:
     with pytest.raises(ConfigError, match=r"unknown profile 'nope'.*default"):
-        choose_profile("openai/test-model", "nope")
+        choose_profile(paths.profile_folders(), "openai/test-model", "nope")
 
 
 def test_a_run_with_an_unknown_profile_is_refused_before_it_starts() -> None:
     config = RunConfig(query="q", model="openai/test-model", profile="nope")
     with pytest.raises(ConfigError, match="unknown profile"):
-        Run(config, [ContextDocument(name="a.txt", text="text")])
+        Run(
+            config, [ContextDocument(name="a.txt", text="text")], folders=paths.engine_folders()
+        )
 
 
 def test_a_user_profile_wins_by_name(isolated_home: Path) -> None:
@@ -66,12 +69,12 @@ def test_a_user_profile_wins_by_name(isolated_home: Path) -> None:
         '[default]\nprompt = "mine.txt"\npatterns = ["*"]\nroot_max_output_tokens = 1234\n',
         {"mine.txt": "My own prompt for $context_shape."},
     )
-    chosen = choose_profile("openai/test-model")
+    chosen = choose_profile(paths.profile_folders(), "openai/test-model")
     assert chosen.prompt == "My own prompt for $context_shape."
     assert chosen.root_max_output_tokens == 1234
     assert chosen.source == folder / "mine.txt"
-    assert [p.name for p in list_profiles()].count("default") == 1
-    assert choose_profile("openai/gpt-5").name == "reasoning"
+    assert [p.name for p in list_profiles(paths.profile_folders())].count("default") == 1
+    assert choose_profile(paths.profile_folders(), "openai/gpt-5").name == "reasoning"
 
 
 def test_a_new_user_profile_is_matched_before_the_bundled_ones(isolated_home: Path) -> None:
@@ -80,20 +83,20 @@ def test_a_new_user_profile_is_matched_before_the_bundled_ones(isolated_home: Pa
         '[house]\npatterns = ["openai/test-*"]\n',
         {"house.txt": "House rules."},
     )
-    assert choose_profile("openai/test-model").name == "house"
-    assert choose_profile("openai/gpt-5").name == "reasoning"
+    assert choose_profile(paths.profile_folders(), "openai/test-model").name == "house"
+    assert choose_profile(paths.profile_folders(), "openai/gpt-5").name == "reasoning"
 
 
 def test_a_broken_user_profile_file_is_a_config_error(isolated_home: Path) -> None:
     write_user_profiles(isolated_home, "[default\nprompt =", {})
     with pytest.raises(ConfigError, match=r"profiles\.toml: not valid TOML"):
-        choose_profile("openai/test-model")
+        choose_profile(paths.profile_folders(), "openai/test-model")
 
 
 def test_a_missing_prompt_file_is_a_config_error(isolated_home: Path) -> None:
     write_user_profiles(isolated_home, '[lost]\nprompt = "gone.txt"\npatterns = ["*"]\n', {})
     with pytest.raises(ConfigError, match="gone.txt is missing"):
-        choose_profile("openai/test-model")
+        choose_profile(paths.profile_folders(), "openai/test-model")
 
 
 def test_placeholders_are_filled_and_unknown_ones_kept() -> None:

@@ -17,6 +17,7 @@ for name in ("PySide6", "shiboken6", "qasync"):
     sys.modules[name] = None  # any import of them now raises ImportError
 
 import rlm_desktop.engine as engine
+from rlm_desktop import paths
 from tests.scripted_server import ScriptedServer
 
 def heavy():
@@ -28,7 +29,11 @@ server.enqueue("```repl\\nFINAL(len(context))\\n```")
 config = engine.RunConfig(
     query="How long?", model="openai/test-model", api_base=server.base_url, mode="rlm"
 )
-run = engine.Run(config, [engine.ContextDocument(name="a.txt", text="x" * 1234)])
+run = engine.Run(
+    config,
+    [engine.ContextDocument(name="a.txt", text="x" * 1234)],
+    folders=paths.engine_folders(),
+)
 assert heavy() == [], heavy()
 result = asyncio.run(run.execute())
 print(result.status, result.answer, ",".join(heavy()))

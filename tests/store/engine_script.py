@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop import paths
 from rlm_desktop.engine import ContextDocument, Credentials, Run, RunConfig
 from rlm_desktop.store import Store
 from tests.scripted_server import Reply, ScriptedServer, system_text
@@ -45,7 +46,12 @@ def make_run(server: ScriptedServer) -> Run:
         api_base=server.base_url,
         mode="rlm",
     )
-    return Run(config, [DOCUMENT], credentials=Credentials(api_key=API_KEY))
+    return Run(
+        config,
+        [DOCUMENT],
+        folders=paths.engine_folders(),
+        credentials=Credentials(api_key=API_KEY),
+    )
 
 
 async def _stalled_run(path: Path) -> None:

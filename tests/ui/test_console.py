@@ -6,10 +6,10 @@ import pytest
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop.call_tree import CallTree
 from rlm_desktop.engine import events as ev
-from rlm_desktop.ui.console import ConsoleView, prose_of
-from rlm_desktop.ui.console_blocks import CodeView
+from rlm_desktop.review.call_tree import CallTree
+from rlm_desktop.ui.console.blocks import CodeView
+from rlm_desktop.ui.console.view import ConsoleView, prose_of
 from rlm_desktop.ui.theme import monospace_font
 from tests.synthetic_events import call_finished, call_started
 from tests.ui.synthetic import rlm_call_end, rlm_call_start

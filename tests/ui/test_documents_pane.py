@@ -7,7 +7,7 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.paths import resource
-from rlm_desktop.ui.documents_pane import DocumentsPane
+from rlm_desktop.ui.documents.pane import DocumentsPane
 
 
 def _pane(qtbot: QtBot) -> DocumentsPane:

@@ -9,8 +9,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop import keys
 from rlm_desktop.paths import data_dir, database_path, resource
+from rlm_desktop.providers import keys
 from rlm_desktop.ui.main_window import MainWindow
 from tests.scripted_server import ScriptedServer
 from tests.ui.scripted_rlm import ANSWER, make_responder

@@ -9,11 +9,12 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop import keys
+from rlm_desktop import paths
+from rlm_desktop.engine.profiles import ProfileDraft, save_user_profile
 from rlm_desktop.paths import data_dir
+from rlm_desktop.providers import keys
 from rlm_desktop.ui.preferences import Preferences
-from rlm_desktop.ui.profile_files import ProfileDraft, save_user_profile
-from rlm_desktop.ui.settings_dialog import SettingsDialog
+from rlm_desktop.ui.settings.dialog import SettingsDialog
 from rlm_desktop.ui.theme import apply_theme
 from tests.memory_keyring import MemoryKeyring
 
@@ -121,7 +122,9 @@ def test_run_defaults_persist(qtbot: QtBot, qloop: object, memory_keyring: Memor
 def test_profiles_copy_edit_and_delete(
     qtbot: QtBot, qloop: object, memory_keyring: MemoryKeyring
 ) -> None:
-    save_user_profile(ProfileDraft(name="mine", prompt="my prompt", patterns=("openai/*",)))
+    save_user_profile(
+        paths.user_profiles_dir(), ProfileDraft(name="mine", prompt="my prompt", patterns=("openai/*",))
+    )
     dialog = _dialog(qtbot, "profiles")
     page = dialog.profiles
     names = [page.list.item(i).text() for i in range(page.list.count())]
@@ -136,10 +139,10 @@ def test_profiles_copy_edit_and_delete(
     page.save_selected()
     from rlm_desktop.engine.profiles import choose_profile
 
-    chosen = choose_profile("gemini/gemini-2.5-flash", "mine-copy")
+    chosen = choose_profile(paths.profile_folders(), "gemini/gemini-2.5-flash", "mine-copy")
     assert chosen.prompt == "edited prompt"
     assert chosen.patterns == ("anthropic/*", "gemini/*")
-    assert choose_profile("anthropic/claude-x").name == "mine-copy"
+    assert choose_profile(paths.profile_folders(), "anthropic/claude-x").name == "mine-copy"
     page.delete_selected(confirm=False)
     assert "mine-copy" not in [page.list.item(i).text() for i in range(page.list.count())]
 
@@ -182,7 +185,7 @@ def test_model_prices_persist_and_a_bad_line_is_named(qtbot: QtBot, qloop: objec
     assert page.prices_error.text() == ""
     dialog.accept()
 
-    from rlm_desktop.ui.run_start import build_config
+    from rlm_desktop.ui.run.starter import build_config
 
     values = {
         "query": "q", "model": "openai/test-model", "sub_model": None, "api_base": None,

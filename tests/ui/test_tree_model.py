@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine import events as ev
 from rlm_desktop.ui.bridge import EventBridge
-from rlm_desktop.ui.tree_model import COLUMNS, NODE_ROLE, CallTreeModel
+from rlm_desktop.ui.tree.model import COLUMNS, NODE_ROLE, CallTreeModel
 from tests.synthetic_events import failed_call
 from tests.ui.synthetic import llm_call, rlm_call_start, synthetic_run
 

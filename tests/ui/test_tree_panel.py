@@ -5,8 +5,8 @@ from __future__ import annotations
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine import events as ev
-from rlm_desktop.ui.tree_model import CallTreeModel
-from rlm_desktop.ui.tree_panel import TreePanel
+from rlm_desktop.ui.tree.model import CallTreeModel
+from rlm_desktop.ui.tree.panel import TreePanel
 from tests.synthetic_events import failed_call
 from tests.ui.synthetic import rlm_call_start, synthetic_run
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop import keys
 from rlm_desktop.paths import resource
+from rlm_desktop.providers import keys
 from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.preferences import Preferences
 from tests.ui.synthetic import synthetic_run
@@ -104,7 +104,7 @@ def test_layout_is_remembered(qtbot: QtBot, qloop: object, memory_keyring: objec
 def test_welcome_leads_to_the_provider_settings(window: MainWindow, qtbot: QtBot) -> None:
     window.show_welcome()
     window.welcome.settings_button.click()
-    from rlm_desktop.ui.settings_dialog import SettingsDialog
+    from rlm_desktop.ui.settings.dialog import SettingsDialog
 
     dialogs = [d for d in window.findChildren(SettingsDialog) if d.isVisible()]
     assert len(dialogs) == 1

@@ -1,6 +1,6 @@
 """Settings → Providers: API keys in the OS keyring, and local servers by base URL.
 
-Keys are written only through `rlm_desktop.keys` (keyring, or memory for this session when the
+Keys are written only through `rlm_desktop.providers.keys` (keyring, or memory for this session when the
 user chooses so because no keyring works). This page never writes a key anywhere else.
 """
 
@@ -21,8 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop import keys
-from rlm_desktop.ui.model_catalog import DiscoveryError, discover_ollama, discover_openai_compatible
+from rlm_desktop.providers import keys
+from rlm_desktop.providers.catalog import (
+    DiscoveryError,
+    discover_ollama,
+    discover_openai_compatible,
+)
 from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.theme import repolish
 

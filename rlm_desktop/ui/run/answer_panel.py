@@ -7,8 +7,8 @@ from typing import Any
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import RunFinished
-from rlm_desktop.ui import format as fmt
 from rlm_desktop.ui.theme import repolish
 
 MAX_HEIGHT = 260

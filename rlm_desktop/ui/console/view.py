@@ -13,9 +13,9 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from rlm_desktop.call_tree import CallNode, Turn
-from rlm_desktop.ui import format as fmt
-from rlm_desktop.ui.console_blocks import CellView, OutputBlock
+from rlm_desktop import formatting as fmt
+from rlm_desktop.review.call_tree import CallNode, Turn
+from rlm_desktop.ui.console.blocks import CellView, OutputBlock
 from rlm_desktop.ui.theme import monospace_font
 
 _FENCE = re.compile(r"```[ \t]*(?:repl|python|py)?[^\n]*\n.*?(?:```|\Z)", re.DOTALL)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlm_desktop.engine.tokenizer import encoded_length, tokenizer_for
+from rlm_desktop.engine.encodings import encoded_length, tokenizer_for
 
 EXACT_LIMIT_CHARS = 200_000
 SAFETY_MARGIN = 1.15

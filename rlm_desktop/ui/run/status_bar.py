@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
-from rlm_desktop.call_tree import CallTree
-from rlm_desktop.ui import format as fmt
+from rlm_desktop import formatting as fmt
+from rlm_desktop.review.call_tree import CallTree
 
 
 class RunStatusBar(QStatusBar):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlm_desktop.call_tree import CallTree
 from rlm_desktop.engine import events as ev
+from rlm_desktop.review.call_tree import CallTree
 from tests.synthetic_events import call_finished, call_started, failed_call
 from tests.ui.synthetic import llm_call, rlm_call_end, rlm_call_start, synthetic_run
 
@@ -143,7 +143,7 @@ def test_call_tree_and_keys_import_without_qt() -> None:
         "        if name.split('.')[0] in ('PySide6', 'shiboken6', 'qasync'):\n"
         "            raise ImportError('Qt is blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import rlm_desktop.call_tree, rlm_desktop.keys\n"
+        "import rlm_desktop.review.call_tree, rlm_desktop.providers.keys\n"
         "print('ok')\n"
     )
     done = subprocess.run(

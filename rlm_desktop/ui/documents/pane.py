@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.documents.model import human_size
-from rlm_desktop.ui.documents_model import DocumentsModel, Entry, SavedDocument
+from rlm_desktop.ui.documents.model import DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.theme import monospace_font
 
 PREVIEW_CHARS = 200_000

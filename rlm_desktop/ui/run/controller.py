@@ -14,6 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from rlm_desktop import paths
 from rlm_desktop.ui.bridge import EventBridge
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class RunController(QObject):
 
         config.validate()
         contexts = [d.to_context() if hasattr(d, "to_context") else d for d in documents]
-        run = Run(config, contexts, credentials=Credentials(api_key=api_key))
+        run = Run(config, contexts, folders=paths.engine_folders(), credentials=Credentials(api_key=api_key))
         run.bus.add_listener(self.bridge.push)
         recorder = self.store.record(run, documents=contexts) if self.store is not None else None
         self.run = run

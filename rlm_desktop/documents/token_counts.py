@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from rlm_desktop.engine.tokenizer import encoded_length, tokenizer_for
+from rlm_desktop.engine.encodings import encoded_length, tokenizer_for
 
 if TYPE_CHECKING:
     from tiktoken import Encoding

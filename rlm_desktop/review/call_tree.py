@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlm_desktop.call_nodes import FINISHED_OK, CallNode, Cell, RunInfo, Totals, Turn
 from rlm_desktop.engine import events as ev
+from rlm_desktop.review.call_nodes import FINISHED_OK, CallNode, Cell, RunInfo, Totals, Turn
 
 __all__ = ["FINISHED_OK", "CallNode", "CallTree", "Cell", "Changes", "RunInfo", "Totals", "Turn"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from rlm_desktop.call_tree import Totals
+from rlm_desktop.review.call_tree import Totals
 
 _STATUS_TEXT = {
     "running": "running",

@@ -7,8 +7,6 @@ those models.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -25,33 +23,32 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop.ui.profile_files import (
+from rlm_desktop import paths
+from rlm_desktop.engine.config import ConfigError
+from rlm_desktop.engine.profiles import (
+    Profile,
     ProfileDraft,
     delete_user_profile,
     free_name,
+    list_profiles,
     save_user_profile,
-    user_dir,
 )
 from rlm_desktop.ui.theme import monospace_font
 
 PROFILE_ROLE = 0x0101
 
 
-def load_profiles() -> tuple[list[Any], str]:
+def load_profiles() -> tuple[list[Profile], str]:
     """The engine's profiles in matching order, and a problem to show ("" when none)."""
-    from rlm_desktop.engine.config import ConfigError
-    from rlm_desktop.engine.profiles import list_profiles
-
     try:
-        return list_profiles(), ""
+        return list_profiles(paths.profile_folders()), ""
     except ConfigError as exc:
         return [], str(exc)
 
 
-def is_users(profile: Any) -> bool:
+def is_users(profile: Profile) -> bool:
     """True for a profile read from the user's folder."""
-    source = getattr(profile, "source", None)
-    return source is not None and source.parent == user_dir()
+    return profile.is_in(paths.user_profiles_dir())
 
 
 def _tokens_spin(name: str) -> QSpinBox:
@@ -117,7 +114,7 @@ class ProfilesPage(QWidget):
         splitter.addWidget(right)
         splitter.setSizes([200, 560])
         note = QLabel(
-            f"Your copies are kept in {user_dir()} and are tried first when a run "
+            f"Your copies are kept in {paths.user_profiles_dir()} and are tried first when a run "
             "picks a profile by model name."
         )
         note.setObjectName("muted")
@@ -142,10 +139,11 @@ class ProfilesPage(QWidget):
             self.list.setCurrentRow(0)
         self._show(problem)
 
-    def selected(self) -> Any:
+    def selected(self) -> Profile | None:
         """The selected profile, or None."""
         item = self.list.currentItem()
-        return item.data(PROFILE_ROLE) if item is not None else None
+        profile = item.data(PROFILE_ROLE) if item is not None else None
+        return profile if isinstance(profile, Profile) else None
 
     def _show(self, problem: str = "") -> None:
         profile = self.selected()
@@ -189,7 +187,7 @@ class ProfilesPage(QWidget):
             return None
         taken = {self.list.item(i).data(PROFILE_ROLE).name for i in range(self.list.count())}
         name = free_name(profile.name, taken)
-        save_user_profile(self._draft(name))
+        save_user_profile(paths.user_profiles_dir(), self._draft(name))
         self.reload(select=name)
         return name
 
@@ -197,7 +195,7 @@ class ProfilesPage(QWidget):
         """Write the edits of the selected user profile."""
         profile = self.selected()
         if profile is not None and is_users(profile):
-            save_user_profile(self._draft(profile.name))
+            save_user_profile(paths.user_profiles_dir(), self._draft(profile.name))
             self.reload(select=profile.name)
             self.info.setText(f"{profile.name} — saved")
 
@@ -210,5 +208,5 @@ class ProfilesPage(QWidget):
             answer = QMessageBox.question(self, "Delete profile", f"Delete {profile.name}?")
             if answer != QMessageBox.StandardButton.Yes:
                 return
-        delete_user_profile(profile.name)
+        delete_user_profile(paths.user_profiles_dir(), profile.name)
         self.reload()

@@ -1,6 +1,6 @@
 """The nodes of a call tree: calls, their turns and cells, subtree totals, run-level facts.
 
-Plain data, filled in by `rlm_desktop.call_tree.CallTree` from engine events; no Qt.
+Plain data, filled in by `rlm_desktop.review.call_tree.CallTree` from engine events; no Qt.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop.ui import format as fmt
+from rlm_desktop import formatting as fmt
 
 COLUMNS = ("Date", "Question", "Documents", "Models", "Status", "Cost", "Time")
 EXPORTS = (

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop.call_tree import CallNode, Changes
-from rlm_desktop.ui.tree_model import COLUMNS, CallTreeModel
+from rlm_desktop.review.call_tree import CallNode, Changes
+from rlm_desktop.ui.tree.model import COLUMNS, CallTreeModel
 
 _WIDTHS = {
     "Call": 150,

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.engine.observation import truncate_middle
-from rlm_desktop.ui.highlighter import PygmentsHighlighter
+from rlm_desktop.ui.console.highlighter import PygmentsHighlighter
 from rlm_desktop.ui.theme import colors
 
 MAX_VISIBLE_LINES = 18
@@ -160,7 +160,7 @@ class CellView(QWidget):
 
     def __init__(self, cell: object, limit: int, font: QFont) -> None:
         super().__init__()
-        from rlm_desktop.call_tree import Cell
+        from rlm_desktop.review.call_tree import Cell
 
         assert isinstance(cell, Cell)
         layout = QVBoxLayout(self)

@@ -18,11 +18,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop.ui.model_catalog import litellm_model_names
+from rlm_desktop.providers.catalog import litellm_model_names
 from rlm_desktop.ui.preferences import Preferences, RunDefaults
-from rlm_desktop.ui.run_controls import RunControls
-from rlm_desktop.ui.settings_profiles import ProfilesPage, load_profiles
-from rlm_desktop.ui.settings_providers import ProvidersPage
+from rlm_desktop.ui.run.controls import RunControls
+from rlm_desktop.ui.settings.profiles import ProfilesPage, load_profiles
+from rlm_desktop.ui.settings.providers import ProvidersPage
 from rlm_desktop.ui.theme import apply_fonts, apply_theme
 
 THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlm_desktop import keys
+from rlm_desktop.providers import keys
 from tests.memory_keyring import MemoryKeyring
 
 

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop.call_tree import CallNode
-from rlm_desktop.ui import format as fmt
+from rlm_desktop import formatting as fmt
+from rlm_desktop.review.call_tree import CallNode
 from rlm_desktop.ui.theme import monospace_font
 
 

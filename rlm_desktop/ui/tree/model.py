@@ -15,9 +15,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 
-from rlm_desktop.call_tree import CallNode, CallTree, Changes
+from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import Event
-from rlm_desktop.ui import format as fmt
+from rlm_desktop.review.call_tree import CallNode, CallTree, Changes
 from rlm_desktop.ui.theme import colors, status_icon
 
 COLUMNS = ("Call", "Model", "Status", "Depth", "In", "Out", "Cost", "Time", "Subtree", "Preview")

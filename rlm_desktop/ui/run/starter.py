@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
-from rlm_desktop import keys
-from rlm_desktop.ui.model_catalog import (
+from rlm_desktop import paths
+from rlm_desktop.providers import keys
+from rlm_desktop.providers.catalog import (
     DiscoveryError,
     discover_ollama,
     discover_openai_compatible,
     litellm_model_names,
 )
-from rlm_desktop.ui.runner import RunController
+from rlm_desktop.ui.run.controller import RunController
 
 if TYPE_CHECKING:
     from rlm_desktop.ui.main_window import MainWindow
@@ -211,7 +212,7 @@ class RunStarter(QObject):
 def _profile_names() -> list[str]:
     from rlm_desktop.engine.profiles import list_profiles
 
-    return [getattr(p, "name", str(p)) for p in list_profiles()]
+    return [profile.name for profile in list_profiles(paths.profile_folders())]
 
 
 def build_config(values: dict[str, Any]) -> Any:

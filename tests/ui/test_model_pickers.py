@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop.ui.main_window import MainWindow
-from rlm_desktop.ui.model_catalog import (
+from rlm_desktop.providers.catalog import (
     DiscoveryError,
     discover_ollama,
     discover_openai_compatible,
     litellm_model_names,
 )
+from rlm_desktop.ui.main_window import MainWindow
 from tests.scripted_server import ScriptedServer
 
 

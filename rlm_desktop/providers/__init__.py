@@ -1,0 +1,1 @@
+"""Model providers: which provider serves a model, where its key is kept, which models it offers."""

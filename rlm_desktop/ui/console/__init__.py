@@ -1,0 +1,1 @@
+"""The console: each turn's prose, highlighted code and output."""

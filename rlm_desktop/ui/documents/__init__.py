@@ -1,0 +1,1 @@
+"""The documents pane and its item model."""

@@ -1,0 +1,1 @@
+"""The session browser: search, open, export and delete saved runs."""

@@ -1,0 +1,1 @@
+"""The settings dialog: providers and keys, run defaults, prompt profiles, appearance."""
