@@ -95,10 +95,10 @@ def load_documents(paths: list[str], model: str) -> list[ContextDocument]:
 
 
 def credentials_for(model: str, api_base: str | None) -> Credentials:
-    """The key for the run's provider (see `keys.provider_for_run`): keyring, then environment."""
-    from rlm_desktop.providers import keys
+    """The key for the run's provider (see `registry.provider_for_run`): keyring, then environment."""
+    from rlm_desktop.providers import keys, registry
 
-    return Credentials(api_key=keys.get_key(keys.provider_for_run(model, api_base)))
+    return Credentials(api_key=keys.get_key(registry.provider_for_run(model, api_base)))
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -9,54 +9,10 @@ is no silent fallback to a plain-text file.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+from rlm_desktop.providers.registry import provider
 
 SERVICE = "rlm-desktop"
-
-
-@dataclass(frozen=True)
-class Provider:
-    """A model provider as litellm names it, with the environment variable its key lives in."""
-
-    name: str
-    label: str
-    env_var: str | None
-    needs_key: bool = True
-    base_url: str | None = None
-
-
-PROVIDERS: dict[str, Provider] = {
-    p.name: p
-    for p in (
-        Provider("openai", "OpenAI", "OPENAI_API_KEY"),
-        Provider("anthropic", "Anthropic", "ANTHROPIC_API_KEY"),
-        Provider("gemini", "Google Gemini", "GEMINI_API_KEY"),
-        Provider("openrouter", "OpenRouter", "OPENROUTER_API_KEY"),
-        Provider("ollama", "Ollama", None, needs_key=False, base_url="http://localhost:11434"),
-        Provider(
-            "local",
-            "OpenAI-compatible local server",
-            "LOCAL_LLM_API_KEY",
-            needs_key=False,
-            base_url="http://127.0.0.1:8000/v1",
-        ),
-    )
-}
-
-_PREFIX_ALIASES = {
-    "ollama_chat": "ollama",
-    "vertex_ai": "gemini",
-    "text-completion-openai": "openai",
-}
-_BARE_NAME_PREFIXES = (
-    ("gpt-", "openai"),
-    ("o1", "openai"),
-    ("o3", "openai"),
-    ("o4", "openai"),
-    ("chatgpt", "openai"),
-    ("claude", "anthropic"),
-    ("gemini", "gemini"),
-)
 
 
 class KeyringUnavailable(RuntimeError):
@@ -64,27 +20,6 @@ class KeyringUnavailable(RuntimeError):
 
 
 _session_keys: dict[str, str] = {}
-
-
-def provider(name: str) -> Provider:
-    """The provider called `name`; an unknown litellm provider gets `NAME_API_KEY`."""
-    known = PROVIDERS.get(name)
-    if known is not None:
-        return known
-    return Provider(name, name, f"{name.upper().replace('-', '_')}_API_KEY")
-
-
-def provider_for_model(model: str) -> str:
-    """The provider that serves a litellm model string, e.g. `anthropic/claude-x` -> `anthropic`."""
-    model = model.strip()
-    if "/" in model:
-        prefix = model.split("/", 1)[0].lower()
-        return _PREFIX_ALIASES.get(prefix, prefix)
-    lowered = model.lower()
-    for start, name in _BARE_NAME_PREFIXES:
-        if lowered.startswith(start):
-            return name
-    return "openai"
 
 
 def _keyring_backend() -> object | None:
@@ -96,12 +31,6 @@ def _keyring_backend() -> object | None:
     if isinstance(backend, fail.Keyring):
         return None
     return backend
-
-
-def provider_for_run(model: str, api_base: str | None) -> str:
-    """The provider whose key a run sends: the local server's whenever a base URL is given, so a
-    hosted provider's key never goes to a server it does not belong to."""
-    return "local" if api_base else provider_for_model(model)
 
 
 def keyring_available() -> bool:

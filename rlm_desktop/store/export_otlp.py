@@ -13,6 +13,7 @@ import hashlib
 import json
 from typing import Any
 
+from rlm_desktop.providers.registry import provider_for_model
 from rlm_desktop.store.detail import Row, SessionDetail
 
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
@@ -44,11 +45,6 @@ def _attributes(values: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _nanos(ts: float | None) -> str:
     return str(int((ts or 0.0) * 1_000_000_000))
-
-
-def provider(model: str) -> str:
-    """The provider part of a litellm model string (`openai/gpt-5` → `openai`)."""
-    return model.split("/", 1)[0] if "/" in model else "openai"
 
 
 def _messages(role: str, text: str | None, finish_reason: str | None = None) -> str:
@@ -103,7 +99,7 @@ class _Builder:
     def common(self, call: Row) -> dict[str, Any]:
         return {
             "gen_ai.conversation.id": self.detail.session_id,
-            "gen_ai.provider.name": provider(call["model"]),
+            "gen_ai.provider.name": provider_for_model(call["model"]),
             "gen_ai.request.model": call["model"],
             "rlm_desktop.call_id": call["id"],
             "rlm_desktop.depth": call["depth"],

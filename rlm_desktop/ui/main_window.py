@@ -12,7 +12,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QStackedWidget, QWidget
 
 from rlm_desktop import formatting as fmt
-from rlm_desktop.providers import keys
+from rlm_desktop.providers import keys, registry
 from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.run.starter import RunStarter
 from rlm_desktop.ui.run.status_bar import RunStatusBar
@@ -72,10 +72,10 @@ class MainWindow(QMainWindow):
             return True
         names = [
             n
-            for n in (*keys.PROVIDERS, *self.prefs.extra_providers())
-            if keys.provider(n).needs_key
+            for n in (*registry.PROVIDERS, *self.prefs.extra_providers())
+            if registry.provider(n).needs_key
         ]
-        env_vars = [keys.provider(n).env_var for n in names]
+        env_vars = [registry.provider(n).env_var for n in names]
         if any(os.environ.get(v) for v in env_vars if v):
             return True
         return any(keys.stored_key(n) for n in names)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlm_desktop.providers import keys
+from rlm_desktop.providers import keys, registry
 from tests.memory_keyring import MemoryKeyring
 
 
@@ -23,7 +23,7 @@ from tests.memory_keyring import MemoryKeyring
     ],
 )
 def test_provider_for_model(model: str, provider: str) -> None:
-    assert keys.provider_for_model(model) == provider
+    assert registry.provider_for_model(model) == provider
 
 
 def test_key_round_trips_through_the_keyring(memory_keyring: MemoryKeyring) -> None:
@@ -70,6 +70,6 @@ def test_empty_key_is_refused(memory_keyring: MemoryKeyring) -> None:
 
 
 def test_a_run_with_a_base_url_uses_the_local_servers_key() -> None:
-    assert keys.provider_for_run("openai/gpt-5-mini", None) == "openai"
-    assert keys.provider_for_run("openai/gpt-5-mini", "http://127.0.0.1:8000/v1") == "local"
-    assert keys.provider_for_run("anthropic/claude-sonnet-4", "http://gateway/v1") == "local"
+    assert registry.provider_for_run("openai/gpt-5-mini", None) == "openai"
+    assert registry.provider_for_run("openai/gpt-5-mini", "http://127.0.0.1:8000/v1") == "local"
+    assert registry.provider_for_run("anthropic/claude-sonnet-4", "http://gateway/v1") == "local"

@@ -6,7 +6,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.paths import resource
-from rlm_desktop.providers import keys
+from rlm_desktop.providers import keys, registry
 from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.preferences import Preferences
 from tests.ui.synthetic import synthetic_run
@@ -15,7 +15,7 @@ from tests.ui.synthetic import synthetic_run
 def test_first_run_shows_the_welcome_page(
     qtbot: QtBot, qloop: object, memory_keyring: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for provider in keys.PROVIDERS.values():
+    for provider in registry.PROVIDERS.values():
         if provider.env_var:
             monkeypatch.delenv(provider.env_var, raising=False)
     window = MainWindow(warm_up=False)

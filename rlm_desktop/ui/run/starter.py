@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject
 
 from rlm_desktop import paths
-from rlm_desktop.providers import keys
+from rlm_desktop.providers import keys, registry
 from rlm_desktop.providers.catalog import (
     DiscoveryError,
     discover_ollama,
@@ -133,8 +133,8 @@ class RunStarter(QObject):
 
     def _credentials(self, model: str, api_base: str | None) -> tuple[str | None, str]:
         """(API key or None, a one-line problem or "")."""
-        name = keys.provider_for_run(model, api_base)
-        provider = keys.provider(name)
+        name = registry.provider_for_run(model, api_base)
+        provider = registry.provider(name)
         key = keys.get_key(name)
         if key or not provider.needs_key:
             return key, ""

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop.providers import keys
+from rlm_desktop.providers import keys, registry
 from rlm_desktop.providers.catalog import (
     DiscoveryError,
     discover_ollama,
@@ -54,7 +54,7 @@ class KeyRow:
 
     def __init__(self, page: ProvidersPage, name: str, grid: QGridLayout, row: int) -> None:
         self.page, self.name = page, name
-        provider = keys.provider(name)
+        provider = registry.provider(name)
         self.label = QLabel(provider.label)
         self.edit = QLineEdit()
         self.edit.setEchoMode(QLineEdit.EchoMode.Password)
@@ -131,7 +131,7 @@ class ProvidersPage(QScrollArea):
         hosted = QGroupBox("Hosted providers")
         self.grid = QGridLayout(hosted)
         self.rows: dict[str, KeyRow] = {}
-        for name in [n for n, p in keys.PROVIDERS.items() if p.needs_key]:
+        for name in [n for n, p in registry.PROVIDERS.items() if p.needs_key]:
             self._add_row(name)
         self.other = QLineEdit()
         self.other.setPlaceholderText("another litellm provider, e.g. mistral, groq, deepseek")
@@ -156,10 +156,10 @@ class ProvidersPage(QScrollArea):
             0,
             "local",
             "OpenAI-compatible server",
-            keys.PROVIDERS["local"].base_url or "",
+            registry.PROVIDERS["local"].base_url or "",
         )
         self.ollama_url = self._url_row(
-            local_grid, 1, "ollama", "Ollama", keys.PROVIDERS["ollama"].base_url or ""
+            local_grid, 1, "ollama", "Ollama", registry.PROVIDERS["ollama"].base_url or ""
         )
         self.local_key = KeyRow(self, "local", local_grid, 2)
         self.local_key.label.setText("Local server key (optional)")
