@@ -1,10 +1,15 @@
-"""How numbers, ids and statuses read in the interface (plain functions, no Qt)."""
+"""How money, tokens, times, ids and statuses read, in the window, the CLI and the exports alike.
+
+Plain functions, no Qt: every place that shows a cost asks `cost`, so "unpriced" means the same
+thing everywhere.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from rlm_desktop.review.call_tree import Totals
+UNPRICED = "unpriced"
+"""A cost that is unknown because no call of it had a price."""
 
 _STATUS_TEXT = {
     "running": "running",
@@ -38,15 +43,26 @@ def tokens(n: int | None) -> str:
     return f"{n:,}"
 
 
-def cost(usd: float | None) -> str:
+def dollars(usd: float) -> str:
     """Dollars with enough digits to tell small calls apart."""
-    if usd is None:
-        return "unpriced"
     if usd == 0:
         return "$0"
     if usd < 0.01:
         return f"${usd:.4f}"
-    return f"${usd:.2f}" if usd >= 1 else f"${usd:.3f}"
+    return f"${usd:,.2f}" if usd >= 1 else f"${usd:.3f}"
+
+
+def cost(usd: float | None, unpriced: bool = False, *, long: bool = False) -> str:
+    """What a run or call cost.
+
+    `unpriced` says some of its calls went to models without a price: with nothing priced the cost
+    is "unpriced"; otherwise the known part is shown with a "+" (or, `long`, "plus unpriced calls").
+    """
+    if usd is None or (unpriced and not usd):
+        return UNPRICED
+    if not unpriced:
+        return dollars(usd)
+    return f"{dollars(usd)} plus unpriced calls" if long else f"{dollars(usd)}+"
 
 
 def seconds(s: float | None) -> str:
@@ -64,25 +80,19 @@ def seconds(s: float | None) -> str:
     return f"{hours}:{minutes:02d}:{rest:02d}"
 
 
-def subtree(t: Totals) -> str:
-    """A node's subtree totals in one short line."""
-    price = "unpriced" if t.unpriced and not t.cost_usd else cost(t.cost_usd)
-    parts = [f"{t.calls - 1} sub" if t.calls > 1 else "", f"{tokens(t.tokens)} tok", price]
-    if t.running:
-        parts.append(f"{t.running} running")
-    if t.errors:
-        parts.append(f"{t.errors} failed")
-    return " · ".join(p for p in parts if p)
-
-
-def when(ts: float | None) -> str:
-    """A timestamp as local date and time."""
+def when(ts: float | None, *, with_seconds: bool = False, missing: str = "") -> str:
+    """A timestamp as local date and time (`missing` when there is none)."""
     if not ts:
-        return ""
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+        return missing
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M" + (":%S" if with_seconds else ""))
 
 
-def one_line(text: str, limit: int = 120) -> str:
+def plural(count: int, noun: str) -> str:
+    """`1 turn`, `2 turns`, `1,204 sub-calls`."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def one_line(text: str | None, limit: int = 120) -> str:
     """Collapse whitespace and cut at `limit` characters with an ellipsis."""
-    flat = " ".join(text.split())
+    flat = " ".join((text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import (
     BudgetExceeded,
@@ -66,11 +67,7 @@ class ProgressPrinter:
             case CallFinished(status="error"):
                 return f"{indent}[{event.call_id}] failed: {event.error}", True
             case RunFinished():
-                cost = (
-                    "unpriced"
-                    if event.unpriced and not event.cost_usd
-                    else f"${event.cost_usd:.4f}"
-                )
+                cost = fmt.cost(event.cost_usd, event.unpriced, long=True)
                 return (
                     f"{event.status}: {event.turns} turns, {event.sub_calls} sub-calls, "
                     f"{event.input_tokens + event.output_tokens:,} tokens, {cost}, {event.wall_s:.1f}s"

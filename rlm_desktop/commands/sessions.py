@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop import formatting as fmt
+
 ID_WIDTH = 22
 TREE_LINES = 200
 
@@ -96,9 +98,9 @@ def _list(store: Any, args: argparse.Namespace) -> int:
     print(f"{'ID':<{ID_WIDTH}}  {'STARTED':<16}  {'STATUS':<15}  {'COST':>9}  CALLS  QUERY")
     for row in sessions:
         print(
-            f"{row['id']:<{ID_WIDTH}}  {_when(row['started_at'])}  "
+            f"{row['id']:<{ID_WIDTH}}  {fmt.when(row['started_at'], missing='—'):<16}  "
             f"{row['status']:<15}  {_cost(row):>9}  {row['sub_calls'] + 1:>5}  "
-            f"{_one_line(row['query'], 60)}"
+            f"{fmt.one_line(row['query'], 60)}"
         )
     return 0
 
@@ -108,6 +110,7 @@ def _show(store: Any, args: argparse.Namespace) -> int:
     if args.json:
         _print_json(found)
         return 0
+    from rlm_desktop.store.detail import children_by_parent, tree_order
     from rlm_desktop.store.export_markdown import call_line
 
     session = found["session"]
@@ -119,9 +122,9 @@ def _show(store: Any, args: argparse.Namespace) -> int:
     print(f"Model: {session['model']} · sub-model {session['sub_model']} · mode {mode}")
     print(
         f"Cost: {_cost(session)} · {session['input_tokens']:,} in / "
-        f"{session['output_tokens']:,} out · {_plural(session['turns'], 'turn')} · "
-        f"{_plural(session['sub_calls'], 'sub-call')} · {wall} · "
-        f"started {_when(session['started_at'])}"
+        f"{session['output_tokens']:,} out · {fmt.plural(session['turns'], 'turn')} · "
+        f"{fmt.plural(session['sub_calls'], 'sub-call')} · {wall} · "
+        f"started {fmt.when(session['started_at'], missing='—')}"
     )
     for doc in session["documents"]:
         print(f"Document: {doc['name']} ({doc['chars'] or 0:,} characters) {doc['path'] or ''}")
@@ -129,13 +132,13 @@ def _show(store: Any, args: argparse.Namespace) -> int:
         print(f"Error: {session['error']}")
     print("\nAnswer:\n" + (session["answer"] or "(no answer)"))
     print("\nCalls:")
-    for level, call in _tree_order(found["calls"])[:TREE_LINES]:
-        print(f"{'  ' * (level + 1)}- {call_line({**call, 'latency_s': None}).replace('`', '')}")
+    for level, call in tree_order(children_by_parent(found["calls"]))[:TREE_LINES]:
+        print(f"{'  ' * (level + 1)}- {call_line(call, markdown=False)}")
     hidden = len(found["calls"]) - TREE_LINES
     if hidden > 0:
         print(f"  … {hidden:,} more calls")
     print(
-        f"\n{_plural(len(found['turns']), 'turn')}. For the code and output of each: "
+        f"\n{fmt.plural(len(found['turns']), 'turn')}. For the code and output of each: "
         f"rlm-desktop sessions export {session['id']} --format md"
     )
     return 0
@@ -179,45 +182,12 @@ def _search(store: Any, args: argparse.Namespace) -> int:
         where = hit["field"]
         if hit["call_id"] is not None:
             where += f" (call {hit['call_id']}, turn {hit['turn'] + 1}, cell {hit['cell'] + 1})"
-        print(f"{hit['session_id']}  {where}: {_one_line(hit['snippet'], 100)}")
+        print(f"{hit['session_id']}  {where}: {fmt.one_line(hit['snippet'], 100)}")
     return 0
 
 
-def _tree_order(calls: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    known = {call["id"] for call in calls}
-    children: dict[str | None, list[dict[str, Any]]] = {}
-    for call in calls:
-        parent = call["parent_id"] if call["parent_id"] in known else None
-        children.setdefault(parent, []).append(call)
-    order: list[tuple[int, dict[str, Any]]] = []
-    stack = [(0, call) for call in reversed(children.get(None, []))]
-    while stack:
-        level, call = stack.pop()
-        order.append((level, call))
-        stack.extend((level + 1, child) for child in reversed(children.get(call["id"], [])))
-    return order
-
-
-def _when(ts: float | None) -> str:
-    from rlm_desktop.store.export_markdown import when
-
-    return when(ts)[:16]
-
-
 def _cost(row: dict[str, Any]) -> str:
-    cost = row["cost_usd"]
-    if cost is None or (row["unpriced"] and not cost):
-        return "unpriced"
-    return f"${cost:,.4f}" + ("+" if row["unpriced"] else "")
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
-
-
-def _one_line(text: str | None, width: int) -> str:
-    flat = " ".join((text or "").split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return fmt.cost(row["cost_usd"], bool(row["unpriced"]))
 
 
 _HANDLERS = {"list": _list, "show": _show, "export": _export, "delete": _delete, "search": _search}

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.engine import events as ev
 
 FINISHED_OK = "ok"
@@ -31,6 +32,24 @@ class Totals:
     def tokens(self) -> int:
         """Input plus output tokens."""
         return self.input_tokens + self.output_tokens
+
+    @property
+    def cost_text(self) -> str:
+        """The subtree's cost as `formatting.cost` shows it."""
+        return fmt.cost(self.cost_usd, bool(self.unpriced))
+
+    def summary(self) -> str:
+        """The totals in one short line: sub-calls, tokens, cost, running and failed calls."""
+        parts = [
+            f"{self.calls - 1} sub" if self.calls > 1 else "",
+            f"{fmt.tokens(self.tokens)} tok",
+            self.cost_text,
+        ]
+        if self.running:
+            parts.append(f"{self.running} running")
+        if self.errors:
+            parts.append(f"{self.errors} failed")
+        return " · ".join(p for p in parts if p)
 
 
 @dataclass
@@ -87,7 +106,8 @@ class CallNode:
     unpriced: bool = False
     requests: int = 0
     retries: int = 0
-    latency_s: float = 0.0
+    provider_wait_s: float = 0.0
+    """Seconds spent waiting for the provider's replies (the call's `duration` is wall time)."""
     answer: str | None = None
     answer_source: str | None = None
     worker_restarts: int = 0
@@ -96,9 +116,14 @@ class CallNode:
     subtree: Totals = field(default_factory=Totals)
 
     @property
+    def cost_text(self) -> str:
+        """The call's own cost as `formatting.cost` shows it."""
+        return fmt.cost(self.cost_usd, self.unpriced)
+
+    @property
     def requests_done(self) -> bool:
         """True once any of the call's requests came back (usage is known)."""
-        return bool(self.input_tokens or self.output_tokens or self.latency_s)
+        return bool(self.input_tokens or self.output_tokens or self.provider_wait_s)
 
     @property
     def running(self) -> bool:

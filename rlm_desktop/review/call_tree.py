@@ -160,7 +160,7 @@ class CallTree:
         node.input_tokens += e.input_tokens
         node.output_tokens += e.output_tokens
         node.cost_usd += cost
-        node.latency_s += e.latency_s
+        node.provider_wait_s += e.latency_s
         node.unpriced = node.unpriced or e.cost_usd is None
         self._propagate(
             node,

@@ -29,12 +29,7 @@ class SessionDetail:
     _requests: dict[str, list[Row]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        children: defaultdict[str | None, list[Row]] = defaultdict(list)
-        known = {call["id"] for call in self.calls}
-        for call in self.calls:
-            parent = call["parent_id"] if call["parent_id"] in known else None
-            children[parent].append(call)
-        self._children = dict(children)
+        self._children = children_by_parent(self.calls)
         self._turns = _group(self.turns, lambda row: row["call_id"])
         self._cells = _group(self.cells, lambda row: (row["call_id"], row["turn"]))
         self._requests = _group(self.requests, lambda row: row["call_id"])
@@ -66,13 +61,28 @@ class SessionDetail:
 
     def walk(self) -> list[tuple[int, Row]]:
         """Every call depth-first as `(level, call)`, children in start order."""
-        order: list[tuple[int, Row]] = []
-        stack = [(0, call) for call in reversed(self.roots())]
-        while stack:
-            level, call = stack.pop()
-            order.append((level, call))
-            stack.extend((level + 1, child) for child in reversed(self.children(call["id"])))
-        return order
+        return tree_order(self._children)
+
+
+def children_by_parent(calls: list[Row]) -> dict[str | None, list[Row]]:
+    """Calls grouped under their parent's id, in start order; orphans count as roots (None)."""
+    children: defaultdict[str | None, list[Row]] = defaultdict(list)
+    known = {call["id"] for call in calls}
+    for call in calls:
+        parent = call["parent_id"] if call["parent_id"] in known else None
+        children[parent].append(call)
+    return dict(children)
+
+
+def tree_order(children: dict[str | None, list[Row]]) -> list[tuple[int, Row]]:
+    """Every call of `children_by_parent`'s grouping depth-first, as `(level, call)`."""
+    order: list[tuple[int, Row]] = []
+    stack = [(0, call) for call in reversed(children.get(None, []))]
+    while stack:
+        level, call = stack.pop()
+        order.append((level, call))
+        stack.extend((level + 1, child) for child in reversed(children.get(call["id"], [])))
+    return order
 
 
 def _group(items: list[Row], key: Any) -> dict[Any, list[Row]]:

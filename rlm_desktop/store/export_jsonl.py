@@ -59,7 +59,7 @@ def _sub_call(detail: SessionDetail, call: Row) -> Row:
         "prompt": call["prompt"],
         "response": call["response"] or call["answer"] or "",
         "usage_summary": {"model_usage_summaries": {call["model"]: usage}},
-        "execution_time": call["latency_s"] or 0.0,
+        "execution_time": call["wall_s"] or 0.0,
         "prompt_tokens": usage["total_input_tokens"],
         "completion_tokens": usage["total_output_tokens"],
         "call_id": call["id"],
@@ -91,7 +91,7 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
                 call["response"] or "",
                 [],
                 answer,
-                call["latency_s"],
+                call["wall_s"],
                 call["id"],
             )
         ]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.store.detail import Row, SessionDetail
 
 OUTPUT_CAP = 4000
@@ -25,24 +25,15 @@ def _cap(text: str) -> str:
     return f"{text[:OUTPUT_CAP]}\n… {cut:,} more characters (export as jsonl for the full text)"
 
 
-def money(value: float | None) -> str:
-    """Dollars, or `unpriced`."""
-    return "unpriced" if value is None else f"${value:,.4f}"
-
-
-def when(ts: float | None) -> str:
-    """A local date and time, or a dash."""
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S") if ts else "—"
-
-
-def call_line(call: Row) -> str:
-    """One line describing a call of the tree."""
-    seconds = f" · {call['latency_s']:.1f} s" if call.get("latency_s") is not None else ""
+def call_line(call: Row, *, markdown: bool = True) -> str:
+    """One line describing a call of the tree (`markdown=False`: plain text for a terminal)."""
+    seconds = f" · {call['wall_s']:.1f} s" if call.get("wall_s") is not None else ""
     error = f" · error: {call['error'].splitlines()[0]}" if call.get("error") else ""
+    name = f"`{call['id']}`" if markdown else call["id"]
     return (
-        f"`{call['id']}` {call['kind']} · {call['model']} · depth {call['depth']} · "
+        f"{name} {call['kind']} · {call['model']} · depth {call['depth']} · "
         f"{call['status']} · {call['input_tokens'] or 0:,} in / {call['output_tokens'] or 0:,} out"
-        f" · {money(call['cost_usd'])}{seconds}{error}"
+        f" · {fmt.cost(call['cost_usd'])}{seconds}{error}"
     )
 
 
@@ -75,9 +66,7 @@ def _settings(detail: SessionDetail) -> list[str]:
 def _cost(detail: SessionDetail) -> list[str]:
     session = detail.session
     wall = f"{session['wall_s']:.1f} s" if session["wall_s"] is not None else "—"
-    cost = money(session["cost_usd"])
-    if session["unpriced"]:
-        cost = "unpriced" if not session["cost_usd"] else f"{cost} (some calls unpriced)"
+    cost = fmt.cost(session["cost_usd"], bool(session["unpriced"]), long=True)
     rows: list[tuple[str, object]] = [
         ("Cost", cost),
         ("Input tokens", f"{session['input_tokens']:,}"),
@@ -86,7 +75,7 @@ def _cost(detail: SessionDetail) -> list[str]:
         ("Sub-calls", session["sub_calls"]),
         ("Deepest level", session["max_depth_reached"]),
         ("Wall time", wall),
-        ("Started", when(session["started_at"])),
+        ("Started", fmt.when(session["started_at"], with_seconds=True, missing="—")),
     ]
     return ["## Cost", "", *_table(rows)]
 

@@ -163,3 +163,9 @@ def m001_initial(db: Database) -> None:
 
     db.table("sessions").enable_fts(["query", "answer"], create_triggers=True, tokenize="porter")
     db.table("cells").enable_fts(["code"], create_triggers=True, tokenize="porter")
+
+
+@MIGRATIONS()
+def m002_calls_wall_s(db: Database) -> None:
+    """`calls.latency_s` held a call's wall time (start to end), not the provider's latency."""
+    db.execute("ALTER TABLE calls RENAME COLUMN latency_s TO wall_s")

@@ -67,7 +67,7 @@ _STATEMENTS: dict[str, str] = {
         WHERE session_id = :sid AND id = :call_id""",
     "CallFinished": """UPDATE calls SET status = :status, response = :response,
         input_tokens = :input_tokens, output_tokens = :output_tokens, cost_usd = :cost_usd,
-        error = :error, ended_at = :ts, latency_s = :ts - started_at
+        error = :error, ended_at = :ts, wall_s = :ts - started_at
         WHERE session_id = :sid AND id = :call_id""",
 }
 _DOCUMENT_SQL = """INSERT INTO documents (session_id, position, name, path, chars, tokens)

@@ -71,7 +71,7 @@ EXPECTED_COLUMNS = {
         "input_tokens": int,
         "output_tokens": int,
         "cost_usd": float,
-        "latency_s": float,
+        "wall_s": float,
         "started_at": float,
         "ended_at": float,
         "parent_turn": int,
@@ -131,7 +131,7 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
     assert store.path == database_path()
     for table, columns in EXPECTED_COLUMNS.items():
         assert store.db[table].columns_dict == columns, table  # type: ignore[union-attr]
-    assert [m.name for m in MIGRATIONS.applied(store.db)] == ["m001_initial"]
+    assert [m.name for m in MIGRATIONS.applied(store.db)] == ["m001_initial", "m002_calls_wall_s"]
     assert store.db.journal_mode == "wal"
 
 
@@ -146,9 +146,23 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     path = tmp_path / "again.db"
     Store(path).close()
     reopened = Store(path)
-    assert reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0] == 1
+    applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 2
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
+
+
+def test_a_database_from_the_first_release_keeps_its_calls(tmp_path: Path) -> None:
+    """m002 renames `calls.latency_s` (it always held wall time) without losing a value."""
+    path = tmp_path / "old.db"
+    old = Database(sqlite3.connect(str(path)))
+    MIGRATIONS.apply(old, stop_before="m002_calls_wall_s")
+    old["calls"].insert({"session_id": "s1", "id": "c1", "latency_s": 2.5})  # type: ignore[union-attr]
+    old.conn.commit()
+    old.close()
+    store = Store(path)
+    assert store.db.execute("SELECT id, wall_s FROM calls").fetchall() == [("c1", 2.5)]
+    store.close()
 
 
 def test_a_failing_migration_leaves_no_trace(tmp_path: Path) -> None:

@@ -61,11 +61,7 @@ class AnswerPanel(QFrame):
         self.title.setText(_TITLES.get(finished.status, finished.status))
         self.title.setObjectName("answerTitle" if finished.status == "completed" else "errorLabel")
         repolish(self.title)
-        cost = (
-            "unpriced"
-            if finished.unpriced and not finished.cost_usd
-            else fmt.cost(finished.cost_usd)
-        )
+        cost = fmt.cost(finished.cost_usd, finished.unpriced, long=True)
         tokens = finished.input_tokens + finished.output_tokens
         self.stats.setText(
             f"{cost} · {fmt.tokens(tokens)} tokens · {fmt.seconds(finished.wall_s)} · "

@@ -52,11 +52,12 @@ class RunStatusBar(QStatusBar):
             tokens = root.subtree.tokens if root else 0
         cap = f" of {fmt.cost(self.max_cost_usd)}" if self.max_cost_usd else ""
         unpriced = budget.unpriced_calls if budget is not None else 0
-        if unpriced and not cost:
-            self.cost.setText(f"Cost unknown: {unpriced} calls to unpriced models")
-        else:
-            note = f" (+{unpriced} unpriced calls)" if unpriced else ""
-            self.cost.setText(f"Cost {fmt.cost(cost)}{cap}{note}")
+        self.cost.setText(f"Cost {fmt.cost(cost, bool(unpriced), long=True)}{cap}")
+        self.cost.setToolTip(
+            f"{fmt.plural(unpriced, 'call')} to models without a price: their cost is not counted"
+            if unpriced
+            else ""
+        )
         token_cap = f" of {fmt.tokens(self.max_tokens)}" if self.max_tokens else ""
         self.tokens.setText(f"Tokens {fmt.tokens(tokens)}{token_cap}")
         self.calls.setText(

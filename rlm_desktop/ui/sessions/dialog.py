@@ -124,14 +124,10 @@ class SessionsDialog(QDialog):
         rows = self.store.list_sessions(search=text or None)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
-            cost = (
-                "unpriced"
-                if row.get("unpriced") and not row.get("cost_usd")
-                else fmt.cost(row.get("cost_usd"))
-            )
+            cost = fmt.cost(row.get("cost_usd"), bool(row.get("unpriced")))
             values = (
                 fmt.when(row.get("started_at")),
-                fmt.one_line(row.get("query") or "", 140),
+                fmt.one_line(row.get("query"), 140),
                 str(row.get("documents", 0)),
                 _models(row),
                 fmt.status_text(row.get("status") or ""),

@@ -76,9 +76,9 @@ class DetailPanel(QWidget):
             f"status <b>{fmt.status_text(node.status)}</b>",
             f"depth {node.depth}",
             f"{fmt.tokens(node.input_tokens)} in / {fmt.tokens(node.output_tokens)} out",
-            "unpriced" if node.unpriced and not node.cost_usd else fmt.cost(node.cost_usd),
+            node.cost_text,
             f"{fmt.seconds(node.duration(self.clock()))} wall",
-            f"{fmt.seconds(node.latency_s)} waiting for the model",
+            f"{fmt.seconds(node.provider_wait_s)} waiting for the model",
             f"{node.requests} request{'s' if node.requests != 1 else ''}",
         ]
         if node.retries:
@@ -86,7 +86,7 @@ class DetailPanel(QWidget):
         if node.worker_restarts:
             facts.append(f"worker restarted {node.worker_restarts}×")
         if node.children:
-            facts.append(f"subtree: {fmt.subtree(s)}")
+            facts.append(f"subtree: {s.summary()}")
         self.summary.setText(" · ".join(facts))
         response = node.answer if node.answer is not None else node.response
         if response != self.response.toPlainText():

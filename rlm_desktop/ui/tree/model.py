@@ -173,11 +173,11 @@ class CallTreeModel(QAbstractItemModel):
         if column == 5:
             return fmt.tokens(node.output_tokens)
         if column == 6:
-            return "unpriced" if node.unpriced and not node.cost_usd else fmt.cost(node.cost_usd)
+            return node.cost_text
         if column == 7:
             return fmt.seconds(node.duration(self.tree.run.now()))
         if column == 8:
-            return fmt.subtree(node.subtree) if node.children else ""
+            return node.subtree.summary() if node.children else ""
         return node.preview()
 
     def _tooltip(self, node: CallNode, column: int) -> str | None:
@@ -186,7 +186,7 @@ class CallTreeModel(QAbstractItemModel):
             return (
                 f"{s.calls} calls ({s.running} running, {s.errors} failed)\n"
                 f"{fmt.tokens(s.input_tokens)} in, {fmt.tokens(s.output_tokens)} out\n"
-                f"{fmt.cost(s.cost_usd)}"
+                f"{fmt.cost(s.cost_usd, bool(s.unpriced), long=True)}"
             )
         if column == 9:
             return node.preview()
