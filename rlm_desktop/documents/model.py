@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rlm_desktop.engine.config import DEFAULT_MODEL
 from rlm_desktop.engine.context import ContextDocument
 
 MIB = 1024 * 1024
@@ -33,7 +34,7 @@ class LoadOptions:
 
     max_file_bytes: int = 256 * MIB
     max_total_bytes: int = 1024 * MIB
-    model: str = "openai/gpt-5-mini"
+    model: str = DEFAULT_MODEL
     exact_token_chars: int = 4_000_000
     use_gitignore: bool = True
     include_hidden: bool = False

@@ -8,6 +8,9 @@ from typing import Any, Literal
 
 Mode = Literal["auto", "rlm", "direct"]
 PLACEHOLDER_API_KEY = "sk-local-placeholder"
+DEFAULT_MODEL = "openai/gpt-5-mini"
+DEFAULT_MODE: Mode = "auto"
+AUTO_DIRECT_MAX_TOKENS = 16_000
 
 
 class ConfigError(ValueError):
@@ -47,6 +50,11 @@ class Budget:
                 raise ConfigError(message)
 
 
+STARTER_BUDGET = Budget(max_cost_usd=1.0, max_tokens=2_000_000, max_sub_calls=200)
+"""The caps a new user of the app starts from, so a run that goes wrong costs at most a dollar.
+(`Budget()`, the command line's default, has no caps: a script states its own.)"""
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Everything that defines a run except the documents and the credentials.
@@ -55,10 +63,10 @@ class RunConfig:
     """
 
     query: str
-    model: str = "openai/gpt-5-mini"
+    model: str = DEFAULT_MODEL
     sub_model: str | None = None
     api_base: str | None = None
-    mode: Mode = "auto"
+    mode: Mode = DEFAULT_MODE
     profile: str | None = None
     budget: Budget = field(default_factory=Budget)
     output_limit_chars: int = 20_000
@@ -66,7 +74,7 @@ class RunConfig:
     memory_limit_mb: int | None = 4096
     request_timeout_s: float = 600.0
     max_retries: int = 5
-    auto_direct_max_tokens: int = 16_000
+    auto_direct_max_tokens: int = AUTO_DIRECT_MAX_TOKENS
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     """User prices per model: (USD per input token, USD per output token)."""
 

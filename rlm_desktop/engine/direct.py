@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.estimates import estimate_tokens
 from rlm_desktop.engine.events import AnswerSubmitted
@@ -47,8 +48,14 @@ def direct_fit(runtime: Runtime, documents: Sequence[ContextDocument]) -> Direct
     tokens = document_tokens(documents, model) + estimate_tokens(runtime.config.query, model)
     reply = min(runtime.profile.root_max_output_tokens, info.max_output_tokens)
     fits = tokens + reply <= info.context_window
-    limit = min(runtime.config.auto_direct_max_tokens, int(info.context_window * COMFORTABLE_SHARE))
+    limit = comfortable_tokens(info.context_window, runtime.config.auto_direct_max_tokens)
     return DirectFit(tokens, info.context_window, fits, fits and tokens <= limit)
+
+
+def comfortable_tokens(context_window: int, ceiling: int = AUTO_DIRECT_MAX_TOKENS) -> int:
+    """The largest input `auto` mode answers with one direct call: at most `ceiling` tokens, and
+    at most half the model's window (a nearly full window answers worse than a REPL would)."""
+    return min(ceiling, int(context_window * COMFORTABLE_SHARE))
 
 
 def direct_prompt(query: str, documents: Sequence[ContextDocument]) -> str:

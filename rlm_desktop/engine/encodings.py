@@ -10,11 +10,12 @@ reservations and the document loader's counts both use this module.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from rlm_desktop.engine.litellm_loader import litellm_package_dir
 
 if TYPE_CHECKING:
     from tiktoken import Encoding
@@ -42,13 +43,8 @@ _URL = "https://openaipublic.blob.core.windows.net/encodings/"
 
 
 def _bundled_dir() -> Path | None:
-    try:
-        spec = importlib.util.find_spec("litellm")  # locates the package without importing it
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations))) / "litellm_core_utils" / "tokenizers"
+    package = litellm_package_dir()
+    return package / "litellm_core_utils" / "tokenizers" if package is not None else None
 
 
 def _verified(name: str, folder: Path) -> bool:

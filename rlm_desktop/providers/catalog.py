@@ -1,23 +1,23 @@
 """Model names for the pickers: litellm's bundled price map, and local servers' own lists.
 
-Reading litellm's JSON file directly (found without importing litellm, which takes seconds) gives
+litellm's bundled price map, read without importing litellm (which takes seconds), gives
 the completion list at start-up. Local servers are asked over HTTP: an OpenAI-compatible server's
 `/v1/models`, or Ollama's `/api/tags`. Everything here is plain Python, run in a worker thread.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
 
-PRICE_MAP = "model_prices_and_context_window_backup.json"
+from rlm_desktop.engine.config import DEFAULT_MODEL
+from rlm_desktop.engine.pricing import bundled_price_map
+
 CHAT_MODES = {"chat", "responses"}
 FAVOURITES = (
-    "openai/gpt-5-mini",
+    DEFAULT_MODEL,
     "openai/gpt-5",
     "openai/gpt-5-nano",
     "anthropic/claude-sonnet-4-5",
@@ -31,23 +31,11 @@ class DiscoveryError(RuntimeError):
     """A local server could not be asked for its models; the message says what to check."""
 
 
-def _price_map_path() -> Path | None:
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / PRICE_MAP
-    return path if path.is_file() else None
-
-
 def litellm_model_names() -> list[str]:
     """Chat model names from litellm's bundled price map, as `provider/model` strings."""
-    path = _price_map_path()
-    if path is None:
-        return list(FAVOURITES)
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     names: list[str] = []
-    for key, entry in data.items():
-        if not isinstance(entry, dict) or entry.get("mode") not in CHAT_MODES:
+    for key, entry in bundled_price_map().items():
+        if entry.get("mode") not in CHAT_MODES:
             continue
         provider = str(entry.get("litellm_provider") or "")
         if not provider or "-" in provider:

@@ -11,25 +11,29 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL, STARTER_BUDGET
 from rlm_desktop.paths import data_dir
 
-DEFAULT_MODEL = "openai/gpt-5-mini"
+_CAPS = STARTER_BUDGET
 
 
 @dataclass
 class RunDefaults:
-    """The run settings a new run starts from."""
+    """The run settings a new run starts from; the engine's `STARTER_BUDGET` until changed.
+
+    A cap of 0 means "no limit", as the run controls show it.
+    """
 
     model: str = DEFAULT_MODEL
     sub_model: str = ""
-    mode: str = "auto"
-    max_depth: int = 2
+    mode: str = DEFAULT_MODE
+    max_depth: int = _CAPS.max_depth
     profile: str = ""
-    max_cost_usd: float = 1.0
-    max_tokens: int = 2_000_000
-    max_sub_calls: int = 200
-    max_turns: int = 20
-    timeout_s: int = 1800
+    max_cost_usd: float = _CAPS.max_cost_usd or 0.0
+    max_tokens: int = _CAPS.max_tokens or 0
+    max_sub_calls: int = _CAPS.max_sub_calls or 0
+    max_turns: int = _CAPS.max_turns
+    timeout_s: int = int(_CAPS.timeout_s or 0)
 
 
 def _to_int(value: Any, default: int) -> int:

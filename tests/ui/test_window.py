@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pytestqt.qtbot import QtBot
 
@@ -114,3 +116,19 @@ def test_welcome_leads_to_the_provider_settings(window: MainWindow, qtbot: QtBot
     dialogs[0].accept()
     assert window.pages.currentWidget() is window.workspace
     assert window.workspace.controls.endpoint.findData("http://127.0.0.1:8000/v1") > 0
+
+
+def test_the_direct_call_hint_follows_the_chosen_models_window(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """~3,000 tokens: one direct call for a 272k-token model, not for a 4k-token one."""
+    document = tmp_path / "notes.txt"
+    document.write_text("The quarterly figures moved again. " * 500, encoding="utf-8")
+    documents, controls = window.workspace.documents, window.workspace.controls
+    documents.add_paths([document])
+    qtbot.waitUntil(lambda: not documents.loading, timeout=10_000)
+    controls.model.setEditText("openai/gpt-5-mini")
+    qtbot.waitUntil(lambda: "direct call" in documents.hint.text(), timeout=5_000)
+    controls.model.setEditText("anyscale/codellama/CodeLlama-34b-Instruct-hf")
+    qtbot.waitUntil(lambda: documents.hint.text() == "", timeout=5_000)
+    assert documents.token_model == "anyscale/codellama/CodeLlama-34b-Instruct-hf"

@@ -30,11 +30,11 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.documents.model import human_size
+from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS, DEFAULT_MODEL
 from rlm_desktop.ui.documents.model import DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.theme import monospace_font
 
 PREVIEW_CHARS = 200_000
-DIRECT_CALL_TOKENS = 16_000
 
 
 def load_in_thread(paths: Sequence[Path], model: str) -> tuple[list[Any], list[tuple[Path, str]]]:
@@ -55,8 +55,8 @@ class DocumentsPane(QWidget):
         super().__init__(parent)
         self.setAcceptDrops(True)
         self.model = DocumentsModel(self)
-        self.token_model = "openai/gpt-5-mini"
-        self.direct_call_tokens = DIRECT_CALL_TOKENS
+        self.token_model = DEFAULT_MODEL
+        self.direct_call_tokens = AUTO_DIRECT_MAX_TOKENS
         self.read_only = False
         self._executor: ThreadPoolExecutor | None = None
         self._loads: set[asyncio.Future[Any]] = set()
@@ -153,6 +153,14 @@ class DocumentsPane(QWidget):
         button.setAccessibleName(text.rstrip("…"))
         button.clicked.connect(slot)
         return button
+
+    def set_run_model(self, model: str, direct_call_tokens: int) -> None:
+        """Count the next documents' tokens for `model`, and hint at a direct call up to
+        `direct_call_tokens` (the engine's `auto` threshold for that model)."""
+        self.token_model = model
+        if direct_call_tokens != self.direct_call_tokens:
+            self.direct_call_tokens = direct_call_tokens
+            self._update_totals()
 
     @property
     def loading(self) -> bool:

@@ -13,9 +13,10 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from rlm_desktop import paths
+from rlm_desktop.engine.config import DEFAULT_MODEL
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.providers.catalog import (
     DiscoveryError,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from rlm_desktop.ui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
+MODEL_SETTLE_MS = 300
 
 
 def warm_engine() -> None:
@@ -68,6 +70,11 @@ class RunStarter(QObject):
         self._store: Any = None
         self.runner: RunController | None = None
         self.local_models: set[str] = set()
+        self._model_timer = QTimer(self, singleShot=True, interval=MODEL_SETTLE_MS)
+        self._model_timer.timeout.connect(self.follow_model)
+        window.workspace.controls.model.currentTextChanged.connect(
+            lambda _text: self._model_timer.start()
+        )
 
     @property
     def running(self) -> bool:
@@ -96,6 +103,22 @@ class RunStarter(QObject):
             [("Local server", prefs.base_url("local")), ("Ollama", prefs.base_url("ollama"))],
             controls.endpoint.currentData() or "",
         )
+
+    def follow_model(self) -> None:
+        """Count new documents' tokens for the chosen root model, and judge "short enough for a
+        direct call" by the engine's `auto` threshold for that model's window."""
+        from rlm_desktop.engine.direct import comfortable_tokens
+        from rlm_desktop.engine.pricing import PriceBook, parse_prices
+
+        model = self.window.workspace.controls.model.currentText().strip()
+        if not model:
+            return
+        try:
+            prices = parse_prices(self.window.prefs.prices_text())
+        except ValueError:
+            prices = {}
+        window = PriceBook(prices).info(model).context_window
+        self.window.workspace.documents.set_run_model(model, comfortable_tokens(window))
 
     def warm_up(self) -> None:
         """After the first paint: model names, local models, profiles, and litellm's import."""
@@ -154,7 +177,7 @@ class RunStarter(QObject):
         elif not values["query"]:
             problem = "Type a question first."
         elif not values["model"]:
-            problem = "Choose a root model, e.g. openai/gpt-5-mini."
+            problem = f"Choose a root model, e.g. {DEFAULT_MODEL}."
         elif ws.documents.loading:
             problem = "Documents are still loading: run again when they are listed."
         elif not ws.documents.documents():
