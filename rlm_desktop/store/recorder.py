@@ -13,14 +13,12 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import Protocol
 
 from rlm_desktop.engine.events import CallFinished, CallStarted, Event, RunFinished, TurnExecuted
 from rlm_desktop.store.redact import Redactor
 from rlm_desktop.store.writer import Opening, SessionWriter
-
-if TYPE_CHECKING:
-    from rlm_desktop.store.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +26,22 @@ FLUSH_INTERVAL_S = 0.1
 MAX_DELAY_S = 0.2
 MAX_BUFFER = 500  # one transaction of ~500 events keeps a GUI loop stall near 20 ms
 RETRY_AFTER_S = 1.0
+
+
+class RecordingSink(Protocol):
+    """What a recorder needs from the store: a transaction to write in, and two notices."""
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """Hold the database for one atomic batch of writes."""
+        ...
+
+    def mark_interrupted(self, session_id: str) -> None:
+        """End a session that stopped without `RunFinished`."""
+        ...
+
+    def recorder_closed(self, recorder: Recorder) -> None:
+        """The recorder has written its last event."""
+        ...
 
 
 class Recorder:
@@ -38,15 +52,16 @@ class Recorder:
 
     def __init__(
         self,
-        store: Store,
+        sink: RecordingSink,
         opening: Opening,
         redactor: Redactor,
         attach: Callable[[Callable[[Event], None]], Callable[[], None]],
     ) -> None:
         self.session_id: str = opening.session["id"]
-        self._store = store
+        self._sink = sink
         self._opening: Opening | None = opening
-        self._writer = SessionWriter(store.db.conn, self.session_id, redactor)
+        self._redactor = redactor
+        self._writer: SessionWriter | None = None
         self._buffer: list[Event] = []
         self._roots: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
@@ -99,7 +114,9 @@ class Recorder:
         batch, self._buffer = self._buffer, []
         started = time.perf_counter()
         try:
-            with self._store.lock, self._store.db.atomic():
+            with self._sink.transaction() as connection:
+                if self._writer is None:
+                    self._writer = SessionWriter(connection, self.session_id, self._redactor)
                 if self._opening is not None:
                     self._writer.open(self._opening)
                 self._writer.write(batch)
@@ -123,6 +140,6 @@ class Recorder:
         self._stop_listening()
         self.flush()
         if not self.finished and self._opening is None:
-            self._store.mark_interrupted(self.session_id)
+            self._sink.mark_interrupted(self.session_id)
             self.finished = True
-        self._store._forget(self)
+        self._sink.recorder_closed(self)

@@ -6,6 +6,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -100,7 +101,14 @@ class Store:
         self._recorders.append(recorder)
         return recorder
 
-    def _forget(self, recorder: Recorder) -> None:
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held under the store's lock inside one transaction."""
+        with self.lock, self.db.atomic():
+            yield self.db.conn
+
+    def recorder_closed(self, recorder: Recorder) -> None:
+        """Forget a recorder that has written its last event."""
         if recorder in self._recorders:
             self._recorders.remove(recorder)
 
