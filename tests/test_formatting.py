@@ -1,0 +1,35 @@
+"""The one formatter: costs read the same in the window, the CLI and the exports."""
+
+from __future__ import annotations
+
+import pytest
+
+from rlm_desktop import formatting as fmt
+
+
+@pytest.mark.parametrize(
+    ("usd", "unpriced", "long", "text"),
+    [
+        (0.0, False, False, "$0"),
+        (0.0042, False, False, "$0.0042"),
+        (0.25, False, False, "$0.250"),
+        (1234.5, False, False, "$1,234.50"),
+        (None, False, False, "unpriced"),
+        (0.0, True, False, "unpriced"),
+        (0.25, True, False, "$0.250+"),
+        (0.25, True, True, "$0.250 plus unpriced calls"),
+    ],
+)
+def test_cost(usd: float | None, unpriced: bool, long: bool, text: str) -> None:
+    assert fmt.cost(usd, unpriced, long=long) == text
+
+
+def test_durations_tokens_and_text() -> None:
+    assert [fmt.seconds(s) for s in (0.25, 12.34, 75, 3725)] == ["0.25 s", "12.3 s", "1:15", "1:02:05"]
+    assert [fmt.tokens(n) for n in (None, 1234, 1_234_567)] == ["", "1,234", "1.23M"]
+    assert fmt.one_line("  a\n b  ", 10) == "a b"
+    assert fmt.one_line("x" * 20, 10) == "x" * 9 + "…"
+    assert fmt.plural(1, "turn") == "1 turn"
+    assert fmt.plural(1204, "sub-call") == "1,204 sub-calls"
+    assert fmt.when(None, missing="—") == "—"
+    assert fmt.status_text("budget_exceeded") == "over budget"
