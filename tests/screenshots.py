@@ -67,7 +67,8 @@ def start_xvfb() -> subprocess.Popen[bytes] | None:
 
 def responder(sub_delay_s: float) -> Any:
     """Scripted replies: look at the log, fan out over chunks, dig into one, answer."""
-    from tests.scripted_server import Reply, last_user_text, system_text
+    from tests.scripted_rlm import scripted
+    from tests.scripted_server import Reply
 
     turn_1 = (
         "Let me look at the shape of the log first.\n```repl\n"
@@ -96,24 +97,16 @@ def responder(sub_delay_s: float) -> Any:
         "FINAL(llm_query('Summarise the outage window: ' + first[0] + first[-1]))\n```"
     )
 
-    def respond(request: dict[str, Any]) -> Any:
-        if "REPL" not in system_text(request):
-            text = last_user_text(request)
-            if text.startswith("Summarise the outage"):
-                return "02:13:05 to 02:41:50 UTC"
-            return Reply(
-                content=f"No incident in this chunk ({len(text):,} characters read).",
-                delay_s=sub_delay_s,
-            )
-        first_user = next(
-            str(m.get("content")) for m in request["messages"] if m.get("role") == "user"
+    def sub(prompt: str) -> str | Reply:
+        if prompt.startswith("Summarise the outage"):
+            return "02:13:05 to 02:41:50 UTC"
+        return Reply(
+            content=f"No incident in this chunk ({len(prompt):,} characters read).",
+            delay_s=sub_delay_s,
         )
-        if "payments pool" in first_user:
-            return child
-        turns = sum(1 for m in request["messages"] if m.get("role") == "assistant")
-        return (turn_1, turn_2, turn_3)[min(turns, 2)]
 
-    return respond
+    child_prompt = "When did the payments pool exhaustion start and end?"
+    return scripted({child_prompt: [child]}, sub, root=[turn_1, turn_2, turn_3])
 
 
 async def pump(seconds: float) -> None:

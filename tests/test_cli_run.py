@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.cli import run_cli, start_cli, unprivileged
 from tests.engine.scripting import QUERY, TEST_MODEL, repl, scripted, still_alive
-from tests.scripted_server import ScriptedServer
+from tests.scripted_server import Reply, ScriptedServer
 
-ROOT = Path(__file__).resolve().parents[1]
 DESIGN_KEYS = {
     "session_id",
     "status",
@@ -31,34 +29,21 @@ DESIGN_KEYS = {
     "max_depth_reached",
     "wall_s",
 }
-PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2
 
 
-def drop_file_override() -> None:
-    """In the child, before exec: give up root's power to read any file (chmod 000 then counts)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    for capability in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
-        if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 
-def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "rlm_desktop", "run", *args]
+@pytest.fixture
+def cli(isolated_home: Path) -> Cli:
+    """`rlm-desktop run *args` in the test's own data folder; `env` adds variables."""
 
+    def run(
+        *args: str, env: dict[str, str] | None = None, **options: object
+    ) -> subprocess.CompletedProcess[str]:
+        return run_cli("run", *args, home=isolated_home, env=env, timeout=60, **options)
 
-def cli(
-    *args: str, env: dict[str, str] | None = None, unprivileged: bool = False
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command(*args),
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        preexec_fn=drop_file_override if unprivileged and os.geteuid() == 0 else None,
-    )
+    return run
 
 
 def served(server: ScriptedServer, *args: str) -> list[str]:
@@ -120,18 +105,18 @@ def below_a_file(folder: Path) -> Path:
     ids=lambda make: make.__name__,
 )
 def test_a_bad_document_is_one_line_and_exit_2(
-    tmp_path: Path, make: Callable[[Path], Path]
+    tmp_path: Path, make: Callable[[Path], Path], cli: Cli
 ) -> None:
     path = make(tmp_path)
     result = cli("--query", QUERY, "--doc", str(path), "--model", TEST_MODEL, "--json")
     assert_one_line_error(result, str(path))
 
 
-def test_an_unreadable_document_is_one_line_and_exit_2(tmp_path: Path) -> None:
+def test_an_unreadable_document_is_one_line_and_exit_2(tmp_path: Path, cli: Cli) -> None:
     path = tmp_path / "locked.txt"
     path.write_text("secret", encoding="utf-8")
     path.chmod(0)
-    result = cli("--query", QUERY, "--doc", str(path), "--model", TEST_MODEL, unprivileged=True)
+    result = cli("--query", QUERY, "--doc", str(path), "--model", TEST_MODEL, **unprivileged())
     assert_one_line_error(result, str(path))
     assert "ermission" in result.stderr
 
@@ -146,18 +131,18 @@ def test_an_unreadable_document_is_one_line_and_exit_2(tmp_path: Path) -> None:
     ],
 )
 def test_bad_settings_are_one_line_and_exit_2(
-    document: Path, flags: list[str], mentions: str
+    document: Path, flags: list[str], mentions: str, cli: Cli
 ) -> None:
     result = cli("--query", QUERY, "--doc", str(document), "--model", TEST_MODEL, *flags)
     assert_one_line_error(result, mentions)
 
 
-def test_no_document_is_one_line_and_exit_2() -> None:
+def test_no_document_is_one_line_and_exit_2(cli: Cli) -> None:
     assert_one_line_error(cli("--query", QUERY, "--model", TEST_MODEL), "--doc")
 
 
 def test_json_prints_one_object_and_keeps_secrets_from_model_code(
-    scripted_server: ScriptedServer, document: Path, isolated_home: Path
+    scripted_server: ScriptedServer, document: Path, isolated_home: Path, cli: Cli
 ) -> None:
     turns = [repl("import os\nprint(dict(os.environ))"), repl("FINAL('The total is 42.')")]
     scripted_server.respond_with(scripted({QUERY: turns}))
@@ -187,7 +172,9 @@ def test_json_prints_one_object_and_keeps_secrets_from_model_code(
     assert "sk-test-secret" not in result.stderr
 
 
-def test_a_run_without_an_answer_exits_1(scripted_server: ScriptedServer, document: Path) -> None:
+def test_a_run_without_an_answer_exits_1(
+    scripted_server: ScriptedServer, document: Path, cli: Cli
+) -> None:
     scripted_server.respond_with(scripted({QUERY: [repl("print(1)"), "Still not sure."]}))
     result = cli(
         *served(scripted_server, "--doc", str(document), "--mode", "rlm", "--max-turns", "1")
@@ -199,7 +186,7 @@ def test_a_run_without_an_answer_exits_1(scripted_server: ScriptedServer, docume
 
 
 def test_a_run_past_its_time_limit_is_a_timeout(
-    scripted_server: ScriptedServer, document: Path
+    scripted_server: ScriptedServer, document: Path, cli: Cli
 ) -> None:
     scripted_server.respond_with(scripted({QUERY: [repl("import time\ntime.sleep(30)")]}))
     args = served(scripted_server, "--doc", str(document), "--mode", "rlm", "--timeout", "0.5")
@@ -210,15 +197,15 @@ def test_a_run_past_its_time_limit_is_a_timeout(
 
 
 def test_an_interrupt_exits_130_and_stops_the_workers(
-    scripted_server: ScriptedServer, document: Path, tmp_path: Path
+    scripted_server: ScriptedServer, document: Path, tmp_path: Path, isolated_home: Path
 ) -> None:
     marks = tmp_path / "pids"
     marks.mkdir()
     code = f"import os, time\nopen(os.path.join({str(marks)!r}, str(os.getpid())), 'w').close()\ntime.sleep(60)"
     scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
     args = served(scripted_server, "--doc", str(document), "--mode", "rlm", "--json")
-    process = subprocess.Popen(
-        command(*args), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    process = start_cli(
+        "run", *args, home=isolated_home, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + 30
     while not any(marks.iterdir()):
@@ -233,3 +220,62 @@ def test_an_interrupt_exits_130_and_stops_the_workers(
     assert "Traceback" not in err
     (pid,) = (int(p.name) for p in marks.iterdir())
     assert asyncio.run(still_alive([pid])) == set()
+
+
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        (["--max-cost", "0"], "rlm-desktop run: --max-cost must be > 0"),
+        (["--timeout", "nan"], "rlm-desktop run: --timeout must be > 0 seconds"),
+        (["--query", " "], "rlm-desktop run: --query is empty: ask a question"),
+    ],
+)
+def test_the_engines_settings_are_named_by_their_flags(
+    document: Path, flags: list[str], line: str, cli: Cli
+) -> None:
+    result = cli("--query", QUERY, "--doc", str(document), "--model", TEST_MODEL, *flags)
+    assert_one_line_error(result, line)
+    assert result.stderr == line + "\n"
+
+
+@pytest.mark.parametrize(
+    ("env", "advice"),
+    [
+        ({"LOCAL_LLM_API_KEY": "sk-wrong"}, "; the key sent was $LOCAL_LLM_API_KEY"),
+        ({}, "; no key was set: set LOCAL_LLM_API_KEY"),
+    ],
+    ids=["from-the-environment", "none"],
+)
+def test_a_refused_key_is_one_line_saying_which_key_to_fix(
+    scripted_server: ScriptedServer, document: Path, cli: Cli, env: dict[str, str], advice: str
+) -> None:
+    scripted_server.enqueue(Reply(status=401, content="Incorrect API key provided"))
+    result = cli(*served(scripted_server, "--doc", str(document), "--mode", "rlm"), env=env)
+
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("rlm-desktop run: HTTP 401: ")
+    assert last.endswith(" — check the API key" + advice)
+
+
+def test_an_unexpected_error_is_one_line_and_exit_1(
+    scripted_server: ScriptedServer, document: Path, isolated_home: Path, cli: Cli
+) -> None:
+    """The data folder's scratch folder is read-only, so no REPL folder can be made in it."""
+    scratch = isolated_home / "scratch"
+    scratch.mkdir(parents=True)
+    scratch.chmod(0o555)
+    scripted_server.respond_with(scripted({QUERY: [repl("FINAL('never run')")]}))
+    args = served(scripted_server, "--doc", str(document), "--mode", "rlm", "--json")
+    try:
+        result = cli(*args, **unprivileged())
+    finally:
+        scratch.chmod(0o755)
+
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    output = json.loads(result.stdout)
+    assert output["status"] == "error"
+    assert output["error"].startswith("internal error: PermissionError: ")
+    assert result.stderr.splitlines()[-1] == f"rlm-desktop run: {output['error']}"

@@ -12,10 +12,37 @@ from typing import Any
 
 from rlm_desktop import paths
 from rlm_desktop.commands.progress import ProgressPrinter
-from rlm_desktop.engine import Budget, ConfigError, ContextDocument, Credentials, Run, RunConfig
+from rlm_desktop.engine import (
+    Budget,
+    ConfigError,
+    ContextDocument,
+    Credentials,
+    Run,
+    RunConfig,
+    RunResult,
+)
+from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.pricing import parse_prices
 
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+FLAGS = {
+    "query": "--query",
+    "model": "--model",
+    "sub_model": "--sub-model",
+    "api_base": "--api-base",
+    "mode": "--mode",
+    "profile": "--profile",
+    "prices": "--price",
+    "max_depth": "--max-depth",
+    "max_turns": "--max-turns",
+    "max_cost_usd": "--max-cost",
+    "max_tokens": "--max-tokens",
+    "max_sub_calls": "--max-sub-calls",
+    "timeout_s": "--timeout",
+    "cell_timeout_s": "--cell-timeout",
+    "concurrency": "--concurrency",
+}
+"""The flag that sets each `RunConfig`/`Budget` field: how the engine's errors name them here."""
 
 
 def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -101,6 +128,31 @@ def credentials_for(model: str, api_base: str | None) -> Credentials:
     return Credentials(api_key=keys.get_key(registry.provider_for_run(model, api_base)))
 
 
+def key_hint(model: str, api_base: str | None) -> str:
+    """Where the key a provider refused came from, so the user knows which one to change."""
+    from rlm_desktop.providers import keys, registry
+
+    name = registry.provider_for_run(model, api_base)
+    source = keys.key_source(name)
+    if source in ("keyring", "session"):
+        return "; the key sent was the one saved in the app (Settings → Providers)"
+    if source:
+        return f"; the key sent was ${source}"
+    env_var = registry.provider(name).env_var
+    return f"; no key was set: set {env_var}" if env_var else ""
+
+
+def failure(result: RunResult, config: RunConfig) -> str:
+    """The one line that says why a run ended in `error`."""
+    hint = key_hint(config.model, config.api_base) if result.http_status in AUTH_STATUS else ""
+    return f"{result.error or 'the run failed'}{hint}"
+
+
+def say(message: str) -> None:
+    """One line on stderr, in the command's name."""
+    print(f"rlm-desktop run: {message}", file=sys.stderr)
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Execute `run`; returns the exit code (0, 1, 2 or 130)."""
     try:
@@ -108,25 +160,24 @@ def run_command(args: argparse.Namespace) -> int:
         config.validate()
         documents = load_documents(args.doc, config.model)
         run = Run(
-            config, documents, folders=paths.engine_folders(), credentials=credentials_for(config.model, config.api_base))
-    except ConfigError as error:
-        print(f"rlm-desktop run: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
+            config,
+            documents,
+            folders=paths.engine_folders(),
+            credentials=credentials_for(config.model, config.api_base),
+        )
         result = asyncio.run(_execute(run, documents, quiet=args.json))
     except ConfigError as error:
-        print(f"rlm-desktop run: {error}", file=sys.stderr)
+        say(error.worded(FLAGS))
         return EXIT_USAGE
-    if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
-    else:
-        print(result.answer)
+    print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.answer)
+    if result.status == "error":
+        say(failure(result, config))
     if result.status == "completed":
         return EXIT_OK
     return EXIT_INTERRUPTED if result.status == "cancelled" else EXIT_NOT_COMPLETED
 
 
-async def _execute(run: Run, documents: list[ContextDocument], quiet: bool) -> Any:
+async def _execute(run: Run, documents: list[ContextDocument], quiet: bool) -> RunResult:
     from rlm_desktop.store import Store
 
     loop = asyncio.get_running_loop()

@@ -7,18 +7,24 @@ import json
 import os
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlm_desktop import formatting as fmt
+
+if TYPE_CHECKING:
+    from rlm_desktop.store import Store
 
 ID_WIDTH = 22
 TREE_LINES = 200
 
 
-def add_sessions_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_sessions_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Add the `sessions` command and its subcommands to the CLI's subparsers."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+    parser = subparsers.add_parser(
         "sessions",
         help="review, search, export and delete saved runs",
         description="Saved runs, read from the local database (no network, no model needed).",
@@ -81,11 +87,11 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def _print_json(value: Any) -> None:
+def _print_json(value: object) -> None:
     print(json.dumps(value, ensure_ascii=False))
 
 
-def _list(store: Any, args: argparse.Namespace) -> int:
+def _list(store: Store, args: argparse.Namespace) -> int:
     if args.limit < 1:
         return _fail("--limit must be at least 1", 2)
     sessions = store.list_sessions(search=args.search, limit=args.limit)
@@ -105,7 +111,7 @@ def _list(store: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _show(store: Any, args: argparse.Namespace) -> int:
+def _show(store: Store, args: argparse.Namespace) -> int:
     found = store.session(args.id)
     if args.json:
         _print_json(found)
@@ -144,7 +150,7 @@ def _show(store: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _export(store: Any, args: argparse.Namespace) -> int:
+def _export(store: Store, args: argparse.Namespace) -> int:
     from rlm_desktop.store import export
 
     text = export(store, args.id, args.format, include_content=args.include_content)
@@ -160,7 +166,7 @@ def _export(store: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _delete(store: Any, args: argparse.Namespace) -> int:
+def _delete(store: Store, args: argparse.Namespace) -> int:
     deleted = store.delete(args.id)
     if args.json:
         _print_json({"deleted": deleted})
@@ -169,7 +175,7 @@ def _delete(store: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _search(store: Any, args: argparse.Namespace) -> int:
+def _search(store: Store, args: argparse.Namespace) -> int:
     text = " ".join(args.text)
     hits = store.search(text, limit=max(args.limit, 1))
     if args.json:
@@ -190,4 +196,10 @@ def _cost(row: dict[str, Any]) -> str:
     return fmt.cost(row["cost_usd"], bool(row["unpriced"]))
 
 
-_HANDLERS = {"list": _list, "show": _show, "export": _export, "delete": _delete, "search": _search}
+_HANDLERS: dict[str, Callable[[Store, argparse.Namespace], int]] = {
+    "list": _list,
+    "show": _show,
+    "export": _export,
+    "delete": _delete,
+    "search": _search,
+}

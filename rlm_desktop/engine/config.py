@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -14,7 +15,24 @@ AUTO_DIRECT_MAX_TOKENS = 16_000
 
 
 class ConfigError(ValueError):
-    """A run configuration that cannot work; the message says how to fix it."""
+    """A run configuration that cannot work, in the engine's terms; it says how to fix it.
+
+    `setting` is the `RunConfig` or `Budget` field at fault (None when no one field is, e.g. a
+    broken profile file); `problem` says what is wrong, worded to follow the setting's name.
+    `str()` puts the two together, e.g. "max_cost_usd must be > 0"; `worded` lets a caller name
+    the setting its own way (the CLI by its flag, the GUI by its field's label).
+    """
+
+    def __init__(self, problem: str, setting: str | None = None) -> None:
+        super().__init__(f"{setting} {problem}" if setting else problem)
+        self.problem = problem
+        self.setting = setting
+
+    def worded(self, names: Mapping[str, str]) -> str:
+        """The message with the setting called `names[setting]` (its field name if not listed)."""
+        if self.setting is None:
+            return self.problem
+        return f"{names.get(self.setting, self.setting)} {self.problem}"
 
 
 @dataclass(frozen=True)
@@ -31,23 +49,33 @@ class Budget:
     concurrency: int = 16
 
     def validate(self) -> None:
-        """Raise `ConfigError` for a limit that makes no sense."""
-        checks: list[tuple[bool, str]] = [
-            (self.max_cost_usd is not None and self.max_cost_usd <= 0, "--max-cost must be > 0"),
-            (self.max_tokens is not None and self.max_tokens <= 0, "--max-tokens must be > 0"),
+        """Raise `ConfigError` naming the first limit that makes no sense."""
+        # Written as `not x > 0` so that NaN (which compares false either way) is refused too.
+        checks: list[tuple[str, bool, str]] = [
+            ("max_cost_usd", _set_and_not_positive(self.max_cost_usd), "must be > 0"),
+            ("max_tokens", _set_and_not_positive(self.max_tokens), "must be > 0"),
             (
-                self.max_sub_calls is not None and self.max_sub_calls < 0,
-                "--max-sub-calls must be >= 0",
+                "max_sub_calls",
+                self.max_sub_calls is not None and not self.max_sub_calls >= 0,
+                "must be >= 0",
             ),
-            (self.max_depth < 1, "--max-depth must be at least 1 (1: only the root has a REPL)"),
-            (self.max_turns < 1, "--max-turns must be at least 1"),
-            (self.timeout_s is not None and self.timeout_s <= 0, "--timeout must be > 0 seconds"),
-            (self.cell_timeout_s <= 0, "--cell-timeout must be > 0 seconds"),
-            (self.concurrency < 1, "--concurrency must be at least 1"),
+            (
+                "max_depth",
+                not self.max_depth >= 1,
+                "must be at least 1 (1: only the root has a REPL)",
+            ),
+            ("max_turns", not self.max_turns >= 1, "must be at least 1"),
+            ("timeout_s", _set_and_not_positive(self.timeout_s), "must be > 0 seconds"),
+            ("cell_timeout_s", not self.cell_timeout_s > 0, "must be > 0 seconds"),
+            ("concurrency", not self.concurrency >= 1, "must be at least 1"),
         ]
-        for failed, message in checks:
+        for setting, failed, problem in checks:
             if failed:
-                raise ConfigError(message)
+                raise ConfigError(problem, setting)
+
+
+def _set_and_not_positive(value: float | None) -> bool:
+    return value is not None and not value > 0
 
 
 STARTER_BUDGET = Budget(max_cost_usd=1.0, max_tokens=2_000_000, max_sub_calls=200)
@@ -86,13 +114,13 @@ class RunConfig:
     def validate(self) -> None:
         """Raise `ConfigError` for a configuration that cannot run."""
         if not self.query.strip():
-            raise ConfigError("the query is empty: pass --query with a question")
+            raise ConfigError("is empty: ask a question", "query")
         if not self.model.strip():
-            raise ConfigError("no model given: pass --model, e.g. openai/gpt-5-mini")
+            raise ConfigError("is empty: name a litellm model, e.g. openai/gpt-5-mini", "model")
         if self.mode not in ("auto", "rlm", "direct"):
-            raise ConfigError(f"unknown mode {self.mode!r}: use auto, rlm or direct")
-        if self.output_limit_chars < 200:
-            raise ConfigError("the output limit must be at least 200 characters")
+            raise ConfigError(f"{self.mode!r} is unknown: use auto, rlm or direct", "mode")
+        if not self.output_limit_chars >= 200:
+            raise ConfigError("must be at least 200 characters", "output_limit_chars")
         self.budget.validate()
 
     def to_settings(self) -> dict[str, Any]:

@@ -83,7 +83,7 @@ async def answer_directly(runtime: Runtime, documents: Sequence[ContextDocument]
     except BudgetExceededError as error:
         return CallOutcome(error.status, "", error.detail)
     except LLMError as error:
-        return CallOutcome("error", "", str(error))
+        return CallOutcome("error", "", str(error), error.status)
     runtime.emit(
         AnswerSubmitted(
             run_id=runtime.run_id, call_id=call_id, answer=completion.content, source="direct"

@@ -17,7 +17,7 @@ RunStatus = Literal["completed", "max_turns", "budget_exceeded", "timeout", "can
 CallStatus = Literal[
     "running", "ok", "error", "cancelled", "budget_exceeded", "max_turns", "timeout"
 ]
-AnswerSource = Literal["FINAL", "FINAL_VAR", "answer", "prose", "direct", "partial"]
+AnswerSource = Literal["FINAL", "FINAL_VAR", "answer", "direct", "partial"]
 
 
 def _now() -> float:
@@ -30,12 +30,6 @@ class Event:
 
     run_id: str
     ts: float = field(default_factory=_now)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict with the event's type name under `type`."""
-        data = dataclasses.asdict(self)
-        data["type"] = type(self).__name__
-        return data
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -203,7 +197,11 @@ class CallFinished(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class RunFinished(Event):
-    """The run ended with `status`; totals cover the whole tree."""
+    """The run ended with `status`; totals cover the whole tree.
+
+    `http_status` is the provider's HTTP status when the run failed on a provider error (401 and
+    403 mean the API key was refused), so that a caller can add advice in its own words.
+    """
 
     status: RunStatus
     answer: str
@@ -216,6 +214,7 @@ class RunFinished(Event):
     wall_s: float
     unpriced: bool
     error: str | None = None
+    http_status: int | None = None
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
@@ -241,7 +240,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
-    """Rebuild an event from `Event.to_dict()` output (used by replay)."""
+    """Rebuild an event from its fields and its class name under `type` (used by replay)."""
     fields = dict(data)
     cls = EVENT_TYPES[fields.pop("type")]
     names = {f.name for f in dataclasses.fields(cls)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import math
 import random
 import re
 import time
@@ -17,20 +18,23 @@ from rlm_desktop.engine.pricing import ModelInfo, PriceBook
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 30.0
+RETRY_AFTER_CAP_S = 120.0
 LENGTH_FINISH_REASONS = {"length", "max_tokens"}
 
 LITELLM_PREFIXES = re.compile(r"^(litellm\.)?\w+: (\w+: )?(\w+Exception - )?")
-AUTH_HINT = (
-    " — check the API key: Settings → Providers in the app, or the provider's environment "
-    "variable (e.g. OPENAI_API_KEY)"
-)
+AUTH_STATUS = {401, 403}
+AUTH_HINT = " — check the API key"
 
 Message = dict[str, str]
 RetryCallback = Callable[[int, float, str], None]
 
 
 class LLMError(Exception):
-    """A request that failed for good (after retries, or with a non-retryable error)."""
+    """A request that failed for good (after retries, or with a non-retryable error).
+
+    `status` is the provider's HTTP status when there was one: callers add their own advice for
+    401/403 (`AUTH_STATUS`), e.g. where their user sets the key.
+    """
 
     def __init__(self, message: str, attempts: int, status: int | None = None) -> None:
         super().__init__(message)
@@ -174,20 +178,21 @@ def _describe(error: Exception, status: int | None) -> str:
     if len(text) > 300:
         text = text[:300] + "…"
     prefix = f"HTTP {status}: " if status else f"{type(error).__name__}: "
-    hint = AUTH_HINT if status in (401, 403) else ""
+    hint = AUTH_HINT if status in AUTH_STATUS else ""
     return prefix + text + hint
 
 
 def _retry_delay(error: Exception, attempt: int) -> float:
-    """Exponential backoff with full jitter, or the server's `Retry-After` when it gives one."""
+    """The server's `Retry-After` when it gives a usable one, else exponential backoff with jitter."""
     retry_after = _retry_after_seconds(error)
     if retry_after is not None:
-        return min(retry_after, 120.0)
+        return min(retry_after, RETRY_AFTER_CAP_S)
     ceiling = min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2 ** (attempt - 1))
     return random.uniform(ceiling / 2, ceiling)
 
 
 def _retry_after_seconds(error: Exception) -> float | None:
+    """`Retry-After` in seconds (a number or an HTTP date); None when absent or not understood."""
     headers: Any = getattr(error, "litellm_response_headers", None)
     if headers is None:
         response = getattr(error, "response", None)
@@ -197,8 +202,17 @@ def _retry_after_seconds(error: Exception) -> float | None:
     value = headers.get("retry-after") or headers.get("Retry-After")
     if not value:
         return None
+    seconds: float | None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time())
+        seconds = _seconds_until(str(value))
+    return max(0.0, seconds) if seconds is not None and math.isfinite(seconds) else None
+
+
+def _seconds_until(http_date: str) -> float | None:
+    try:
+        moment = email.utils.parsedate_to_datetime(http_date)
+        return moment.timestamp() - time.time()
+    except (ValueError, TypeError, OverflowError):
+        return None

@@ -10,6 +10,9 @@ CODE_BLOCK = re.compile(
     r"^[ \t]*```(repl|python|py)[ \t]*\n(.*?)```[ \t]*$",
     re.DOTALL | re.IGNORECASE | re.MULTILINE,
 )
+_UNCLOSED_BLOCK = re.compile(
+    r"^[ \t]*```(?:repl|python|py)[ \t]*(?:\n.*)?\Z", re.DOTALL | re.IGNORECASE | re.MULTILINE
+)
 BARE_FINAL_VAR = re.compile(r"^[ \t]*FINAL_VAR\((?P<body>[^()\n]*)\)[ \t]*$", re.MULTILINE)
 
 
@@ -28,8 +31,13 @@ def extract_code_blocks(reply: str) -> list[str]:
 
 
 def prose_without_code(reply: str) -> str:
-    """The reply with its code blocks removed: what the model said around its code."""
-    return CODE_BLOCK.sub("", reply).strip()
+    """What the model said around its code: the reply without the blocks the REPL runs.
+
+    A block left open (a reply cut at the output limit) goes too, to the end; fences with other
+    tags stay, since nothing else shows them. Blank lines left behind are folded to one.
+    """
+    prose = _UNCLOSED_BLOCK.sub("", CODE_BLOCK.sub("", reply))
+    return re.sub(r"\n{3,}", "\n\n", prose).strip()
 
 
 def find_prose_final(reply: str) -> ProseFinal | None:

@@ -127,11 +127,13 @@ def choose_profile(folders: ProfileFolders, model: str, requested: str | None = 
             if profile.name == requested:
                 return profile
         known = ", ".join(p.name for p in profiles)
-        raise ConfigError(f"unknown profile {requested!r}: choose one of {known}")
+        raise ConfigError(f"{requested!r} is an unknown profile: choose one of {known}", "profile")
     for profile in profiles:
         if profile.matches(model):
             return profile
-    raise ConfigError("no prompt profile matches; keep a profile with the pattern '*'")
+    raise ConfigError(
+        f"is not set and no profile matches {model}: keep a profile with the pattern '*'", "profile"
+    )
 
 
 def _toml_value(value: Any) -> str:

@@ -21,7 +21,8 @@ from rlm_desktop.engine.llm import Completion, LLMError, Message
 from rlm_desktop.engine.observation import format_observation, truncate_middle
 from rlm_desktop.engine.parsing import extract_code_blocks, find_prose_final, prose_without_code
 from rlm_desktop.engine.prompts import first_user_message, system_prompt
-from rlm_desktop.engine.runtime import Runtime
+from rlm_desktop.engine.runtime import Runtime, internal_error
+from rlm_desktop.engine.sandbox.launcher import WorkerDied
 from rlm_desktop.engine.sandbox.process import CellOutcome, SubCallFailure, WorkerProcess
 from rlm_desktop.engine.subcalls import BUDGET_ERROR, CHILD_ERROR, SubCallDispatcher
 
@@ -37,11 +38,12 @@ TRUNCATED_NOTE = (
 
 @dataclass(frozen=True)
 class CallOutcome:
-    """How an RLM call ended."""
+    """How an RLM call ended. `http_status` is the provider's, when a provider error ended it."""
 
     status: CallStatus
     answer: str
     error: str | None = None
+    http_status: int | None = None
 
 
 class RLMCall:
@@ -95,6 +97,9 @@ class RLMCall:
         except asyncio.CancelledError:
             self._finish(CallOutcome("cancelled", self.partial_answer, "cancelled"))
             raise
+        except Exception as error:
+            self._finish(CallOutcome("error", self.partial_answer, internal_error(error)))
+            raise
         finally:
             rt.workers.discard(self._worker)
             await self._stop_worker()
@@ -116,7 +121,11 @@ class RLMCall:
         except BudgetExceededError as error:
             return CallOutcome(error.status, self.partial_answer, error.detail)
         except LLMError as error:
-            return CallOutcome("error", self.partial_answer, str(error))
+            return CallOutcome("error", self.partial_answer, str(error), error.status)
+        except WorkerDied as error:
+            return CallOutcome(
+                "error", self.partial_answer, f"the REPL could not be started: {error}"
+            )
 
     async def _turn(self, turn: int, messages: list[Message]) -> str | None:
         rt = self.rt

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import shutil
 import time
@@ -29,8 +30,10 @@ from rlm_desktop.engine.llm import Credentials, LLMClient
 from rlm_desktop.engine.pricing import PriceBook
 from rlm_desktop.engine.profiles import choose_profile
 from rlm_desktop.engine.rlm_call import CallOutcome, RLMCall
-from rlm_desktop.engine.runtime import Runtime
+from rlm_desktop.engine.runtime import Runtime, internal_error
 from rlm_desktop.engine.sandbox.launcher import Launcher
+
+log = logging.getLogger(__name__)
 
 STATUS_BY_OUTCOME: dict[str, RunStatus] = {
     "ok": "completed",
@@ -58,9 +61,11 @@ class RunResult:
     wall_s: float
     unpriced: bool = False
     error: str | None = None
+    http_status: int | None = None
+    """The provider's HTTP status when the run failed on a provider error (see `RunFinished`)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The `run --json` object of DESIGN.md (plus `unpriced` and `error`)."""
+        """The `run --json` object of DESIGN.md (plus `unpriced`, `error` and `http_status`)."""
         return asdict(self)
 
 
@@ -90,8 +95,9 @@ class Run:
         self.profile = choose_profile(folders.profiles, config.model, config.profile)
         self._credentials = credentials or Credentials()
         self._main: asyncio.Task[CallOutcome] | None = None
-        self._runtime: Runtime | None = None
+        self._runtime = self._make_runtime()
         self._cancel_requested = False
+        self._announced = False
         self._root_call: RLMCall | None = None
 
     @property
@@ -108,18 +114,79 @@ class Run:
     def cancel(self) -> None:
         """Stop the whole tree now: every worker is killed and the run ends as `cancelled`."""
         self._cancel_requested = True
-        if self._runtime is not None:
-            self._runtime.kill_workers()
+        self._runtime.kill_workers()
         if self._main is not None and not self._main.done():
             self._main.cancel()
 
     async def execute(self) -> RunResult:
-        """Run to the end and return the result; events are published on `self.bus` meanwhile."""
+        """Run to the end and return the result; events are published on `self.bus` meanwhile.
+
+        Every run ends with one `RunFinished`: an exception the engine did not expect ends it as
+        `error` ("internal error: <type>: <message>"), and cancelling the task ends it as
+        `cancelled` before `CancelledError` is re-raised. Only a `ConfigError` found before the run
+        starts (documents too long for `direct` mode) is raised, with nothing published.
+        """
+        runtime = self._runtime
         started = time.monotonic()
-        await asyncio.to_thread(warm_up, self.config.model, self.config.effective_sub_model)
-        runtime = self._make_runtime()
         runtime.ledger.started = started  # the time limit covers the whole run, start-up included
-        direct = self._choose_mode(runtime)
+        try:
+            outcome = await self._start_and_wait(runtime, started)
+        except asyncio.CancelledError:
+            self._finish(runtime, CallOutcome("cancelled", "", "cancelled"), started)
+            raise
+        except Exception as error:
+            if isinstance(error, ConfigError) and not self._announced:
+                raise
+            log.debug("run %s: unexpected error", self.run_id, exc_info=error)
+            outcome = CallOutcome("error", self._draft(), internal_error(error))
+        finally:
+            await self._clean_up(runtime)
+        return self._finish(runtime, outcome, started)
+
+    async def _start_and_wait(self, runtime: Runtime, started: float) -> CallOutcome:
+        await asyncio.to_thread(warm_up, self.config.model, self.config.effective_sub_model)
+        mode, reason = self._choose_mode(runtime)
+        self._announce()
+        self.bus.publish(ModeChosen(run_id=self.run_id, mode=mode, reason=reason))
+        main = self._main = asyncio.create_task(self._root(runtime, mode == "direct"))
+        if self._cancel_requested:
+            main.cancel()
+        try:
+            return await self._await_main(main, started)
+        except asyncio.CancelledError:
+            self.cancel()
+            await _settled(main)
+            raise
+
+    async def _await_main(self, main: asyncio.Task[CallOutcome], started: float) -> CallOutcome:
+        timeout = self.config.budget.timeout_s
+        remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
+        done, _ = await asyncio.wait({main}, timeout=remaining)
+        if not done:
+            main.cancel()
+            await _settled(main)
+            return CallOutcome(
+                "timeout", self._draft(), f"the run passed its {timeout:g} s time limit"
+            )
+        try:
+            return main.result()
+        except asyncio.CancelledError:
+            return CallOutcome("cancelled", "", "cancelled by the user")
+
+    def _draft(self) -> str:
+        return self._root_call.partial_answer if self._root_call else ""
+
+    async def _clean_up(self, runtime: Runtime) -> None:
+        runtime.kill_workers()
+        await runtime.launcher.close()
+        release_logging_worker()
+        shutil.rmtree(runtime.scratch_dir, ignore_errors=True)
+
+    def _announce(self) -> None:
+        """Publish `RunStarted`, once: before `ModeChosen`, or before an early `RunFinished`."""
+        if self._announced:
+            return
+        self._announced = True
         self.bus.publish(
             RunStarted(
                 run_id=self.run_id,
@@ -132,39 +199,6 @@ class Run:
                 documents=[doc.meta() for doc in self.documents],
             )
         )
-        self.bus.publish(ModeChosen(run_id=self.run_id, mode=direct[0], reason=direct[1]))
-        self._main = asyncio.create_task(self._root(runtime, direct[0] == "direct"))
-        if self._cancel_requested:
-            self._main.cancel()
-        try:
-            outcome = await self._await_main(self._main, started)
-        except asyncio.CancelledError:
-            self.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._main
-            self._finish(runtime, CallOutcome("cancelled", "", "cancelled"), started)
-            raise
-        finally:
-            runtime.kill_workers()
-            await runtime.launcher.close()
-            release_logging_worker()
-            shutil.rmtree(runtime.scratch_dir, ignore_errors=True)
-        return self._finish(runtime, outcome, started)
-
-    async def _await_main(self, main: asyncio.Task[CallOutcome], started: float) -> CallOutcome:
-        timeout = self.config.budget.timeout_s
-        remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
-        done, _ = await asyncio.wait({main}, timeout=remaining)
-        if not done:
-            main.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await main
-            draft = self._root_call.partial_answer if self._root_call else ""
-            return CallOutcome("timeout", draft, f"the run passed its {timeout:g} s time limit")
-        try:
-            return main.result()
-        except asyncio.CancelledError:
-            return CallOutcome("cancelled", "", "cancelled by the user")
 
     def _make_runtime(self) -> Runtime:
         config = self.config
@@ -190,21 +224,22 @@ class Run:
             launcher=Launcher(scratch, config.stored_output_cap_chars),
         )
         holder.append(runtime)
-        self._runtime = runtime
         return runtime
 
     def _choose_mode(self, runtime: Runtime) -> tuple[Any, str]:
         mode = self.config.mode
         if mode == "rlm":
-            return "rlm", "requested with --mode rlm"
+            return "rlm", "requested in the run's settings"
         fit = direct_fit(runtime, self.documents)
         if mode == "direct":
             if not fit.fits:
                 raise ConfigError(
-                    f"the documents (~{fit.tokens:,} tokens) do not fit {self.config.model}'s "
-                    f"window ({fit.window:,} tokens) for a direct call: use --mode rlm or auto"
+                    f"'direct' cannot take these documents: ~{fit.tokens:,} tokens do not fit "
+                    f"{self.config.model}'s window ({fit.window:,} tokens) with room for the "
+                    "reply; use rlm or auto",
+                    "mode",
                 )
-            return "direct", "requested with --mode direct"
+            return "direct", "requested in the run's settings"
         if fit.comfortable:
             return "direct", f"short input (~{fit.tokens:,} tokens) answered with one direct call"
         return "rlm", f"input of ~{fit.tokens:,} tokens is worth orchestrating"
@@ -224,6 +259,7 @@ class Run:
         return await call.run()
 
     def _finish(self, runtime: Runtime, outcome: CallOutcome, started: float) -> RunResult:
+        self._announce()
         ledger = runtime.ledger
         runtime.ledger_changed(ledger.totals(), force=True)
         status = STATUS_BY_OUTCOME.get(outcome.status, "error")
@@ -242,6 +278,7 @@ class Run:
             wall_s=round(time.monotonic() - started, 3),
             unpriced=ledger.unpriced_calls > 0,
             error=None if status == "completed" else outcome.error,
+            http_status=None if status == "completed" else outcome.http_status,
         )
         self.bus.publish(
             RunFinished(
@@ -257,6 +294,13 @@ class Run:
                 wall_s=result.wall_s,
                 unpriced=result.unpriced,
                 error=result.error,
+                http_status=result.http_status,
             )
         )
         return result
+
+
+async def _settled(task: asyncio.Task[CallOutcome]) -> None:
+    """Wait for a task being cancelled to end; how it ended no longer matters."""
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task

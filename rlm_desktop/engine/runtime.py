@@ -32,6 +32,12 @@ from rlm_desktop.engine.sandbox.process import WorkerProcess
 BUDGET_EVENT_INTERVAL_S = 0.1
 
 
+def internal_error(error: BaseException) -> str:
+    """One line for an exception the engine did not expect: "internal error: <type>: <message>"."""
+    message = " ".join(str(error).split())
+    return f"internal error: {type(error).__name__}" + (f": {message}" if message else "")
+
+
 @dataclass
 class RunStats:
     """Counters the run reports at the end."""
@@ -148,8 +154,9 @@ class Runtime:
     ) -> tuple[str, Completion]:
         """One plain LLM call as a node of the tree: started, requested, finished.
 
-        Returns the call's id and its completion; `BudgetExceededError`, `LLMError` and cancellation
-        are re-raised after the call is recorded as finished with the matching status.
+        Returns the call's id and its completion; `BudgetExceededError`, `LLMError`, cancellation and
+        any other exception are re-raised after the call is recorded as finished with the matching
+        status.
         """
         call_id = self.new_id("c")
         self.call_started(call_id, parent_id, "llm", depth, model, prompt)
@@ -163,6 +170,9 @@ class Runtime:
             raise
         except asyncio.CancelledError:
             self.call_finished(call_id, "cancelled", error="cancelled")
+            raise
+        except Exception as error:
+            self.call_finished(call_id, "error", error=internal_error(error))
             raise
         self.call_finished(
             call_id,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from rlm_desktop.engine import events as ev
 from rlm_desktop.review.call_nodes import FINISHED_OK, CallNode, Cell, RunInfo, Totals, Turn
@@ -27,13 +26,6 @@ class Changes:
     updated: set[CallNode] = field(default_factory=set)
     turns: set[CallNode] = field(default_factory=set)
     run: bool = False
-
-    def merge(self, other: Changes) -> None:
-        """Fold `other` into this record."""
-        self.added.extend(other.added)
-        self.updated |= other.updated
-        self.turns |= other.turns
-        self.run = self.run or other.run
 
 
 class CallTree:
@@ -67,11 +59,42 @@ class CallTree:
         """Fold `events` into the tree; unknown call ids are ignored."""
         changes = Changes()
         for event in events:
-            handler = _HANDLERS.get(type(event))
-            if handler is not None:
-                handler(self, event, changes)
+            self._fold(event, changes)
             self.run.last_ts = event.ts
         return changes
+
+    def _fold(self, event: ev.Event, changes: Changes) -> None:
+        match event:
+            case ev.RunStarted():
+                self._on_run_started(event, changes)
+            case ev.ModeChosen():
+                self._on_mode_chosen(event, changes)
+            case ev.CallStarted():
+                self._on_call_started(event, changes)
+            case ev.LLMRequestSent():
+                self._on_request_sent(event, changes)
+            case ev.LLMRetried():
+                self._on_retried(event, changes)
+            case ev.LLMResponded():
+                self._on_responded(event, changes)
+            case ev.TurnStarted():
+                self._on_turn_started(event, changes)
+            case ev.CellExecuted():
+                self._on_cell_executed(event, changes)
+            case ev.TurnExecuted():
+                self._on_turn_executed(event, changes)
+            case ev.WorkerRestarted():
+                self._on_worker_restarted(event, changes)
+            case ev.AnswerSubmitted():
+                self._on_answer(event, changes)
+            case ev.BudgetUpdated():
+                self._on_budget(event, changes)
+            case ev.BudgetExceeded():
+                self._on_budget_exceeded(event, changes)
+            case ev.CallFinished():
+                self._on_call_finished(event, changes)
+            case ev.RunFinished():
+                self._on_run_finished(event, changes)
 
     def close_unfinished(self, status: str = "interrupted") -> Changes:
         """End the calls still running when a saved run stops short (it was killed)."""
@@ -91,7 +114,7 @@ class CallTree:
         changes.updated.add(node)
         changes.updated.update(node.ancestors())
 
-    def _propagate(self, node: CallNode, **deltas: Any) -> None:
+    def _propagate(self, node: CallNode, **deltas: float) -> None:
         for target in (node, *node.ancestors()):
             totals = target.subtree
             for name, delta in deltas.items():
@@ -265,22 +288,3 @@ class CallTree:
         self.run.finished = e
         self.run.closed = True
         changes.run = True
-
-
-_HANDLERS: dict[type[ev.Event], Any] = {
-    ev.RunStarted: CallTree._on_run_started,
-    ev.ModeChosen: CallTree._on_mode_chosen,
-    ev.CallStarted: CallTree._on_call_started,
-    ev.LLMRequestSent: CallTree._on_request_sent,
-    ev.LLMRetried: CallTree._on_retried,
-    ev.LLMResponded: CallTree._on_responded,
-    ev.TurnStarted: CallTree._on_turn_started,
-    ev.CellExecuted: CallTree._on_cell_executed,
-    ev.TurnExecuted: CallTree._on_turn_executed,
-    ev.WorkerRestarted: CallTree._on_worker_restarted,
-    ev.AnswerSubmitted: CallTree._on_answer,
-    ev.BudgetUpdated: CallTree._on_budget,
-    ev.BudgetExceeded: CallTree._on_budget_exceeded,
-    ev.CallFinished: CallTree._on_call_finished,
-    ev.RunFinished: CallTree._on_run_finished,
-}

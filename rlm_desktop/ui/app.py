@@ -34,9 +34,9 @@ def create_application(argv: list[str] | None = None) -> object:
     apply_fonts(
         app,
         prefs.get_str("appearance/ui_font"),
-        int(prefs.get("appearance/ui_font_size", 0) or 0),
+        prefs.get_int("appearance/ui_font_size"),
         prefs.get_str("appearance/code_font"),
-        int(prefs.get("appearance/code_font_size", 0) or 0),
+        prefs.get_int("appearance/code_font_size"),
     )
     return app
 

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import QMainWindow, QMessageBox, QStackedWidget, QWidget
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QWidget,
+)
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.providers import keys, registry
@@ -19,6 +26,13 @@ from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.theme import icon, monospace_font
 from rlm_desktop.ui.welcome import WelcomePage
 from rlm_desktop.ui.workspace import Workspace
+
+if TYPE_CHECKING:
+    from rlm_desktop.ui.sessions.dialog import SessionsDialog
+    from rlm_desktop.ui.settings.dialog import SettingsDialog
+
+Keys: TypeAlias = QKeySequence | QKeySequence.StandardKey | list[QKeySequence] | None
+"""An action's shortcut: one key sequence, a platform's standard one, several, or none."""
 
 TITLE = "RLM Desktop"
 WARM_UP_DELAY_MS = 800
@@ -46,7 +60,14 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.pages)
         self.status = RunStatusBar()
         self.setStatusBar(self.status)
-        self.starter = RunStarter(self)
+        self.starter = RunStarter(
+            self.workspace.controls,
+            self.workspace.documents,
+            self.status,
+            self.prefs,
+            self.workspace.bridge,
+            parent=self,
+        )
         self._closing = False
         self._painted = False
         self._warm_up = warm_up
@@ -80,29 +101,39 @@ class MainWindow(QMainWindow):
             return True
         return any(keys.stored_key(n) for n in names)
 
-    def _action(self, text: str, shortcut: Any, slot: Any, tip: str = "") -> QAction:
+    def _action(
+        self,
+        text: str,
+        keys: Keys,
+        slot: Callable[[], object],
+        button: QAbstractButton | None = None,
+    ) -> QAction:
+        """A window-wide action; a `button` that does the same gets the keys in its tooltip."""
         action = QAction(text, self)
-        if shortcut is not None:
-            if isinstance(shortcut, list):
-                action.setShortcuts(shortcut)
-            else:
-                action.setShortcut(shortcut)
-        action.setToolTip(tip or text.replace("&", "").rstrip("…"))
+        if isinstance(keys, list):
+            action.setShortcuts(keys)
+        elif keys is not None:
+            action.setShortcut(keys)
+        action.setToolTip(text.replace("&", "").rstrip("…"))
         action.triggered.connect(slot)
         self.addAction(action)
+        if button is not None and not action.shortcut().isEmpty():
+            shortcut = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+            button.setToolTip(f"{button.toolTip()} ({shortcut})")
         return action
 
     def _build_actions(self) -> None:
         ws = self.workspace
+        docs, tree = ws.documents, ws.tree_panel
         self.run_action = self._action(
             "&Run", [QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")], self.start_run
         )
         self.stop_action = self._action("&Stop", QKeySequence("Esc"), self.stop_run)
         self.add_files_action = self._action(
-            "Add &files…", QKeySequence.StandardKey.Open, ws.documents.choose_files
+            "Add &files…", QKeySequence.StandardKey.Open, docs.choose_files, docs.add_files_button
         )
         self.add_folder_action = self._action(
-            "Add f&older…", QKeySequence("Ctrl+Shift+O"), ws.documents.choose_folder
+            "Add f&older…", QKeySequence("Ctrl+Shift+O"), docs.choose_folder, docs.add_folder_button
         )
         self.sessions_action = self._action(
             "&Sessions…", QKeySequence("Ctrl+Shift+S"), self.show_sessions
@@ -113,6 +144,21 @@ class MainWindow(QMainWindow):
         self.quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, self.close)
         self.welcome_action = self._action("&Welcome page", None, self.show_welcome)
         self.about_action = self._action("&About RLM Desktop", None, self.show_about)
+        view_actions = [
+            self._action(
+                "&Expand all", QKeySequence("Ctrl+Shift+E"), tree.expand_all, tree.expand_button
+            ),
+            self._action(
+                "&Collapse all",
+                QKeySequence("Ctrl+Shift+C"),
+                tree.collapse_all,
+                tree.collapse_button,
+            ),
+            self._action(
+                "&Next error", QKeySequence("F8"), tree.next_error, tree.next_error_button
+            ),
+            self._action("&Filter calls", QKeySequence("Ctrl+F"), tree.filter.setFocus),
+        ]
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         for action in (self.add_files_action, self.add_folder_action, self.sessions_action):
@@ -125,28 +171,19 @@ class MainWindow(QMainWindow):
         run_menu.addAction(self.run_action)
         run_menu.addAction(self.stop_action)
         view_menu = bar.addMenu("&View")
-        tree = ws.tree_panel
-        view_menu.addAction(
-            self._action("&Expand all", QKeySequence("Ctrl+Shift+E"), tree.expand_all)
-        )
-        view_menu.addAction(
-            self._action("&Collapse all", QKeySequence("Ctrl+Shift+C"), tree.collapse_all)
-        )
-        view_menu.addAction(self._action("&Next error", QKeySequence("F8"), tree.next_error))
-        view_menu.addAction(
-            self._action("&Filter calls", QKeySequence("Ctrl+F"), tree.filter.setFocus)
-        )
+        for action in view_actions:
+            view_menu.addAction(action)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.welcome_action)
         help_menu.addAction(self.about_action)
-        for shortcut in tree.findChildren(QShortcut):
-            shortcut.setEnabled(False)
 
     def _connect(self) -> None:
         ws = self.workspace
         ws.controls.run_requested.connect(self.start_run)
         ws.controls.stop_requested.connect(self.stop_run)
-        ws.run_changed.connect(lambda: self.status.update_from(ws.model.tree))
+        ws.run_changed.connect(self._show_run_figures)
+        self.starter.run_starting.connect(lambda: ws.begin_view(None))
+        self.starter.run_finished.connect(self._show_run_figures)
         ws.leave_review.connect(self.leave_review)
         self.welcome.open_settings.connect(lambda: self.show_settings("providers"))
         self.welcome.open_sample.connect(self.open_sample)
@@ -156,6 +193,10 @@ class MainWindow(QMainWindow):
         )
 
     # Runs -----------------------------------------------------------------------------------
+
+    def _show_run_figures(self) -> None:
+        """Bring the status bar's figures up to date with the run in view."""
+        self.status.update_from(self.workspace.model.tree)
 
     def start_run(self) -> bool:
         """Start a run with the current question, documents and settings; False if it cannot."""
@@ -180,7 +221,7 @@ class MainWindow(QMainWindow):
         """Go to the welcome page."""
         self.pages.setCurrentWidget(self.welcome)
 
-    def show_settings(self, page: str = "") -> Any:
+    def show_settings(self, page: str = "") -> SettingsDialog:
         """Open the settings dialog (on `page` if given); returns the dialog."""
         from rlm_desktop.ui.settings.dialog import SettingsDialog
 
@@ -203,7 +244,7 @@ class MainWindow(QMainWindow):
         if self.pages.currentWidget() is self.welcome and self.provider_configured():
             self.pages.setCurrentWidget(self.workspace)
 
-    def show_sessions(self) -> Any:
+    def show_sessions(self) -> SessionsDialog:
         """Open the session browser; returns the dialog."""
         from rlm_desktop.ui.sessions.dialog import SessionsDialog
 
@@ -283,7 +324,7 @@ class MainWindow(QMainWindow):
         )
         self.prefs.qsettings.sync()
 
-    def paintEvent(self, event: Any) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
         """Tell listeners about the first paint (start-up work waits for it)."""
         super().paintEvent(event)
         if not self._painted:

@@ -7,11 +7,11 @@ the data folder, `RLM_DESKTOP_HOME` isolates tests and portable installs alike.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL, STARTER_BUDGET
+from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL, STARTER_BUDGET, Budget
 from rlm_desktop.paths import data_dir
 
 _CAPS = STARTER_BUDGET
@@ -35,19 +35,29 @@ class RunDefaults:
     max_turns: int = _CAPS.max_turns
     timeout_s: int = int(_CAPS.timeout_s or 0)
 
+    def budget(self) -> Budget:
+        """The limits as the engine takes them: a cap of 0 ("no limit") becomes None."""
+        return Budget(
+            max_cost_usd=self.max_cost_usd or None,
+            max_tokens=self.max_tokens or None,
+            max_sub_calls=self.max_sub_calls or None,
+            max_depth=self.max_depth,
+            max_turns=self.max_turns,
+            timeout_s=float(self.timeout_s) if self.timeout_s else None,
+        )
 
-def _to_int(value: Any, default: int) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
+
+_Number = TypeVar("_Number", int, float)
 
 
-def _to_float(value: Any, default: float) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return default
+def _number(value: object, kind: type[_Number], default: _Number) -> _Number:
+    """`value` as a `kind` (an INI file keeps numbers as text), or `default` when it is none."""
+    if isinstance(value, int | float | str):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return default
 
 
 class Preferences:
@@ -57,11 +67,11 @@ class Preferences:
         self.path = path or str(data_dir() / "settings.ini")
         self.qsettings = QSettings(self.path, QSettings.Format.IniFormat)
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: object = None) -> object:
         """The raw value stored under `key`."""
         return self.qsettings.value(key, default)
 
-    def set(self, key: str, value: Any) -> None:
+    def set(self, key: str, value: object) -> None:
         """Store `value` under `key` and write the file."""
         self.qsettings.setValue(key, value)
         self.qsettings.sync()
@@ -78,6 +88,14 @@ class Preferences:
         value = self.get(key, default)
         return default if value is None else str(value)
 
+    def get_int(self, key: str, default: int = 0) -> int:
+        """A stored whole number (`default` when missing or not a number)."""
+        return _number(self.get(key), int, default)
+
+    def get_float(self, key: str, default: float = 0.0) -> float:
+        """A stored number (`default` when missing or not a number)."""
+        return _number(self.get(key), float, default)
+
     def run_defaults(self) -> RunDefaults:
         """The saved defaults for new runs."""
         d = RunDefaults()
@@ -85,13 +103,13 @@ class Preferences:
             model=self.get_str("run/model", d.model) or d.model,
             sub_model=self.get_str("run/sub_model", d.sub_model),
             mode=self.get_str("run/mode", d.mode),
-            max_depth=_to_int(self.get("run/max_depth"), d.max_depth),
+            max_depth=self.get_int("run/max_depth", d.max_depth),
             profile=self.get_str("run/profile", d.profile),
-            max_cost_usd=_to_float(self.get("run/max_cost_usd"), d.max_cost_usd),
-            max_tokens=_to_int(self.get("run/max_tokens"), d.max_tokens),
-            max_sub_calls=_to_int(self.get("run/max_sub_calls"), d.max_sub_calls),
-            max_turns=_to_int(self.get("run/max_turns"), d.max_turns),
-            timeout_s=_to_int(self.get("run/timeout_s"), d.timeout_s),
+            max_cost_usd=self.get_float("run/max_cost_usd", d.max_cost_usd),
+            max_tokens=self.get_int("run/max_tokens", d.max_tokens),
+            max_sub_calls=self.get_int("run/max_sub_calls", d.max_sub_calls),
+            max_turns=self.get_int("run/max_turns", d.max_turns),
+            timeout_s=self.get_int("run/timeout_s", d.timeout_s),
         )
 
     def set_run_defaults(self, defaults: RunDefaults) -> None:

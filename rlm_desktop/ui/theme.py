@@ -16,7 +16,6 @@ from rlm_desktop.paths import resource
 class Colors:
     """The colours our own widgets use beyond the palette."""
 
-    dark: bool
     error: str
     warning: str
     ok: str
@@ -30,7 +29,6 @@ class Colors:
 
 
 LIGHT = Colors(
-    dark=False,
     error="#c0362c",
     warning="#a86400",
     ok="#2e8a50",
@@ -43,7 +41,6 @@ LIGHT = Colors(
     pygments_style="default",
 )
 DARK = Colors(
-    dark=True,
     error="#ff7b72",
     warning="#e3b341",
     ok="#56d364",

@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.benchmarks.report import record_figure
+from tests.cli import run_python
 from tests.documents.makers import make_pdf
 
 pytestmark = pytest.mark.bench
@@ -74,14 +73,8 @@ MEASURE = textwrap.dedent("""
 """)
 
 
-def _measure(path: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", MEASURE, str(path), MODEL],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+def _measure(path: Path, home: Path) -> dict[str, Any]:
+    done = run_python("-c", MEASURE, str(path), MODEL, home=home, timeout=600)
     assert done.returncode == 0, done.stderr
     figures: dict[str, Any] = json.loads(done.stdout)
     assert figures["errors"] == []
@@ -192,27 +185,33 @@ def big_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     shutil.rmtree(root.parent, ignore_errors=True)
 
 
-def test_200_mb_folder_of_text_and_code(big_folder: Path) -> None:
-    figures = _measure(big_folder)
+def test_200_mb_folder_of_text_and_code(big_folder: Path, isolated_home: Path) -> None:
+    figures = _measure(big_folder, isolated_home)
     _record("200 MB folder (text, code)", figures)
-    assert figures["bytes"] >= FOLDER_BYTES
+    files = list(big_folder.glob("part*/sub*/file*"))
+    assert figures["files"] == len(files)
+    assert figures["bytes"] == sum(path.stat().st_size for path in files) >= FOLDER_BYTES
+    assert figures["chars"] == figures["bytes"]  # ASCII, read as it was written
     assert figures["skipped"] == 3  # .gitignore, scratch.tmp, node_modules
 
 
-def test_one_200_mb_log_file(tmp_path: Path) -> None:
+def test_one_200_mb_log_file(tmp_path: Path, isolated_home: Path) -> None:
     corpus = _corpus(random.Random(5))
     path = tmp_path / "huge.log"
     with path.open("w", encoding="utf-8", newline="\r\n") as handle:  # Windows line ends
         written = 0
         while written < FOLDER_BYTES:
             written += handle.write(corpus)
-    figures = _measure(path)
+    size = path.stat().st_size
+    figures = _measure(path, isolated_home)
     path.unlink()
     _record("one 200 MB log (CRLF)", figures)
+    assert (figures["files"], figures["bytes"]) == (1, size)
+    assert figures["chars"] == written  # every CRLF read back as one "\n"
 
 
 @pytest.mark.parametrize("kerned", [False, True], ids=["lines", "kerned"])
-def test_500_page_pdf(tmp_path: Path, kerned: bool) -> None:
+def test_500_page_pdf(tmp_path: Path, isolated_home: Path, kerned: bool) -> None:
     rng = random.Random(11)
     words = [
         "the",
@@ -234,7 +233,7 @@ def test_500_page_pdf(tmp_path: Path, kerned: bool) -> None:
     folder = tmp_path / "pdf"
     folder.mkdir()
     make_pdf(folder / "annual-report.pdf", pages, kerned=kerned)
-    figures = _measure(folder / "annual-report.pdf")
+    figures = _measure(folder / "annual-report.pdf", isolated_home)
     style = "kerned TJ arrays" if kerned else "one Tj per line"
     _record(f"{PDF_PAGES}-page PDF ({style})", figures)
     assert figures["pages"] == PDF_PAGES

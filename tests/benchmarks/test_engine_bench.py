@@ -14,11 +14,12 @@ import psutil
 import pytest
 
 from rlm_desktop import paths
-from rlm_desktop.engine import Budget, ContextDocument, Run, RunConfig
-from rlm_desktop.engine.events import CellExecuted, Event, TurnExecuted
+from rlm_desktop.engine import Budget, ContextDocument, Run, RunConfig, RunResult
+from rlm_desktop.engine.events import CallStarted, CellExecuted, Event, TurnExecuted
 from rlm_desktop.engine.sandbox.process import WorkerProcess
 from tests.benchmarks.report import record_figure
-from tests.scripted_server import ServerProcess, last_user_text, system_text
+from tests.scripted_rlm import Responder, scripted
+from tests.scripted_server import ServerProcess
 
 pytestmark = pytest.mark.bench
 LATENCY_S = 0.2
@@ -29,48 +30,55 @@ def _cells(events: list[Event]) -> list[CellExecuted]:
     return [e for e in events if isinstance(e, CellExecuted)]
 
 
-async def _run(config: RunConfig, text: str) -> list[Event]:
-    run = Run(config, [ContextDocument("doc.txt", text)], folders=paths.engine_folders())
-    events: list[Event] = []
-    run.bus.add_listener(events.append)
-    result = await run.execute()
-    assert result.status == "completed", result
-    return events
-
-
-def _fan_out_script(request: dict[str, Any]) -> str:
-    user = last_user_text(request)
-    if not system_text(request):
-        return "sub-answer"
-    if user.startswith("Question: piece"):
-        return "```repl\nFINAL('child ' + context[:8])\n```"
-    turn = sum(1 for m in request["messages"] if m["role"] == "assistant")
-    script = [
-        "```repl\none = llm_query('warm-up')\n```",
-        "```repl\none = llm_query('single')\n```",
-        f"```repl\nmany = llm_query_batched(['p%d' % i for i in range({FAN_OUT})])\n```",
-        "```repl\nkid = rlm_query('piece single', context='x' * 100)\n```",
-        f"```repl\nkids = rlm_query_batched(['piece %d' % i for i in range({FAN_OUT})],"
-        f" ['c%d' % i * 50 for i in range({FAN_OUT})])\n```",
-        "```repl\nFINAL(len(many) + len(kids))\n```",
-    ]
-    return script[turn]
-
-
-async def test_fan_out_concurrency() -> None:
-    server = ServerProcess(_fan_out_script, latency_s=LATENCY_S)
+async def _run(
+    responder: Responder, text: str, budget: Budget, latency_s: float = 0.0
+) -> tuple[RunResult, list[Event]]:
+    """An RLM run over `text` against a scripted server in its own process; it must complete."""
+    server = ServerProcess(responder, latency_s=latency_s)
     try:
         config = RunConfig(
-            query="fan out",
+            query="benchmark",
             model="openai/test-model",
             api_base=server.base_url,
             mode="rlm",
-            budget=Budget(max_depth=2, concurrency=FAN_OUT),
+            budget=budget,
         )
-        events = await _run(config, "text " * 100)
+        run = Run(config, [ContextDocument("doc.txt", text)], folders=paths.engine_folders())
+        events: list[Event] = []
+        run.bus.add_listener(events.append)
+        result = await run.execute()
     finally:
         server.stop()
+    assert result.status == "completed", result
+    return result, events
+
+
+CHILD_TURN = "```repl\nFINAL('child ' + context[:8])\n```"
+CHILDREN = ["piece single", *(f"piece {i}" for i in range(FAN_OUT))]
+FAN_OUT_TURNS = [
+    "```repl\none = llm_query('warm-up')\n```",
+    "```repl\none = llm_query('single')\n```",
+    f"```repl\nmany = llm_query_batched(['p%d' % i for i in range({FAN_OUT})])\n```",
+    "```repl\nkid = rlm_query('piece single', context='x' * 100)\n```",
+    f"```repl\nkids = rlm_query_batched(['piece %d' % i for i in range({FAN_OUT})],"
+    f" ['c%d' % i * 50 for i in range({FAN_OUT})])\n```",
+    "```repl\nFINAL(len(many) + len(kids))\n```",
+]
+
+
+async def test_fan_out_concurrency() -> None:
+    children = {prompt: [CHILD_TURN] for prompt in CHILDREN}
+    result, events = await _run(
+        scripted(children, root=FAN_OUT_TURNS),
+        "text " * 100,
+        Budget(max_depth=2, concurrency=FAN_OUT),
+        latency_s=LATENCY_S,
+    )
+    assert result.answer == str(2 * FAN_OUT)
+    started = [e.kind for e in events if isinstance(e, CallStarted)]
+    assert (started.count("rlm"), started.count("llm")) == (1 + len(CHILDREN), 2 + FAN_OUT)
     root_cells = [c for c in _cells(events) if c.call_id == "c1"]
+    assert len(root_cells) == len(FAN_OUT_TURNS)
     single, batch, kid, kids = (c.duration_s for c in root_cells[1:5])
     record_figure("engine", "llm_query single call (200 ms latency)", f"{single * 1000:.0f} ms", "")
     record_figure(
@@ -89,29 +97,19 @@ async def test_fan_out_concurrency() -> None:
 
 
 OVERHEAD_TURNS = 40
-
-
-def _overhead_script(request: dict[str, Any]) -> str:
-    turn = sum(1 for m in request["messages"] if m["role"] == "assistant")
-    if turn >= OVERHEAD_TURNS:
-        return "```repl\nFINAL('done')\n```"
-    return f"```repl\nx = {turn}\nx\n```"
+OVERHEAD_SCRIPT = [
+    *(f"```repl\nx = {turn}\nx\n```" for turn in range(OVERHEAD_TURNS)),
+    "```repl\nFINAL('done')\n```",
+]
 
 
 async def test_turn_overhead() -> None:
-    server = ServerProcess(_overhead_script)
-    try:
-        config = RunConfig(
-            query="overhead",
-            model="openai/test-model",
-            api_base=server.base_url,
-            mode="rlm",
-            budget=Budget(max_turns=OVERHEAD_TURNS + 5),
-        )
-        events = await _run(config, "abc " * 1000)
-    finally:
-        server.stop()
+    result, events = await _run(
+        scripted(root=OVERHEAD_SCRIPT), "abc " * 1000, Budget(max_turns=OVERHEAD_TURNS + 5)
+    )
+    assert (result.answer, result.turns) == ("done", OVERHEAD_TURNS + 1)
     durations = [e.duration_s for e in events if isinstance(e, TurnExecuted)][2:]
+    assert len(durations) == OVERHEAD_TURNS - 1
     median = statistics.median(durations)
     record_figure(
         "engine",

@@ -18,7 +18,8 @@ from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import Event
 from rlm_desktop.store import Recorder, Store, export
 from tests.benchmarks.report import record_figure
-from tests.scripted_server import ServerProcess, system_text
+from tests.scripted_rlm import Responder, scripted
+from tests.scripted_server import ServerProcess
 from tests.store.synthetic import FakeRun, run_events
 
 CALLS = 10_000
@@ -114,23 +115,19 @@ def test_recording_a_10000_call_run(tmp_path: Path) -> None:
     )
 
 
-def _fan_out(calls: int) -> Callable[[dict[str, object]], str]:
+def _fan_out(calls: int) -> Responder:
     """Root turn 1 makes `calls` batched sub-calls; turn 2 submits; sub-calls answer "7"."""
-
-    def reply(request: dict[str, object]) -> str:
-        if "llm_query" not in system_text(request):
-            return "7"
-        messages = request["messages"]
-        assert isinstance(messages, list)
-        if not any(message["role"] == "assistant" for message in messages):
-            return f"```repl\nr = llm_query_batched(['q %d' % i for i in range({calls})])\n```"
-        return "```repl\nFINAL(str(len(r)))\n```"
-
-    return reply
+    return scripted(
+        root=[
+            f"```repl\nr = llm_query_batched(['q %d' % i for i in range({calls})])\n```",
+            "```repl\nFINAL(str(len(r)))\n```",
+        ],
+        sub="7",
+    )
 
 
 async def _real_run(
-    server: ServerProcess, store: Store | None
+    server: ServerProcess, store: Store | None, calls: int
 ) -> tuple[float, int, Recorder | None]:
     config = RunConfig(
         query="bench", model="openai/test-model", api_base=server.base_url, mode="rlm",
@@ -148,7 +145,7 @@ async def _real_run(
     if recorder is not None:
         recorder.close()
     wall = time.perf_counter() - start
-    assert result.status == "completed"
+    assert (result.status, result.answer, result.sub_calls) == ("completed", str(calls), calls)
     return wall, result.sub_calls, recorder
 
 
@@ -158,18 +155,19 @@ def test_recording_a_real_10000_call_run() -> None:
     without the store."""
     store = Store()
     warm_up = ServerProcess(_fan_out(10))
-    asyncio.run(_real_run(warm_up, None))  # warm-up: imports, price map, first worker
+    asyncio.run(_real_run(warm_up, None, 10))  # warm-up: imports, price map, first worker
     warm_up.stop()
     server = ServerProcess(_fan_out(CALLS))
     # Alternate and keep the fastest of each, so a busy machine blurs the comparison less.
     try:
-        runs = [asyncio.run(_real_run(server, s)) for s in (None, store, store, None)]
+        runs = [asyncio.run(_real_run(server, s, CALLS)) for s in (None, store, store, None)]
     finally:
         server.stop()
         store.close()
     bare = min(wall for wall, _, recorder in runs if recorder is None)
     recorded, calls, recorder = min((r for r in runs if r[2] is not None), key=lambda r: r[0])
     assert recorder is not None
+    assert recorder.events_written >= 3 * calls  # each sub-call: started, responded, finished
     share = recorder.write_seconds / recorded
     _table(
         f"A real run of {calls:,} sub-calls against the scripted server (zero latency)",

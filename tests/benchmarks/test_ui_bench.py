@@ -4,18 +4,11 @@ and time from launch to first paint. Run by `make bench`; figures go to the clos
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import keyring
 import pytest
-import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -26,7 +19,9 @@ from rlm_desktop.ui.app import PAINT_PROBE_ENV
 from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.run.starter import warm_engine
 from tests.benchmarks.report import record_figure
-from tests.memory_keyring import MemoryKeyring
+from tests.cli import run_cli
+from tests.scripted_rlm import scripted
+from tests.scripted_server import ScriptedServer
 from tests.synthetic_events import (
     FakeRun,
     call_finished,
@@ -37,8 +32,8 @@ from tests.synthetic_events import (
 )
 
 pytestmark = pytest.mark.bench
-ROOT = Path(__file__).resolve().parents[2]
 PROBE_MS = 5
+LAUNCHES = 5
 
 
 class StallProbe:
@@ -72,24 +67,11 @@ class StallProbe:
 
 
 @pytest.fixture
-def bench_window(qtbot: QtBot, qapp: QApplication) -> Iterator[MainWindow]:
-    previous = keyring.get_keyring()
-    keyring.set_keyring(MemoryKeyring())
-    loop = qasync.QEventLoop(qapp, already_running=True)
-    asyncio.set_event_loop(loop)
-    window = MainWindow(warm_up=False)
-    qtbot.addWidget(window)
+def bench_window(window: MainWindow) -> MainWindow:
+    """The UI tests' main window at a typical desktop size, on the run workspace."""
     window.resize(1440, 900)
-    window.show()
     window.pages.setCurrentWidget(window.workspace)
-    yield window
-    window.shutdown()
-    qapp.aboutToQuit.disconnect(loop._after_run_forever)
-    loop._QEventLoop__is_running = False  # type: ignore[attr-defined]
-    asyncio.events._set_running_loop(None)
-    loop.close()
-    asyncio.set_event_loop(None)
-    keyring.set_keyring(previous)
+    return window
 
 
 BENCH_MODEL = "openai/gpt-5-mini"
@@ -269,53 +251,43 @@ def test_saved_session_with_10000_calls_opens_quickly(
     )
 
 
-def first_paint(args: list[str], home: Path) -> tuple[float, str]:
-    env = {**os.environ, PAINT_PROBE_ENV: "1", "RLM_DESKTOP_HOME": str(home)}
+def first_paint(module: str, home: Path) -> tuple[float, str]:
+    """Seconds from launch to the window's first paint, and the heavy modules loaded by then."""
     launched = time.time()
-    done = subprocess.run(
-        [sys.executable, *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("first-paint "))
-    _, stamp, heavy = line.split()
+    done = run_cli(home=home, env={PAINT_PROBE_ENV: "1"}, module=module, timeout=60)
+    assert done.returncode == 0, done.stderr
+    painted = [ln for ln in done.stdout.splitlines() if ln.startswith("first-paint ")]
+    assert len(painted) == 1, f"the window never painted: {done.stdout!r}"
+    _, stamp, heavy = painted[0].split()
+    assert float(stamp) > launched
     loaded = heavy.removeprefix("heavy=")
     return float(stamp) - launched, "none" if loaded == "-" else loaded
 
 
-@pytest.mark.parametrize(
-    "entry", [["-m", "rlm_desktop.ui.app"], ["-m", "rlm_desktop"]], ids=["ui.app", "rlm-desktop"]
-)
-def test_launch_to_first_paint(tmp_path: Path, entry: list[str]) -> None:
-    runs = [first_paint(entry, tmp_path) for _ in range(5)]
+@pytest.mark.parametrize("module", ["rlm_desktop.ui.app", "rlm_desktop"])
+def test_launch_to_first_paint(isolated_home: Path, module: str) -> None:
+    runs = [first_paint(module, isolated_home) for _ in range(LAUNCHES)]
     times = [t for t, _ in runs]
     heavy = {h for _, h in runs}
     record_figure(
         "ui",
-        f"launch to first paint ({' '.join(entry[1:])})",
+        f"launch to first paint ({module})",
         f"{statistics.median(times):.2f} s",
-        f"target < 1.5 s; min {min(times):.2f}, max {max(times):.2f} over 5 launches; "
+        f"target < 1.5 s; min {min(times):.2f}, max {max(times):.2f} over {LAUNCHES} launches; "
         f"heavy modules loaded before paint: {', '.join(sorted(heavy))}",
     )
 
 
 def test_real_engine_fan_out_of_1000_calls(
-    bench_window: MainWindow, qtbot: QtBot, scripted_server: Any
+    bench_window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
 ) -> None:
     from rlm_desktop.paths import resource
-    from tests.scripted_server import system_text
 
     fan_out = (
         '```repl\nr = llm_query_batched([f"Summarise part {i}" for i in range(1000)])\n'
         "FINAL(str(len(r)))\n```"
     )
-    scripted_server.respond_with(
-        lambda request: fan_out if "REPL" in system_text(request) else "a short summary"
-    )
+    scripted_server.respond_with(scripted(root=[fan_out], sub="a short summary"))
     window = bench_window
     ws = window.workspace
     window.prefs.set_base_url("local", scripted_server.base_url)
@@ -341,6 +313,7 @@ def test_real_engine_fan_out_of_1000_calls(
     finished = ws.model.tree.run.finished
     assert finished is not None
     assert finished.answer == "1000"
+    assert ws.model.tree.sub_calls_done == 1000
     record_figure(
         "ui",
         "real engine, 1,000 sub-calls: worst loop stall",

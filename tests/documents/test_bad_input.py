@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rlm_desktop.documents import LoadOptions, load_paths
+from tests.cli import is_root, run_python, unprivileged
 from tests.documents.makers import make_docx, make_pdf
 
 GOOD_TEXT = "The good file still loads.\n"
@@ -181,12 +182,25 @@ def test_special_file_is_refused(tmp_path: Path) -> None:
     assert _only_error(fifo).startswith("not a regular file")
 
 
-@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads anything")
-def test_unreadable_file_is_an_error(tmp_path: Path) -> None:
+ONLY_ERROR = """
+import sys
+from pathlib import Path
+from tests.documents.test_bad_input import _only_error
+print(_only_error(Path(sys.argv[1])))
+"""
+
+
+def test_unreadable_file_is_an_error(tmp_path: Path, isolated_home: Path) -> None:
     path = tmp_path / "private.txt"
     path.write_text("secret", encoding="utf-8")
     path.chmod(0)
-    assert _only_error(path).startswith("cannot read it")
+    if is_root():  # root reads anything: load it in a process that has lost that power
+        done = run_python("-c", ONLY_ERROR, str(path), home=isolated_home, **unprivileged())
+        assert done.returncode == 0, done.stderr
+        message = done.stdout.strip()
+    else:
+        message = _only_error(path)
+    assert message.startswith("cannot read it")
 
 
 def test_per_file_size_limit(tmp_path: Path) -> None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 from rlm_desktop.documents import LoadOptions, count_tokens, load_paths
 from rlm_desktop.documents.token_counts import TokenTally, tokenizer_for
+from tests.cli import run_python
+from tests.qt_free import run_without
 
 # Tokenisations that differ between OpenAI's two current encodings.
 SAMPLE = "Die Größe der Übersetzung ist schön; 12345678 tokens? ünïcödé 🙂 " * 20
@@ -63,7 +63,7 @@ def test_load_flags_estimates_once_the_exact_budget_is_spent(tmp_path: Path) -> 
     assert budgeted.summary().endswith(f"~{budgeted.total_tokens:,} tokens")
 
 
-def test_counting_needs_no_network_and_no_litellm_import() -> None:
+def test_counting_needs_no_network_and_no_litellm_import(isolated_home: Path) -> None:
     script = textwrap.dedent("""
         import socket, sys
         def refuse(*args, **kwargs):
@@ -75,30 +75,18 @@ def test_counting_needs_no_network_and_no_litellm_import() -> None:
         assert "litellm" not in sys.modules
         print("ok")
     """)
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = run_python("-c", script, home=isolated_home, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
 
 
-def test_without_litellm_installed_counts_fall_back_to_a_flagged_estimate() -> None:
-    script = textwrap.dedent("""
-        import sys
-        from importlib.abc import MetaPathFinder
-
-        class NotInstalled(MetaPathFinder):
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] == "litellm":
-                    raise ModuleNotFoundError(name)
-                return None
-
-        sys.meta_path.insert(0, NotInstalled())
+def test_without_litellm_installed_counts_fall_back_to_a_flagged_estimate(
+    isolated_home: Path,
+) -> None:
+    script = """
         from rlm_desktop.documents import count_tokens
         print(count_tokens("x" * 10, "openai/gpt-5-mini"))
-    """)
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
+    """
+    done = run_without(script, ["litellm"], home=isolated_home)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "(3, True)"

@@ -1,15 +1,15 @@
 """Helpers for engine tests: runs against the scripted server, replies keyed on what was asked.
 
-A request with a system prompt is a turn of an RLM call; its first user message starts with
-`Question: <prompt>`, which tells the root (the run's query) from a child (its `rlm_query` prompt).
-A request without one is an `llm_query` sub-call.
+What a request is (an RLM call's turn, named by its prompt, or an `llm_query` sub-call) is read by
+`tests.scripted_rlm`, the one scripted model of the suite; this module adds the engine tests' run,
+document and process helpers, and re-exports the script helpers they use.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 import psutil
@@ -17,23 +17,20 @@ import psutil
 from rlm_desktop import paths
 from rlm_desktop.engine import Budget, ContextDocument, Credentials, Run, RunConfig, RunResult
 from rlm_desktop.engine.events import Event
-from tests.scripted_server import Reply, ScriptedServer, last_user_text, system_text
+from tests.scripted_rlm import is_sub_call as is_sub_call
+from tests.scripted_rlm import repl as repl
+from tests.scripted_rlm import rlm_requests as _rlm_requests
+from tests.scripted_rlm import scripted as scripted
+from tests.scripted_rlm import turn_of
+from tests.scripted_server import ScriptedServer, last_user_text
 
 TEST_MODEL = "openai/test-model"
 QUERY = "What is the total of the ledger?"
 DOCUMENT = ContextDocument(
     name="ledger.txt", text="".join(f"line {i}: amount {i % 7}\n" for i in range(300))
 )
-EXHAUSTED = "the test script has no reply for this turn"
 
 E = TypeVar("E", bound=Event)
-Turns = Sequence[str | Reply]
-SubReply = Callable[[str], "str | Reply"]
-
-
-def repl(code: str, prose: str = "Let me run some code.") -> str:
-    """A model reply with one ```repl block."""
-    return f"{prose}\n```repl\n{code}\n```"
 
 
 def make_run(
@@ -69,44 +66,9 @@ def of_type(events: Sequence[Event], kind: type[E]) -> list[E]:
     return [event for event in events if isinstance(event, kind)]
 
 
-def is_sub_call(request: dict[str, Any]) -> bool:
-    """True for an `llm_query` request (no system prompt)."""
-    return system_text(request) == ""
-
-
-def question_of(request: dict[str, Any]) -> str:
-    """The prompt of the RLM call that sent this request."""
-    for message in request.get("messages", []):
-        if message.get("role") == "user":
-            first_line = str(message.get("content") or "").split("\n", 1)[0]
-            return first_line.removeprefix("Question: ")
-    return ""
-
-
-def turn_of(request: dict[str, Any]) -> int:
-    """The 0-based turn of an RLM call's request (the replies it already had)."""
-    return sum(1 for message in request.get("messages", []) if message.get("role") == "assistant")
-
-
-def scripted(
-    calls: Mapping[str, Turns], sub: SubReply | str | Reply = "sub-answer"
-) -> Callable[[dict[str, Any]], str | Reply]:
-    """A responder: RLM calls get their turns by question, sub-calls get `sub` (or `sub(prompt)`)."""
-
-    def respond(request: dict[str, Any]) -> str | Reply:
-        if is_sub_call(request):
-            return sub if isinstance(sub, str | Reply) else sub(last_user_text(request))
-        turns = calls.get(question_of(request), ())
-        turn = turn_of(request)
-        return turns[turn] if turn < len(turns) else Reply(status=400, content=EXHAUSTED)
-
-    return respond
-
-
 def rlm_requests(server: ScriptedServer, question: str = QUERY) -> list[dict[str, Any]]:
-    """The requests of the RLM call asked `question`, in turn order."""
-    found = [r for r in server.chat_requests() if not is_sub_call(r) and question_of(r) == question]
-    return sorted(found, key=turn_of)
+    """The requests of the RLM call asked `question` (the run's query by default), in turn order."""
+    return _rlm_requests(server, question)
 
 
 def observation_after(server: ScriptedServer, turn: int, question: str = QUERY) -> str:

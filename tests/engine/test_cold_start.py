@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.cli import run_python
 
 SCRIPT = """
 import asyncio
@@ -47,16 +44,8 @@ asyncio.run(main())
 """
 
 
-def test_the_first_run_keeps_the_event_loop_turning() -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+def test_the_first_run_keeps_the_event_loop_turning(isolated_home: Path) -> None:
+    result = run_python("-c", SCRIPT, home=isolated_home, timeout=60)
     assert result.returncode == 0, result.stderr
     status, longest_stall = result.stdout.split()
     assert status == "completed"

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
+
+from tests.cli import run_python
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux-only")
 
 
-def test_starting_a_worker_makes_the_application_non_dumpable(tmp_path) -> None:
+def test_starting_a_worker_makes_the_application_non_dumpable(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     script = textwrap.dedent(
         f"""
         import asyncio
@@ -34,7 +38,6 @@ def test_starting_a_worker_makes_the_application_non_dumpable(tmp_path) -> None:
         asyncio.run(main())
         """
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
-    )
+    result = run_python("-c", script, home=isolated_home, timeout=60)
+    assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "True", "3"]

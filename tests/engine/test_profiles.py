@@ -51,8 +51,10 @@ def test_a_requested_profile_overrides_the_pattern() -> None:
 
 
 def test_an_unknown_profile_is_a_config_error_naming_the_choices() -> None:
-    with pytest.raises(ConfigError, match=r"unknown profile 'nope'.*default"):
+    expected = r"^profile 'nope' is an unknown profile: .*default"
+    with pytest.raises(ConfigError, match=expected) as info:
         choose_profile(paths.profile_folders(), "openai/test-model", "nope")
+    assert info.value.setting == "profile"
 
 
 def test_a_run_with_an_unknown_profile_is_refused_before_it_starts() -> None:

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.qt_free import run_without_qt
 
 SCRIPT = """
 import asyncio
 import sys
-
-for name in ("PySide6", "shiboken6", "qasync"):
-    sys.modules[name] = None  # any import of them now raises ImportError
 
 import rlm_desktop.engine as engine
 from rlm_desktop import paths
@@ -41,16 +35,7 @@ server.stop()
 """
 
 
-def test_engine_runs_with_qt_blocked_and_imports_litellm_lazily() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+def test_engine_runs_with_qt_blocked_and_imports_litellm_lazily(isolated_home: Path) -> None:
+    result = run_without_qt(SCRIPT, home=isolated_home)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["completed", "1234", "litellm,openai"]

@@ -130,23 +130,3 @@ def test_unpriced_calls_are_counted() -> None:
     assert node.unpriced
     assert node.subtree.unpriced == 1
     assert node.subtree.tokens == 7
-
-
-def test_call_tree_and_keys_import_without_qt() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('PySide6', 'shiboken6', 'qasync'):\n"
-        "            raise ImportError('Qt is blocked: ' + name)\n"
-        "sys.meta_path.insert(0, Block())\n"
-        "import rlm_desktop.review.call_tree, rlm_desktop.providers.keys\n"
-        "print('ok')\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.stdout.strip() == "ok", done.stderr

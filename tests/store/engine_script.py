@@ -10,32 +10,25 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
 
 from rlm_desktop import paths
 from rlm_desktop.engine import ContextDocument, Credentials, Run, RunConfig
 from rlm_desktop.store import Store
-from tests.scripted_server import Reply, ScriptedServer, system_text
+from tests.scripted_rlm import Responder, scripted
+from tests.scripted_server import Reply, ScriptedServer
 
 API_KEY = "sk-e2e-4f3e2d1c0b9a8877"
 MARKER = "zebrafishcount"
 DOCUMENT = ContextDocument(name="tanks.txt", text="tank A: 7 zebrafish\n" * 50, path="")
 FIRST_TURN = f"Let me ask.\n```repl\nx = llm_query('How many?')\nprint('{MARKER}', x)\n```"
+FINAL_TURN = "```repl\nFINAL('There are 7 zebrafish.')\n```"
 
 
-def responder(stall_final: bool = False) -> Any:
-    """Replies for root turns (recognised by the system prompt) and for sub-calls."""
-
-    def reply(request: dict[str, Any]) -> str | Reply:
-        if "llm_query" not in system_text(request):
-            return "7"
-        turns = sum(1 for message in request["messages"] if message["role"] == "assistant")
-        if turns == 0:
-            return FIRST_TURN
-        final = "```repl\nFINAL('There are 7 zebrafish.')\n```"
-        return Reply(content=final, delay_s=120) if stall_final else final
-
-    return reply
+def responder(stall_final: bool = False) -> Responder:
+    """The root's two turns (the second held back for two minutes if `stall_final`); sub-calls
+    answer "7"."""
+    final = Reply(content=FINAL_TURN, delay_s=120) if stall_final else FINAL_TURN
+    return scripted(root=[FIRST_TURN, final], sub="7")
 
 
 def make_run(server: ScriptedServer) -> Run:

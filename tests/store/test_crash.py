@@ -2,56 +2,25 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import sqlite3
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 from rlm_desktop.paths import database_path
 from rlm_desktop.store import Store
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _count(path: Path, sql: str) -> int:
-    if not path.exists():
-        return 0
-    conn = sqlite3.connect(path, timeout=5)
-    try:
-        return int(conn.execute(sql).fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-    finally:
-        conn.close()
+from tests.cli import start_cli
+from tests.store.live import count, kill_when
 
 
-def _wait_for_calls(path: Path, at_least: int, process: subprocess.Popen[bytes]) -> int:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stderr.read() if process.stderr else ""
-        seen = _count(path, "SELECT count(*) FROM calls")
-        if seen >= at_least:
-            return seen
-        time.sleep(0.05)
-    raise AssertionError(f"the writer never wrote {at_least} calls")
-
-
-def test_sigkill_mid_run_leaves_an_interrupted_session_with_what_was_written() -> None:
+def test_sigkill_mid_run_leaves_an_interrupted_session_with_what_was_written(
+    isolated_home: Path,
+) -> None:
     path = database_path()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.store.crash_writer", str(path)],
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
+    process = start_cli(
+        str(path), home=isolated_home, module="tests.store.crash_writer", stderr=subprocess.PIPE
     )
-    try:
-        seen = _wait_for_calls(path, 40, process)
-    finally:
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait()
-    assert process.returncode == -signal.SIGKILL
+    kill_when(process, lambda: count(path, "calls") >= 40, "40 calls were written", timeout_s=60)
+    seen = count(path, "calls")
+    assert seen >= 40
 
     store = Store(path)
     try:
@@ -63,7 +32,7 @@ def test_sigkill_mid_run_leaves_an_interrupted_session_with_what_was_written() -
         assert {c["status"] for c in shown["calls"][1:-1]} == {"ok"}
         assert shown["session"]["sub_calls"] == len(shown["calls"]) - 1
         replayed = list(store.replay("killed-run"))
-        assert len(replayed) == _count(path, "SELECT count(*) FROM events")
+        assert len(replayed) == count(path, "events")
         assert [e.ts for e in replayed] == sorted(e.ts for e in replayed)
     finally:
         store.close()

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import sqlite3
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 from rlm_desktop.engine.events import Event
 from rlm_desktop.paths import database_path
 from rlm_desktop.store import FORMATS, Store, export
+from tests.cli import start_cli
 from tests.scripted_server import ScriptedServer
 from tests.store.engine_script import API_KEY, DOCUMENT, MARKER, make_run, responder
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.store.live import count, kill_when, peek
 
 
 async def test_a_real_run_is_recorded_as_it_happened(
@@ -70,36 +65,24 @@ def _files_containing(folder: Path, secret: str) -> list[str]:
     return [path.name for path in files if secret.encode() in path.read_bytes()]
 
 
-def _calls(path: Path) -> list[tuple[str, str]]:
-    if not path.exists():
-        return []
-    conn = sqlite3.connect(path, timeout=5)
-    try:
-        return conn.execute("SELECT kind, status FROM calls ORDER BY seq").fetchall()
-    except sqlite3.OperationalError:
-        return []
-    finally:
-        conn.close()
+CALLS = "SELECT kind, status FROM calls ORDER BY seq"
 
 
-def test_a_run_killed_mid_turn_is_interrupted_with_its_finished_work() -> None:
+def test_a_run_killed_mid_turn_is_interrupted_with_its_finished_work(
+    isolated_home: Path,
+) -> None:
     path = database_path()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.store.engine_script", str(path)],
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    process = start_cli(
+        str(path), home=isolated_home, module="tests.store.engine_script", stderr=subprocess.PIPE
     )
-    deadline = time.monotonic() + 90
-    try:
-        # The second turn's request stalls on the server: wait until the first turn is kept.
-        while _calls(path) != [("rlm", "running"), ("llm", "ok")] or not _cells(path):
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            assert time.monotonic() < deadline, "the first turn was never written"
-            time.sleep(0.05)
-    finally:
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait()
+    # The second turn's request stalls on the server: kill it once the first turn is kept.
+    kill_when(
+        process,
+        lambda: (
+            peek(path, CALLS) == [("rlm", "running"), ("llm", "ok")] and count(path, "cells") > 0
+        ),
+        "the first turn was written",
+    )
 
     store = Store(path)
     try:
@@ -116,13 +99,3 @@ def test_a_run_killed_mid_turn_is_interrupted_with_its_finished_work() -> None:
         assert json.loads(lines[1])["code_blocks"][0]["result"]["rlm_calls"][0]["response"] == "7"
     finally:
         store.close()
-
-
-def _cells(path: Path) -> int:
-    conn = sqlite3.connect(path, timeout=5)
-    try:
-        return int(conn.execute("SELECT count(*) FROM cells").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-    finally:
-        conn.close()

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.qt_free import run_without_qt
 
 SCRIPT = """
 import sys
 
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {"PySide6", "qasync", "shiboken6"}:
-            raise ImportError(f"{name} is blocked in this test")
-        return None
-
-sys.meta_path.insert(0, Block())
 import rlm_desktop.store
 import rlm_desktop.commands.sessions
 from rlm_desktop.store import Store
@@ -27,9 +18,7 @@ print(",".join(heavy))
 """
 
 
-def test_store_imports_without_qt_or_litellm() -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True, text=True, check=False
-    )
+def test_store_imports_without_qt_or_litellm(isolated_home: Path) -> None:
+    result = run_without_qt(SCRIPT, home=isolated_home)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""

@@ -1,40 +1,17 @@
-"""UI fixtures: a qasync loop on the test's QApplication, an in-memory keyring, the window."""
+"""UI fixtures: the qasync loop and the main window (shared with the UI benchmarks), and a check
+that no test leaves a worker process or thread behind."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Iterator
 
 import psutil
 import pytest
-import qasync
 from PySide6.QtWidgets import QApplication
 
-from tests.memory_keyring import MemoryKeyring
-
-
-@pytest.fixture
-def qloop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
-    """A qasync loop that counts as running while pytest-qt spins Qt's event loop.
-
-    Drive it with `qtbot.waitUntil`; pytest-asyncio's own loop would not run Qt events.
-    """
-    loop = qasync.QEventLoop(qapp, already_running=True)
-    asyncio.set_event_loop(loop)
-    yield loop
-    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
-    for task in pending:
-        task.cancel()
-    deadline = loop.time() + 5
-    while any(not t.done() for t in pending) and loop.time() < deadline:
-        qapp.processEvents()
-    qapp.aboutToQuit.disconnect(loop._after_run_forever)
-    # loop.stop() would call QApplication.exit(), which breaks later tests' event loops.
-    loop._QEventLoop__is_running = False  # type: ignore[attr-defined]
-    asyncio.events._set_running_loop(None)
-    loop.close()
-    asyncio.set_event_loop(None)
+from tests.qt_fixtures import qloop as qloop
+from tests.qt_fixtures import window as window
 
 
 @pytest.fixture(autouse=True)
@@ -60,20 +37,3 @@ def no_leftovers() -> Iterator[None]:
         if t.ident not in threads_before and t.is_alive() and not t.daemon
     ]
     assert extra == [], f"threads left behind: {[t.name for t in extra]}"
-
-
-@pytest.fixture
-def window(
-    qtbot: object, qloop: asyncio.AbstractEventLoop, memory_keyring: MemoryKeyring
-) -> Iterator[object]:
-    """The real main window, with an in-memory keyring and no start-up warm-up thread."""
-    from rlm_desktop.ui.main_window import MainWindow
-
-    win = MainWindow(warm_up=False)
-    qtbot.addWidget(win)  # type: ignore[attr-defined]
-    win.show()
-    yield win
-    if win.starter.running:
-        win.starter.stop()
-        qtbot.waitUntil(lambda: not win.starter.running, timeout=10_000)  # type: ignore[attr-defined]
-    win.shutdown()

@@ -7,9 +7,9 @@ from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine import events as ev
-from rlm_desktop.review.call_tree import CallTree
+from rlm_desktop.review.call_tree import CallTree, Turn
 from rlm_desktop.ui.console.blocks import CodeView
-from rlm_desktop.ui.console.view import ConsoleView, prose_of
+from rlm_desktop.ui.console.view import ConsoleView, TurnCard
 from rlm_desktop.ui.theme import monospace_font
 from tests.synthetic_events import call_finished, call_started
 from tests.ui.synthetic import rlm_call_end, rlm_call_start
@@ -30,9 +30,22 @@ def _formats(code: CodeView) -> list[str]:
     return [r.format.foreground().color().name() for r in block.layout().formats()]
 
 
-def test_prose_drops_code_fences() -> None:
-    reply = "Look at it.\n```repl\nprint(1)\n```\nThen answer."
-    assert prose_of(reply) == "Look at it.\n\nThen answer."
+@pytest.mark.parametrize(
+    ("reply", "prose"),
+    [
+        ("Look at it.\n```repl\nprint(1)\n```\n\n\nThen answer.", "Look at it.\n\nThen answer."),
+        ("Counting first.\n```python\nlen(context", "Counting first."),
+        ('The data:\n```json\n{"a": 1}\n```', 'The data:\n```json\n{"a": 1}\n```'),
+    ],
+    ids=["run-block", "block-cut-off", "other-fence"],
+)
+def test_a_turn_shows_the_words_around_the_code_it_runs(
+    qtbot: QtBot, reply: str, prose: str
+) -> None:
+    card = TurnCard(0, 1000, monospace_font())
+    qtbot.addWidget(card)
+    card.update_from(Turn(index=0, reply=reply))
+    assert card.prose.text() == prose
 
 
 def test_code_is_highlighted_with_pygments(qtbot: QtBot) -> None:

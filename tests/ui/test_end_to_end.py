@@ -13,7 +13,7 @@ from rlm_desktop.paths import data_dir, database_path, resource
 from rlm_desktop.providers import keys
 from rlm_desktop.ui.main_window import MainWindow
 from tests.scripted_server import ScriptedServer
-from tests.ui.scripted_rlm import ANSWER, make_responder
+from tests.ui.launch_script import ANSWER, make_responder
 
 SECRET = "sk-test-SECRET-9f8e7d6c5b4a"
 

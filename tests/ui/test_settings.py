@@ -123,7 +123,8 @@ def test_profiles_copy_edit_and_delete(
     qtbot: QtBot, qloop: object, memory_keyring: MemoryKeyring
 ) -> None:
     save_user_profile(
-        paths.user_profiles_dir(), ProfileDraft(name="mine", prompt="my prompt", patterns=("openai/*",))
+        paths.user_profiles_dir(),
+        ProfileDraft(name="mine", prompt="my prompt", patterns=("openai/*",)),
     )
     dialog = _dialog(qtbot, "profiles")
     page = dialog.profiles
@@ -185,13 +186,18 @@ def test_model_prices_persist_and_a_bad_line_is_named(qtbot: QtBot, qloop: objec
     assert page.prices_error.text() == ""
     dialog.accept()
 
+    from rlm_desktop.engine.config import Budget
+    from rlm_desktop.ui.run.controls import RunRequest
     from rlm_desktop.ui.run.starter import build_config
 
-    values = {
-        "query": "q", "model": "openai/test-model", "sub_model": None, "api_base": None,
-        "mode": "rlm", "profile": None, "max_cost_usd": None, "max_tokens": None,
-        "max_sub_calls": None, "max_depth": 2, "max_turns": 5, "timeout_s": 60,
-        "prices_text": Preferences().prices_text(),
-    }  # fmt: skip
-    config = build_config(values)
+    request = RunRequest(
+        query="q",
+        model="openai/test-model",
+        sub_model=None,
+        api_base=None,
+        mode="rlm",
+        profile=None,
+        budget=Budget(max_depth=2, max_turns=5, timeout_s=60),
+    )
+    config = build_config(request, Preferences().prices_text())
     assert config.prices == {"openai/test-model": (1.5e-6, 6e-6)}

@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 import configparser
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from rlm_desktop.ui.app import DESKTOP_ID, PAINT_PROBE_ENV
+from tests.cli import ROOT, run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def test_first_paint_happens_before_heavy_imports(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        PAINT_PROBE_ENV: "1",
-        "QT_QPA_PLATFORM": "offscreen",
-        "RLM_DESKTOP_HOME": str(tmp_path),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "rlm_desktop.ui.app"],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+def test_first_paint_happens_before_heavy_imports(isolated_home: Path) -> None:
+    done = run_cli(
+        home=isolated_home, env={PAINT_PROBE_ENV: "1"}, module="rlm_desktop.ui.app", timeout=60
     )
     assert done.returncode == 0, done.stderr
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("first-paint "))

@@ -8,9 +8,14 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine import events as ev
 from rlm_desktop.ui.bridge import EventBridge
-from rlm_desktop.ui.tree.model import COLUMNS, NODE_ROLE, CallTreeModel
-from tests.synthetic_events import failed_call
+from rlm_desktop.ui.tree.columns import COLUMNS
+from rlm_desktop.ui.tree.model import NODE_ROLE, CallTreeModel
+from tests.synthetic_events import call_started, failed_call
 from tests.ui.synthetic import llm_call, rlm_call_start, synthetic_run
+
+
+def _column(title: str) -> int:
+    return next(number for number, column in enumerate(COLUMNS) if column.title == title)
 
 
 def _tester(model: CallTreeModel) -> QAbstractItemModelTester:
@@ -31,9 +36,9 @@ def test_batches_build_the_nested_tree(qapp: object) -> None:
     grandchild = model.index(0, 0, child)
     assert model.data(grandchild).startswith("LLM ")
     assert model.parent(grandchild) == child
-    assert model.data(model.index(0, COLUMNS.index("Status"), root)) == "ok"
-    assert model.data(model.index(0, COLUMNS.index("In"), root)) == "100"
-    assert "7 sub" in model.data(model.index(0, COLUMNS.index("Subtree")))
+    assert model.data(model.index(0, _column("Status"), root)) == "ok"
+    assert model.data(model.index(0, _column("In"), root)) == "100"
+    assert "7 sub" in model.data(model.index(0, _column("Subtree")))
     assert model.data(root, NODE_ROLE) is model.tree.root
     del tester
 
@@ -79,5 +84,28 @@ def test_find_next_wraps_in_display_order(qapp: object) -> None:
     assert second is not None
     assert second.call_id == "bad-2"
     assert model.find_next(second, lambda n: n.failed) is first
-    index = model.index_of(first, 2)
+    index = model.index_of(first, _column("Status"))
     assert model.data(index, Qt.ItemDataRole.ForegroundRole) is not None
+
+
+def test_columns_show_what_is_known_and_repaint_the_clock(qapp: object) -> None:
+    model = CallTreeModel()
+    model.apply_events(
+        [call_started("r", "root", None, kind="rlm", depth=0, prompt="Why?", ts=1.0)]
+    )
+    model.apply_events(failed_call("r", "bad", "root", "RateLimitError: slow down"))
+    root, bad = model.tree.nodes["root"], model.tree.nodes["bad"]
+    cost = model.index_of(root, _column("Cost"))
+    assert model.data(cost) == "", "no usage is known before the first reply"
+    assert model.data(cost, Qt.ItemDataRole.TextAlignmentRole) is not None
+    assert model.data(model.index_of(root, _column("Model")), Qt.ItemDataRole.ToolTipRole) is None
+    assert "slow down" in model.data(
+        model.index_of(bad, _column("Status")), Qt.ItemDataRole.ToolTipRole
+    )
+    assert "1 failed" in model.data(
+        model.index_of(root, _column("Subtree")), Qt.ItemDataRole.ToolTipRole
+    )
+    repainted: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda a, b, _roles=None: repainted.append((a.column(), b.column())))
+    model.refresh_running()
+    assert repainted == [(_column("Time"), _column("Time"))]

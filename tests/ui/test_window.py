@@ -5,13 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QShortcut
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.paths import resource
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.preferences import Preferences
-from tests.ui.synthetic import synthetic_run
+from tests.synthetic_events import failed_call
+from tests.ui.synthetic import rlm_call_start, synthetic_run
 
 
 def test_first_run_shows_the_welcome_page(
@@ -132,3 +135,23 @@ def test_the_direct_call_hint_follows_the_chosen_models_window(
     controls.model.setEditText("anyscale/codellama/CodeLlama-34b-Instruct-hf")
     qtbot.waitUntil(lambda: documents.hint.text() == "", timeout=5_000)
     assert documents.token_model == "anyscale/codellama/CodeLlama-34b-Instruct-hf"
+
+
+def test_each_key_is_bound_once_and_named_on_its_button(window: MainWindow, qtbot: QtBot) -> None:
+    actions = [
+        sequence for action in window.findChildren(QAction) for sequence in action.shortcuts()
+    ]
+    shortcuts = [shortcut.key() for shortcut in window.findChildren(QShortcut)]
+    bound = [sequence.toString() for sequence in actions + shortcuts]
+    assert len(bound) == len(set(bound))
+    tree = window.workspace.tree_panel
+    assert tree.next_error_button.toolTip() == "Select the next failed call (F8)"
+    assert window.workspace.documents.add_files_button.toolTip() == "Add files (Ctrl+O)"
+
+    window.pages.setCurrentWidget(window.workspace)
+    root_id, opening = rlm_call_start("r", None, 1, 1.0)
+    window.workspace.apply_events(
+        [*opening, *failed_call("r", "bad", root_id, "RateLimitError: slow down", depth=2)]
+    )
+    qtbot.keyClick(tree.view, Qt.Key.Key_F8)
+    assert tree.selected() is window.workspace.model.tree.nodes["bad"]

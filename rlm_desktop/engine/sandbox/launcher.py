@@ -32,23 +32,30 @@ class Launcher:
         self._lock = asyncio.Lock()
 
     async def spawn(self, cwd: Path) -> tuple[int, socket.socket]:
-        """A new worker process working in `cwd`: its pid and the parent's end of its socket."""
+        """A new worker process working in `cwd`: its pid and the parent's end of its socket.
+
+        A launcher that has died is started afresh once; a second failure is raised.
+        """
         async with self._lock:
-            for attempt in (1, 2):
-                if self._control is None:
-                    await self._start()
-                try:
-                    return await self._request(cwd)
-                except (OSError, WorkerDied):
-                    await self.close()
-                    if attempt == 2:
-                        raise
-        raise WorkerDied("the worker launcher could not be started")
+            with contextlib.suppress(OSError, WorkerDied):
+                return await self._spawn_once(cwd)
+            return await self._spawn_once(cwd)
+
+    async def _spawn_once(self, cwd: Path) -> tuple[int, socket.socket]:
+        try:
+            if self._control is None:
+                await self._start()
+            return await self._request(cwd)
+        except (OSError, WorkerDied):
+            await self.close()
+            raise
 
     async def _start(self) -> None:
         protect_application_process()
         self._scratch.mkdir(parents=True, exist_ok=True)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ours.setblocking(False)
+        self._control = ours
         try:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -67,8 +74,6 @@ class Launcher:
             )
         finally:
             theirs.close()
-        ours.setblocking(False)
-        self._control = ours
 
     async def _request(self, cwd: Path) -> tuple[int, socket.socket]:
         assert self._control is not None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
@@ -16,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.engine.observation import truncate_middle
+from rlm_desktop.review.call_nodes import Cell
 from rlm_desktop.ui.console.highlighter import PygmentsHighlighter
 from rlm_desktop.ui.theme import colors
 
@@ -116,7 +119,7 @@ class OutputBlock(QFrame):
         self.view.setAccessibleName(kind)
         layout.addWidget(self.view)
 
-    def _link(self, text: str, slot: object) -> QToolButton:
+    def _link(self, text: str, slot: Callable[[], object]) -> QToolButton:
         button = QToolButton()
         button.setObjectName("link")
         button.setText(text)
@@ -158,11 +161,8 @@ class OutputBlock(QFrame):
 class CellView(QWidget):
     """One code block and what running it printed, with its duration."""
 
-    def __init__(self, cell: object, limit: int, font: QFont) -> None:
+    def __init__(self, cell: Cell, limit: int, font: QFont) -> None:
         super().__init__()
-        from rlm_desktop.review.call_tree import Cell
-
-        assert isinstance(cell, Cell)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 4)
         layout.setSpacing(2)

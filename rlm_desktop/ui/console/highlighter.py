@@ -9,17 +9,27 @@ document only afterwards), so blocks are always coloured from fresh tokens.
 from __future__ import annotations
 
 import bisect
-from typing import Any
 
 from pygments.lexer import Lexer
 from pygments.lexers import PythonLexer
+from pygments.style import Style
 from pygments.styles import get_style_by_name
 from pygments.token import _TokenType
 from pygments.util import ClassNotFound
 from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 
 
-def _format_for(style: Any, token: _TokenType) -> QTextCharFormat:
+def _style_named(name: str) -> type[Style]:
+    """The pygments style `name`, or "default" for a name pygments does not know."""
+    style: type[Style]
+    try:
+        style = get_style_by_name(name)
+    except ClassNotFound:
+        style = get_style_by_name("default")
+    return style
+
+
+def _format_for(style: type[Style], token: _TokenType) -> QTextCharFormat:
     spec = style.style_for_token(token)
     fmt = QTextCharFormat()
     if spec.get("color"):
@@ -44,26 +54,10 @@ class PygmentsHighlighter(QSyntaxHighlighter):
         self._formats: dict[_TokenType, QTextCharFormat] = {}
         self._starts: list[int] = []
         self._spans: list[tuple[int, int, QTextCharFormat]] = []
-        self._style: Any = None
-        self.set_style(style, rehighlight=False)
+        self._style = _style_named(style)
         document.contentsChange.connect(lambda *_args: self._relex())
         self._relex(document)
         self.setDocument(document)
-
-    def set_style(self, name: str, *, rehighlight: bool = True) -> None:
-        """Switch to the pygments style `name` (unknown names fall back to "default")."""
-        try:
-            self._style = get_style_by_name(name)
-        except ClassNotFound:
-            self._style = get_style_by_name("default")
-        self._formats.clear()
-        if rehighlight:
-            self._relex()
-            self.rehighlight()
-
-    def background(self) -> str:
-        """The style's background colour, for the editor that shows the code."""
-        return str(self._style.background_color)
 
     def _format(self, token: _TokenType) -> QTextCharFormat:
         fmt = self._formats.get(token)

@@ -7,24 +7,19 @@ An LLM call shows its prompt and response instead.
 
 from __future__ import annotations
 
-import re
-
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.engine.config import RunConfig
+from rlm_desktop.engine.parsing import prose_without_code
 from rlm_desktop.review.call_tree import CallNode, Turn
 from rlm_desktop.ui.console.blocks import CellView, OutputBlock
 from rlm_desktop.ui.theme import monospace_font
 
-_FENCE = re.compile(r"```[ \t]*(?:repl|python|py)?[^\n]*\n.*?(?:```|\Z)", re.DOTALL)
-DEFAULT_LIMIT = 20_000
-
-
-def prose_of(reply: str) -> str:
-    """The model's reply without its code blocks (the cells show those)."""
-    return re.sub(r"\n{3,}", "\n\n", _FENCE.sub("", reply)).strip()
+DEFAULT_LIMIT = RunConfig.output_limit_chars
+"""Output shown as the model saw it, until a run's own limit arrives with its first event."""
 
 
 def _label(text: str, name: str = "", selectable: bool = True) -> QLabel:
@@ -64,7 +59,7 @@ class TurnCard(QFrame):
 
     def update_from(self, turn: Turn) -> None:
         """Show the turn's reply, any new cells, and its duration once it finished."""
-        prose = prose_of(turn.reply)
+        prose = prose_without_code(turn.reply)
         self.prose.setText(prose)
         self.prose.setVisible(bool(prose))
         for cell in turn.cells[len(self.cells) :]:

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from rlm_desktop.documents.model import human_size
+from rlm_desktop.documents.model import Document, human_size
 from rlm_desktop.ui.theme import colors, icon
 
 COLUMNS = ("Name", "Type", "Size", "Chars", "Tokens")
@@ -51,7 +51,7 @@ class Entry:
 
     path: Path
     name: str
-    document: Any = None
+    document: Document | SavedDocument | None = None
     error: str | None = None
 
     @property
@@ -63,7 +63,7 @@ class Entry:
 class DocumentsModel(QAbstractTableModel):
     """Rows of documents in the order the engine will get them, errors inline."""
 
-    def __init__(self, parent: Any = None) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.entries: list[Entry] = []
 
@@ -75,12 +75,12 @@ class DocumentsModel(QAbstractTableModel):
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
+    ) -> object:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         return None
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
         entry = self.entries[index.row()]
@@ -100,9 +100,9 @@ class DocumentsModel(QAbstractTableModel):
     def _display(self, entry: Entry, column: int) -> str:
         if column == 0:
             return entry.name
-        if not entry.ok:
-            return entry.error or "" if column == 1 else ""
         doc = entry.document
+        if doc is None:
+            return entry.error or "" if column == 1 else ""
         if column == 1:
             return str(doc.type)
         if column == 2:
@@ -111,7 +111,7 @@ class DocumentsModel(QAbstractTableModel):
             return f"{doc.chars:,}"
         return ("~" if doc.tokens_estimated else "") + f"{doc.tokens:,}"
 
-    def add(self, documents: list[Any], errors: list[tuple[Path, str]]) -> None:
+    def add(self, documents: list[Document], errors: list[tuple[Path, str]]) -> None:
         """Append loaded documents and failures; a path already listed is replaced in place."""
         fresh = [Entry(path=Path(d.path), name=d.name, document=d) for d in documents]
         fresh += [Entry(path=Path(p), name=Path(p).name, error=m) for p, m in errors]
@@ -153,13 +153,17 @@ class DocumentsModel(QAbstractTableModel):
         self.entries = list(entries)
         self.endResetModel()
 
-    def documents(self) -> list[Any]:
-        """The loaded documents, in order."""
-        return [e.document for e in self.entries if e.ok]
+    def listed(self) -> list[Document | SavedDocument]:
+        """The documents listed, in order (a saved session's while it is reviewed)."""
+        return [e.document for e in self.entries if e.document is not None]
+
+    def documents(self) -> list[Document]:
+        """The loaded documents a run can take, in order."""
+        return [d for d in self.listed() if isinstance(d, Document)]
 
     def totals(self) -> tuple[int, int, int, int, bool]:
-        """(documents, bytes, characters, tokens, tokens estimated)."""
-        docs = self.documents()
+        """(documents, bytes, characters, tokens, tokens estimated) of the documents listed."""
+        docs = self.listed()
         return (
             len(docs),
             sum(d.size for d in docs),

@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
@@ -23,21 +23,23 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QSplitter,
-    QToolButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
-from rlm_desktop.documents.model import human_size
+from rlm_desktop.documents.model import Document, human_size
 from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS, DEFAULT_MODEL
 from rlm_desktop.ui.documents.model import DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.theme import monospace_font
+from rlm_desktop.ui.widgets import tool_button
 
 PREVIEW_CHARS = 200_000
+Loaded: TypeAlias = tuple[list[Document], list[tuple[Path, str]]]
+"""What a load gives back: the documents, and (path, message) for each path that failed."""
 
 
-def load_in_thread(paths: Sequence[Path], model: str) -> tuple[list[Any], list[tuple[Path, str]]]:
+def load_in_thread(paths: Sequence[Path], model: str) -> Loaded:
     """Load `paths` with the document loaders; returns documents and (path, message) failures."""
     from rlm_desktop.documents import LoadOptions, load_paths
 
@@ -59,20 +61,18 @@ class DocumentsPane(QWidget):
         self.direct_call_tokens = AUTO_DIRECT_MAX_TOKENS
         self.read_only = False
         self._executor: ThreadPoolExecutor | None = None
-        self._loads: set[asyncio.Future[Any]] = set()
+        self._loads: set[asyncio.Future[Loaded]] = set()
         self._live_entries: list[Entry] | None = None
 
         title = QLabel("Documents")
         title.setObjectName("cardTitle")
-        self.add_files_button = self._tool("Add files…", "Add files (Ctrl+O)", self.choose_files)
-        self.add_folder_button = self._tool(
-            "Add folder…", "Add a folder (Ctrl+Shift+O)", self.choose_folder
-        )
-        self.remove_button = self._tool(
+        self.add_files_button = tool_button("Add files…", "Add files", self.choose_files)
+        self.add_folder_button = tool_button("Add folder…", "Add a folder", self.choose_folder)
+        self.remove_button = tool_button(
             "Remove", "Remove the selected documents (Delete)", self.remove_selected
         )
-        self.up_button = self._tool("↑", "Move up (Alt+Up)", lambda: self.move_selected(-1))
-        self.down_button = self._tool("↓", "Move down (Alt+Down)", lambda: self.move_selected(1))
+        self.up_button = tool_button("↑", "Move up (Alt+Up)", lambda: self.move_selected(-1))
+        self.down_button = tool_button("↓", "Move down (Alt+Down)", lambda: self.move_selected(1))
         self.up_button.setAccessibleName("Move document up")
         self.down_button.setAccessibleName("Move document down")
 
@@ -146,14 +146,6 @@ class DocumentsPane(QWidget):
         self.model.dataChanged.connect(self._update_totals)
         self._update_totals()
 
-    def _tool(self, text: str, tip: str, slot: Any) -> QToolButton:
-        button = QToolButton()
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setAccessibleName(text.rstrip("…"))
-        button.clicked.connect(slot)
-        return button
-
     def set_run_model(self, model: str, direct_call_tokens: int) -> None:
         """Count the next documents' tokens for `model`, and hint at a direct call up to
         `direct_call_tokens` (the engine's `auto` threshold for that model)."""
@@ -179,7 +171,7 @@ class DocumentsPane(QWidget):
         if folder:
             self.add_paths([Path(folder)])
 
-    def add_paths(self, paths: Sequence[Path]) -> asyncio.Future[Any] | None:
+    def add_paths(self, paths: Sequence[Path]) -> asyncio.Future[Loaded] | None:
         """Load `paths` in a worker thread and add the results; returns the pending load."""
         if not paths or self.read_only:
             return None
@@ -193,7 +185,7 @@ class DocumentsPane(QWidget):
         future.add_done_callback(self._loaded)
         return future
 
-    def _loaded(self, future: asyncio.Future[Any]) -> None:
+    def _loaded(self, future: asyncio.Future[Loaded]) -> None:
         self._loads.discard(future)
         if future.cancelled():
             return
@@ -229,7 +221,7 @@ class DocumentsPane(QWidget):
             self.preview.clear()
             return
         entry = self.model.entries[current.row()]
-        if not entry.ok:
+        if entry.document is None:
             self.preview.setPlainText(f"{entry.path}\n\n{entry.error}")
             return
         text = entry.document.text
@@ -238,7 +230,7 @@ class DocumentsPane(QWidget):
             shown += f"\n\n… showing the first {PREVIEW_CHARS:,} of {len(text):,} characters"
         self.preview.setPlainText(shown)
 
-    def _update_totals(self, *_args: Any) -> None:
+    def _update_totals(self, *_args: object) -> None:
         count, size, chars, tokens, estimated = self.model.totals()
         self.empty_hint.setVisible(not self.model.entries)
         errors = sum(1 for e in self.model.entries if not e.ok)
@@ -264,8 +256,8 @@ class DocumentsPane(QWidget):
         else:
             self.hint.setText("")
 
-    def documents(self) -> list[Any]:
-        """The loaded documents, in order."""
+    def documents(self) -> list[Document]:
+        """The loaded documents a run can take, in order."""
         return self.model.documents()
 
     def set_read_only(self, read_only: bool) -> None:

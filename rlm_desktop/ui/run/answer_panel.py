@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout
 
 from rlm_desktop import formatting as fmt
@@ -81,7 +79,7 @@ class AnswerPanel(QFrame):
         height = int(doc.size().height()) + 2 * self.text.frameWidth() + 4
         self.text.setFixedHeight(min(MAX_HEIGHT, max(40, height)))
 
-    def resizeEvent(self, event: Any) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         """Refit the answer to the new width."""
         super().resizeEvent(event)
         if self.isVisible():

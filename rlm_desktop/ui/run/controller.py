@@ -10,36 +10,47 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from rlm_desktop import paths
 from rlm_desktop.ui.bridge import EventBridge
 
+if TYPE_CHECKING:
+    from rlm_desktop.documents import Document
+    from rlm_desktop.engine import Run, RunConfig
+    from rlm_desktop.store import Recorder, Store
+
 log = logging.getLogger(__name__)
 
 
 class RunController(QObject):
-    """Owns at most one live run at a time."""
+    """Owns at most one live run at a time.
+
+    `started` carries the run's id, `finished` its `RunResult` (None when it was cancelled or
+    failed), `failed` a one-line message for a run that raised.
+    """
 
     started = Signal(str)
     finished = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, bridge: EventBridge, store: Any, parent: QObject | None = None) -> None:
+    def __init__(
+        self, bridge: EventBridge, store: Store | None, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.bridge = bridge
         self.store = store
-        self.run: Any = None
-        self.task: asyncio.Task[Any] | None = None
+        self.run: Run | None = None
+        self.task: asyncio.Task[None] | None = None
 
     @property
     def running(self) -> bool:
         """True while a run is in progress."""
         return self.task is not None and not self.task.done()
 
-    def start(self, config: Any, documents: Sequence[Any], api_key: str | None) -> str:
+    def start(self, config: RunConfig, documents: Sequence[Document], api_key: str | None) -> str:
         """Start a run of `config` over `documents`; returns its id (the session id).
 
         Raises `ValueError` subclasses (the engine's `ConfigError`) for settings that cannot work.
@@ -49,16 +60,21 @@ class RunController(QObject):
         from rlm_desktop.engine import Credentials, Run
 
         config.validate()
-        contexts = [d.to_context() if hasattr(d, "to_context") else d for d in documents]
-        run = Run(config, contexts, folders=paths.engine_folders(), credentials=Credentials(api_key=api_key))
+        contexts = [document.to_context() for document in documents]
+        run = Run(
+            config,
+            contexts,
+            folders=paths.engine_folders(),
+            credentials=Credentials(api_key=api_key),
+        )
         run.bus.add_listener(self.bridge.push)
         recorder = self.store.record(run, documents=contexts) if self.store is not None else None
         self.run = run
         self.task = asyncio.ensure_future(self._execute(run, recorder))
         self.started.emit(run.run_id)
-        return str(run.run_id)
+        return run.run_id
 
-    async def _execute(self, run: Any, recorder: Any) -> None:
+    async def _execute(self, run: Run, recorder: Recorder | None) -> None:
         result = None
         try:
             result = await run.execute()

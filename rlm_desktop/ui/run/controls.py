@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtWidgets import (
@@ -21,7 +22,27 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop.ui.preferences import RunDefaults
 
+if TYPE_CHECKING:
+    from rlm_desktop.engine.config import Budget, Mode
+
 MODES = (("auto", "Auto"), ("rlm", "RLM (REPL)"), ("direct", "Direct call"))
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What the run controls ask for: the question, where it goes, and the limits.
+
+    Empty choices are None ("same as root", "the provider's API", "by model name"), and so are
+    the budget's caps set to "no limit".
+    """
+
+    query: str
+    model: str
+    sub_model: str | None
+    api_base: str | None
+    mode: Mode
+    profile: str | None
+    budget: Budget
 
 
 def model_picker(name: str, placeholder: str, names: QStringListModel) -> QComboBox:
@@ -248,19 +269,30 @@ class RunControls(QWidget):
         self.max_turns.setValue(d.max_turns)
         self.timeout.setValue(d.timeout_s)
 
-    def values(self) -> dict[str, Any]:
-        """The current settings, with 0 meaning "no limit" turned into None."""
-        return {
-            "query": self.question.toPlainText().strip(),
-            "model": self.model.currentText().strip(),
-            "sub_model": self.sub_model.currentText().strip() or None,
-            "api_base": self.endpoint.currentData() or None,
-            "mode": self.mode.currentData(),
-            "profile": self.profile.currentData() or None,
-            "max_depth": self.max_depth.value(),
-            "max_cost_usd": self.max_cost.value() or None,
-            "max_tokens": self.max_tokens.value() or None,
-            "max_sub_calls": self.max_sub_calls.value() or None,
-            "max_turns": self.max_turns.value(),
-            "timeout_s": float(self.timeout.value()) if self.timeout.value() else None,
-        }
+    def defaults(self) -> RunDefaults:
+        """The fields as defaults for new runs (0 is "no limit"; no model means the default)."""
+        return RunDefaults(
+            model=self.model.currentText().strip() or RunDefaults.model,
+            sub_model=self.sub_model.currentText().strip(),
+            mode=self.mode.currentData(),
+            max_depth=self.max_depth.value(),
+            profile=self.profile.currentData() or "",
+            max_cost_usd=self.max_cost.value(),
+            max_tokens=self.max_tokens.value(),
+            max_sub_calls=self.max_sub_calls.value(),
+            max_turns=self.max_turns.value(),
+            timeout_s=self.timeout.value(),
+        )
+
+    def request(self) -> RunRequest:
+        """The run the fields ask for now."""
+        fields = self.defaults()
+        return RunRequest(
+            query=self.question.toPlainText().strip(),
+            model=self.model.currentText().strip(),
+            sub_model=fields.sub_model or None,
+            api_base=self.endpoint.currentData() or None,
+            mode=self.mode.currentData(),
+            profile=fields.profile or None,
+            budget=fields.budget(),
+        )

@@ -11,9 +11,10 @@ import asyncio
 import gc
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, Signal
 
 from rlm_desktop import paths
 from rlm_desktop.engine.config import DEFAULT_MODEL
@@ -24,10 +25,17 @@ from rlm_desktop.providers.catalog import (
     discover_openai_compatible,
     litellm_model_names,
 )
+from rlm_desktop.ui.bridge import EventBridge
+from rlm_desktop.ui.documents.pane import DocumentsPane
+from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.run.controller import RunController
+from rlm_desktop.ui.run.controls import RunControls, RunRequest
+from rlm_desktop.ui.run.status_bar import RunStatusBar
+from rlm_desktop.ui.widgets import when_settled
 
 if TYPE_CHECKING:
-    from rlm_desktop.ui.main_window import MainWindow
+    from rlm_desktop.engine import RunConfig, RunResult
+    from rlm_desktop.store import Store
 
 log = logging.getLogger(__name__)
 MODEL_SETTLE_MS = 300
@@ -61,37 +69,60 @@ def gather_model_names(local_url: str, ollama_url: str, local_key: str | None) -
     return [*found, *litellm_model_names()]
 
 
-class RunStarter(QObject):
-    """Glue between the window's controls, the preferences, the keys and the runner."""
+def open_store() -> Store:
+    """The session store in the data folder (imported here: sqlite-utils waits for the first use)."""
+    from rlm_desktop.store import Store
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
-        self._store: Any = None
+    return Store()
+
+
+class RunStarter(QObject):
+    """Glue between the run controls, the preferences, the keys and the runner.
+
+    It works with what it is given: the controls it reads and answers in, the documents pane, the
+    status bar, the preferences, the bridge that runs publish their events to, and a way to open
+    the session store (on first use). `run_starting` fires once a run's inputs have checked out, just before the engine starts (the
+    window clears its view of the last run); `run_finished` fires after a run ended.
+    """
+
+    run_starting = Signal()
+    run_finished = Signal()
+
+    def __init__(
+        self,
+        controls: RunControls,
+        documents: DocumentsPane,
+        status: RunStatusBar,
+        prefs: Preferences,
+        bridge: EventBridge,
+        store_opener: Callable[[], Store] = open_store,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.controls = controls
+        self.documents = documents
+        self.status = status
+        self.prefs = prefs
+        self.bridge = bridge
+        self._open_store = store_opener
+        self._store: Store | None = None
         self.runner: RunController | None = None
-        self.local_models: set[str] = set()
-        self._model_timer = QTimer(self, singleShot=True, interval=MODEL_SETTLE_MS)
-        self._model_timer.timeout.connect(self.follow_model)
-        window.workspace.controls.model.currentTextChanged.connect(
-            lambda _text: self._model_timer.start()
-        )
+        when_settled(controls.model.currentTextChanged, MODEL_SETTLE_MS, self.follow_model, self)
 
     @property
     def running(self) -> bool:
         """True while a run is in progress."""
         return self.runner is not None and self.runner.running
 
-    def store(self) -> Any:
+    def store(self) -> Store:
         """The session store, opened on first use."""
         if self._store is None:
-            from rlm_desktop.store import Store
-
-            self._store = Store()
+            self._store = self._open_store()
         return self._store
 
     def apply_preferences(self) -> None:
         """Fill the controls from the saved defaults (first time) and the configured servers."""
-        prefs, controls = self.window.prefs, self.window.workspace.controls
+        prefs, controls = self.prefs, self.controls
         if not controls.model.currentText():
             defaults = prefs.run_defaults()
             try:
@@ -110,15 +141,15 @@ class RunStarter(QObject):
         from rlm_desktop.engine.direct import comfortable_tokens
         from rlm_desktop.engine.pricing import PriceBook, parse_prices
 
-        model = self.window.workspace.controls.model.currentText().strip()
+        model = self.controls.model.currentText().strip()
         if not model:
             return
         try:
-            prices = parse_prices(self.window.prefs.prices_text())
+            prices = parse_prices(self.prefs.prices_text())
         except ValueError:
             prices = {}
         window = PriceBook(prices).info(model).context_window
-        self.window.workspace.documents.set_run_model(model, comfortable_tokens(window))
+        self.documents.set_run_model(model, comfortable_tokens(window))
 
     def warm_up(self) -> None:
         """After the first paint: model names, local models, profiles, and litellm's import."""
@@ -127,17 +158,15 @@ class RunStarter(QObject):
 
     async def refresh_models(self) -> list[str]:
         """Ask configured local servers for their models and fill the pickers."""
-        prefs = self.window.prefs
         loop = asyncio.get_running_loop()
         names = await loop.run_in_executor(
             None,
             gather_model_names,
-            prefs.base_url("local"),
-            prefs.base_url("ollama"),
+            self.prefs.base_url("local"),
+            self.prefs.base_url("ollama"),
             keys.get_key("local"),
         )
-        self.local_models = {n for n in names if n.startswith(("openai/", "ollama_chat/"))}
-        self.window.workspace.controls.set_model_names(names)
+        self.controls.set_model_names(names)
         await self.load_profiles()
         return names
 
@@ -149,9 +178,8 @@ class RunStarter(QObject):
         except Exception as exc:
             log.info("profiles: %s", exc)
             return
-        controls = self.window.workspace.controls
-        controls.set_profiles(
-            names, controls.profile.currentData() or self.window.prefs.run_defaults().profile
+        self.controls.set_profiles(
+            names, self.controls.profile.currentData() or self.prefs.run_defaults().profile
         )
 
     def _credentials(self, model: str, api_base: str | None) -> tuple[str | None, str]:
@@ -166,37 +194,38 @@ class RunStarter(QObject):
             f"No API key for {provider.label}: add one in Settings → Providers (Ctrl+,){where}."
         )
 
+    def _problem(self, request: RunRequest) -> str:
+        """What keeps the run from starting that a person can fix, in one line ("" for nothing)."""
+        if self.running:
+            return "A run is already in progress: stop it first (Esc)."
+        if not request.query:
+            return "Type a question first."
+        if not request.model:
+            return f"Choose a root model, e.g. {DEFAULT_MODEL}."
+        if self.documents.loading:
+            return "Documents are still loading: run again when they are listed."
+        if not self.documents.documents():
+            return "Add at least one document (Ctrl+O), or drop files on the Documents pane."
+        return ""
+
     def start(self) -> bool:
         """Check the inputs and start a run; False (with a message shown) when it cannot."""
-        ws = self.window.workspace
-        controls = ws.controls
-        values = controls.values()
-        problem = ""
-        if self.running:
-            problem = "A run is already in progress: stop it first (Esc)."
-        elif not values["query"]:
-            problem = "Type a question first."
-        elif not values["model"]:
-            problem = f"Choose a root model, e.g. {DEFAULT_MODEL}."
-        elif ws.documents.loading:
-            problem = "Documents are still loading: run again when they are listed."
-        elif not ws.documents.documents():
-            problem = "Add at least one document (Ctrl+O), or drop files on the Documents pane."
-        key, key_problem = self._credentials(values["model"], values["api_base"])
-        problem = problem or key_problem
+        controls = self.controls
+        request = controls.request()
+        key, key_problem = self._credentials(request.model, request.api_base)
+        problem = self._problem(request) or key_problem
         if problem:
             controls.show_error(problem)
             return False
         controls.show_error("")
-        self.window.statusBar().clearMessage()
-        values["prices_text"] = self.window.prefs.prices_text()
+        self.status.clearMessage()
         try:
-            config = build_config(values)
-            ws.begin_view(None)
-            self.window.status.max_cost_usd = values["max_cost_usd"]
-            self.window.status.max_tokens = values["max_tokens"]
+            config = build_config(request, self.prefs.prices_text())
+            self.run_starting.emit()
+            self.status.max_cost_usd = config.budget.max_cost_usd
+            self.status.max_tokens = config.budget.max_tokens
             self.runner = self.runner or self._make_runner()
-            self.runner.start(config, ws.documents.documents(), key)
+            self.runner.start(config, self.documents.documents(), key)
         except ValueError as exc:
             controls.show_error(f"{exc}.")
             return False
@@ -204,21 +233,21 @@ class RunStarter(QObject):
         return True
 
     def _make_runner(self) -> RunController:
-        runner = RunController(self.window.workspace.bridge, self.store(), self)
+        runner = RunController(self.bridge, self.store(), self)
         runner.finished.connect(self._finished)
-        runner.failed.connect(self.window.workspace.controls.show_error)
+        runner.failed.connect(self.controls.show_error)
         return runner
 
-    def _finished(self, _result: Any) -> None:
-        self.window.workspace.controls.set_running(False)
-        self.window.status.update_from(self.window.workspace.model.tree)
-        self.window.statusBar().showMessage("Run finished and saved.", 5000)
+    def _finished(self, _result: RunResult | None) -> None:
+        self.controls.set_running(False)
+        self.run_finished.emit()
+        self.status.showMessage("Run finished and saved.", 5000)
 
     def stop(self) -> None:
         """Stop the run in progress."""
         if self.runner is not None and self.runner.running:
             self.runner.cancel()
-            self.window.statusBar().showMessage("Stopping…")
+            self.status.showMessage("Stopping…")
 
     async def wait(self) -> None:
         """Wait until the run in progress has ended."""
@@ -238,26 +267,18 @@ def _profile_names() -> list[str]:
     return [profile.name for profile in list_profiles(paths.profile_folders())]
 
 
-def build_config(values: dict[str, Any]) -> Any:
-    """The engine's `RunConfig` for the run controls' values."""
-    from rlm_desktop.engine.config import Budget, RunConfig
+def build_config(request: RunRequest, prices_text: str = "") -> RunConfig:
+    """The engine's `RunConfig` for what the run controls ask, with the user's prices."""
+    from rlm_desktop.engine.config import RunConfig
     from rlm_desktop.engine.pricing import parse_prices
 
-    budget = Budget(
-        max_cost_usd=values["max_cost_usd"],
-        max_tokens=values["max_tokens"],
-        max_sub_calls=values["max_sub_calls"],
-        max_depth=values["max_depth"],
-        max_turns=values["max_turns"],
-        timeout_s=values["timeout_s"],
-    )
     return RunConfig(
-        query=values["query"],
-        model=values["model"],
-        sub_model=values["sub_model"],
-        api_base=values["api_base"],
-        mode=values["mode"],
-        profile=values["profile"],
-        budget=budget,
-        prices=parse_prices(values.get("prices_text", "")),
+        query=request.query,
+        model=request.model,
+        sub_model=request.sub_model,
+        api_base=request.api_base,
+        mode=request.mode,
+        profile=request.profile,
+        budget=request.budget,
+        prices=parse_prices(prices_text),
     )

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QMessageBox,
     QPushButton,
     QTableWidget,
@@ -26,6 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.ui.widgets import search_box, when_settled
+
+if TYPE_CHECKING:
+    from rlm_desktop.store import Store
 
 COLUMNS = ("Date", "Question", "Documents", "Models", "Status", "Cost", "Time")
 EXPORTS = (
@@ -35,6 +38,7 @@ EXPORTS = (
 )
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+SEARCH_SETTLE_MS = 200
 
 
 def _models(row: dict[str, Any]) -> str:
@@ -47,18 +51,15 @@ class SessionsDialog(QDialog):
 
     open_session = Signal(str)
 
-    def __init__(self, store: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, store: Store, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.store = store
         self.setWindowTitle("Sessions")
         self.setAccessibleName("Sessions")
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search questions, answers and code")
-        self.search.setAccessibleName("Search sessions")
-        self.search.setClearButtonEnabled(True)
-        self._search_timer = QTimer(self, singleShot=True, interval=200)
-        self._search_timer.timeout.connect(self.reload)
-        self.search.textChanged.connect(lambda _text: self._search_timer.start())
+        self.search = search_box("Search questions, answers and code", "Search sessions")
+        self._search_timer = when_settled(
+            self.search.textChanged, SEARCH_SETTLE_MS, self.reload, self
+        )
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setAccessibleName("Saved sessions")

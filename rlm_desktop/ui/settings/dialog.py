@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.providers.catalog import litellm_model_names
-from rlm_desktop.ui.preferences import Preferences, RunDefaults
+from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.run.controls import RunControls
 from rlm_desktop.ui.settings.profiles import ProfilesPage, load_profiles
 from rlm_desktop.ui.settings.providers import ProvidersPage
@@ -80,21 +80,7 @@ class DefaultsPage(QWidget):
         except ConfigError as error:
             self.prices_error.setText(str(error))
         self.prefs.set_prices_text(text)
-        v = self.fields.values()
-        self.prefs.set_run_defaults(
-            RunDefaults(
-                model=v["model"] or RunDefaults.model,
-                sub_model=v["sub_model"] or "",
-                mode=v["mode"],
-                max_depth=v["max_depth"],
-                profile=v["profile"] or "",
-                max_cost_usd=v["max_cost_usd"] or 0.0,
-                max_tokens=v["max_tokens"] or 0,
-                max_sub_calls=v["max_sub_calls"] or 0,
-                max_turns=v["max_turns"],
-                timeout_s=int(v["timeout_s"] or 0),
-            )
-        )
+        self.prefs.set_run_defaults(self.fields.defaults())
 
 
 class AppearancePage(QWidget):
@@ -129,8 +115,8 @@ class AppearancePage(QWidget):
             self.ui_font.setCurrentText(ui_family)
         if code_family:
             self.code_font.setCurrentText(code_family)
-        self.ui_size.setValue(int(prefs.get("appearance/ui_font_size", 0) or 0))
-        self.code_size.setValue(int(prefs.get("appearance/code_font_size", 0) or 0))
+        self.ui_size.setValue(prefs.get_int("appearance/ui_font_size"))
+        self.code_size.setValue(prefs.get_int("appearance/code_font_size"))
         form = QFormLayout(self)
         form.addRow("Theme", self.theme)
         form.addRow("Interface font", self.ui_font)

@@ -9,19 +9,25 @@ changed siblings, which keeps views smooth with thousands of calls.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QColor
 
-from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import Event
 from rlm_desktop.review.call_tree import CallNode, CallTree, Changes
 from rlm_desktop.ui.theme import colors, status_icon
+from rlm_desktop.ui.tree.columns import COLUMNS, Column
 
-COLUMNS = ("Call", "Model", "Status", "Depth", "In", "Out", "Cost", "Time", "Subtree", "Preview")
-NUMERIC = {3, 4, 5, 6, 7}
+TICKING = tuple(number for number, column in enumerate(COLUMNS) if column.ticks)
+RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 Index = QModelIndex | QPersistentModelIndex
 _ROLES = frozenset(
@@ -42,7 +48,7 @@ class CallTreeModel(QAbstractItemModel):
     changed = Signal(object)
     """Emitted with the `Changes` record after every batch."""
 
-    def __init__(self, parent: Any = None) -> None:
+    def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.tree = CallTree()
         self._shown: dict[CallNode | None, int] = {}
@@ -131,70 +137,35 @@ class CallTreeModel(QAbstractItemModel):
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
+    ) -> object:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
+            return COLUMNS[section].title
         return None
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if role not in _ROLES:
             return None
         node = index.internalPointer() if index.isValid() else None
         if not isinstance(node, CallNode):
             return None
-        column = index.column()
+        column = COLUMNS[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(node, column)
-        if role == Qt.ItemDataRole.DecorationRole and column == 0:
+            return column.text(node, self.tree.run)
+        if role == Qt.ItemDataRole.DecorationRole and column.status_icon:
             return status_icon(node.status)
-        if role == Qt.ItemDataRole.ForegroundRole and node.failed and column in (0, 2, 9):
+        if role == Qt.ItemDataRole.ForegroundRole and column.alarm and node.failed:
             return QColor(colors().error)
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMERIC:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column.numeric:
+            return RIGHT
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(node, column)
+            return _tooltip(node, column)
         if role == NODE_ROLE:
             return node
         return None
 
-    def _display(self, node: CallNode, column: int) -> str:
-        if 4 <= column <= 6 and node.running and not node.requests_done:
-            return ""
-        if column == 0:
-            return f"{node.kind.upper()} {fmt.short_id(node.call_id)}"
-        if column == 1:
-            return node.model
-        if column == 2:
-            return fmt.status_text(node.status)
-        if column == 3:
-            return str(node.depth)
-        if column == 4:
-            return fmt.tokens(node.input_tokens)
-        if column == 5:
-            return fmt.tokens(node.output_tokens)
-        if column == 6:
-            return node.cost_text
-        if column == 7:
-            return fmt.seconds(node.duration(self.tree.run.now()))
-        if column == 8:
-            return node.subtree.summary() if node.children else ""
-        return node.preview()
-
-    def _tooltip(self, node: CallNode, column: int) -> str | None:
-        if column == 8 and node.children:
-            s = node.subtree
-            return (
-                f"{s.calls} calls ({s.running} running, {s.errors} failed)\n"
-                f"{fmt.tokens(s.input_tokens)} in, {fmt.tokens(s.output_tokens)} out\n"
-                f"{fmt.cost(s.cost_usd, bool(s.unpriced), long=True)}"
-            )
-        if column == 9:
-            return node.preview()
-        if node.error:
-            return node.error[-500:]
-        return None
-
-    def find_next(self, start: CallNode | None, predicate: Any) -> CallNode | None:
+    def find_next(
+        self, start: CallNode | None, predicate: Callable[[CallNode], bool]
+    ) -> CallNode | None:
         """The first node after `start` in display order (wrapping) that satisfies `predicate`."""
         order = list(self.tree.walk())
         if not order:
@@ -206,8 +177,7 @@ class CallTreeModel(QAbstractItemModel):
         return None
 
     def refresh_running(self) -> None:
-        """Repaint the time column of running calls (their clocks tick), one signal per parent."""
-        column = COLUMNS.index("Time")
+        """Repaint the ticking columns of running calls (their clocks), one signal per parent."""
         rows: dict[CallNode | None, list[int]] = defaultdict(list)
         for node in self.tree.nodes.values():
             if node.running and node.row < self._shown.get(node.parent, 0):
@@ -215,11 +185,20 @@ class CallTreeModel(QAbstractItemModel):
         for parent, members in rows.items():
             parent_index = self.index_of(parent)
             for first, final in _runs(members):
-                self.dataChanged.emit(
-                    self.index(first, column, parent_index),
-                    self.index(final, column, parent_index),
-                    [Qt.ItemDataRole.DisplayRole],
-                )
+                for column in TICKING:
+                    self.dataChanged.emit(
+                        self.index(first, column, parent_index),
+                        self.index(final, column, parent_index),
+                        [Qt.ItemDataRole.DisplayRole],
+                    )
+
+
+def _tooltip(node: CallNode, column: Column) -> str | None:
+    """The column's own tooltip, else the end of the call's error, if any."""
+    tip = column.tooltip(node) if column.tooltip is not None else None
+    if tip is not None:
+        return tip
+    return node.error[-500:] if node.error else None
 
 
 def _runs(rows: list[int]) -> list[tuple[int, int]]:

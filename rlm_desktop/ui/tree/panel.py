@@ -2,7 +2,7 @@
 
 The view shows the item model directly; a recursive filter proxy is put between them only while
 the filter box has text, because a proxy re-filters on every `dataChanged` and live runs send
-many of those.
+many of those. The keys for these tools are the main window's View actions.
 """
 
 from __future__ import annotations
@@ -12,36 +12,24 @@ from PySide6.QtCore import (
     QModelIndex,
     QSortFilterProxyModel,
     Qt,
-    QTimer,
     Signal,
 )
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
-    QLineEdit,
-    QToolButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
 from rlm_desktop.review.call_tree import CallNode, Changes
-from rlm_desktop.ui.tree.model import COLUMNS, CallTreeModel
+from rlm_desktop.ui.tree.columns import COLUMNS
+from rlm_desktop.ui.tree.model import CallTreeModel
+from rlm_desktop.ui.widgets import search_box, tool_button, when_settled
 
-_WIDTHS = {
-    "Call": 150,
-    "Model": 120,
-    "Status": 70,
-    "Depth": 46,
-    "In": 62,
-    "Out": 52,
-    "Cost": 64,
-    "Time": 58,
-    "Subtree": 170,
-}
 AUTO_EXPAND_LEVELS = 2
+FILTER_SETTLE_MS = 150
 
 
 class TreePanel(QWidget):
@@ -55,20 +43,13 @@ class TreePanel(QWidget):
         self.proxy: QSortFilterProxyModel | None = None
         self._last: CallNode | None = None
 
-        self.filter = QLineEdit()
-        self.filter.setPlaceholderText("Filter calls by model, status or text")
-        self.filter.setAccessibleName("Filter calls")
-        self.filter.setClearButtonEnabled(True)
-        self._filter_timer = QTimer(self, singleShot=True, interval=150)
-        self._filter_timer.timeout.connect(self._apply_filter)
-        self.filter.textChanged.connect(lambda _text: self._filter_timer.start())
-
-        self.expand_button = self._tool("Expand all", "Expand every call (Ctrl+Shift+E)")
-        self.expand_button.clicked.connect(self.expand_all)
-        self.collapse_button = self._tool("Collapse all", "Collapse every call (Ctrl+Shift+C)")
-        self.collapse_button.clicked.connect(self.collapse_all)
-        self.next_error_button = self._tool("Next error", "Select the next failed call (F8)")
-        self.next_error_button.clicked.connect(self.next_error)
+        self.filter = search_box("Filter calls by model, status or text", "Filter calls")
+        when_settled(self.filter.textChanged, FILTER_SETTLE_MS, self._apply_filter, self)
+        self.expand_button = tool_button("Expand all", "Expand every call", self.expand_all)
+        self.collapse_button = tool_button("Collapse all", "Collapse every call", self.collapse_all)
+        self.next_error_button = tool_button(
+            "Next error", "Select the next failed call", self.next_error
+        )
 
         self.view = QTreeView()
         self.view.setModel(model)
@@ -81,9 +62,9 @@ class TreePanel(QWidget):
         header = self.view.header()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for column, name in enumerate(COLUMNS):
-            if name in _WIDTHS:
-                header.resizeSection(column, _WIDTHS[name])
+        for number, column in enumerate(COLUMNS):
+            if column.width is not None:
+                header.resizeSection(number, column.width)
         self.view.selectionModel().currentRowChanged.connect(self._on_current)
         model.changed.connect(self._on_changes)
         model.modelReset.connect(self._on_reset)
@@ -97,18 +78,6 @@ class TreePanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(tools)
         layout.addWidget(self.view, 1)
-
-        QShortcut(QKeySequence("F8"), self, self.next_error)
-        QShortcut(QKeySequence("Ctrl+Shift+E"), self, self.expand_all)
-        QShortcut(QKeySequence("Ctrl+Shift+C"), self, self.collapse_all)
-        QShortcut(QKeySequence("Ctrl+F"), self, self.filter.setFocus)
-
-    def _tool(self, text: str, tip: str) -> QToolButton:
-        button = QToolButton()
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setAccessibleName(text)
-        return button
 
     def _apply_filter(self) -> None:
         text = self.filter.text().strip()

@@ -1,0 +1,84 @@
+"""The call tree's columns as one table: the item model and the panel both read it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rlm_desktop import formatting as fmt
+from rlm_desktop.review.call_nodes import CallNode, RunInfo
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its title and width, how its text is made, and how it looks.
+
+    `text` gets the run too, for the clock of calls still running. `tooltip` returning None (or
+    no `tooltip`) shows the call's error, if any. `ticks` marks a column whose text changes
+    while the call runs, so the model repaints it on the clock.
+    """
+
+    title: str
+    text: Callable[[CallNode, RunInfo], str]
+    width: int | None = None
+    """Initial width in pixels; None leaves it to the view (the last column stretches)."""
+    numeric: bool = False
+    """Right-aligned, as figures are."""
+    alarm: bool = False
+    """Painted in the error colour when the call failed."""
+    status_icon: bool = False
+    """Shows the icon of the call's status."""
+    ticks: bool = False
+    tooltip: Callable[[CallNode], str | None] | None = None
+
+
+def _once_replied(figure: Callable[[CallNode], str]) -> Callable[[CallNode, RunInfo], str]:
+    """Blank while the call waits for its first reply: its tokens and cost are not known yet."""
+
+    def text(node: CallNode, _run: RunInfo) -> str:
+        return "" if node.running and not node.requests_done else figure(node)
+
+    return text
+
+
+def _subtree_tooltip(node: CallNode) -> str | None:
+    if not node.children:
+        return None
+    s = node.subtree
+    return (
+        f"{s.calls} calls ({s.running} running, {s.errors} failed)\n"
+        f"{fmt.tokens(s.input_tokens)} in, {fmt.tokens(s.output_tokens)} out\n"
+        f"{fmt.cost(s.cost_usd, bool(s.unpriced), long=True)}"
+    )
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column(
+        "Call",
+        lambda n, _r: f"{n.kind.upper()} {fmt.short_id(n.call_id)}",
+        width=150,
+        alarm=True,
+        status_icon=True,
+    ),
+    Column("Model", lambda n, _r: n.model, width=120),
+    Column("Status", lambda n, _r: fmt.status_text(n.status), width=70, alarm=True),
+    Column("Depth", lambda n, _r: str(n.depth), width=46, numeric=True),
+    Column("In", _once_replied(lambda n: fmt.tokens(n.input_tokens)), width=62, numeric=True),
+    Column("Out", _once_replied(lambda n: fmt.tokens(n.output_tokens)), width=52, numeric=True),
+    Column("Cost", _once_replied(lambda n: n.cost_text), width=64, numeric=True),
+    Column(
+        "Time",
+        lambda n, run: fmt.seconds(n.duration(run.now())),
+        width=58,
+        numeric=True,
+        ticks=True,
+    ),
+    Column(
+        "Subtree",
+        lambda n, _r: n.subtree.summary() if n.children else "",
+        width=170,
+        tooltip=_subtree_tooltip,
+    ),
+    Column("Preview", lambda n, _r: n.preview(), alarm=True, tooltip=lambda n: n.preview()),
+)
+"""The columns in display order."""
