@@ -279,3 +279,12 @@ def test_an_unexpected_error_is_one_line_and_exit_1(
     assert output["status"] == "error"
     assert output["error"].startswith("internal error: PermissionError: ")
     assert result.stderr.splitlines()[-1] == f"rlm-desktop run: {output['error']}"
+
+
+def test_the_command_lines_defaults_are_the_engines() -> None:
+    from rlm_desktop.cli import build_parser
+    from rlm_desktop.commands.run import config_from_args
+    from rlm_desktop.engine import RunConfig
+
+    args = build_parser().parse_args(["run", "--query", "q"])
+    assert config_from_args(args) == RunConfig(query="q")

@@ -8,7 +8,6 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
 
 from rlm_desktop import paths
 from rlm_desktop.commands.progress import ProgressPrinter
@@ -21,9 +20,12 @@ from rlm_desktop.engine import (
     RunConfig,
     RunResult,
 )
+from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.pricing import parse_prices
 
+DEFAULTS = Budget()
+"""The command line's budget defaults are the engine's: no caps on cost, tokens or sub-calls."""
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 FLAGS = {
     "query": "--query",
@@ -45,9 +47,11 @@ FLAGS = {
 """The flag that sets each `RunConfig`/`Budget` field: how the engine's errors name them here."""
 
 
-def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register `run` and its flags (DESIGN.md's contract)."""
-    parser: argparse.ArgumentParser = subparsers.add_parser(
+def add_run_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Register `run` and its flags (DESIGN.md's contract); defaults are the engine's."""
+    parser = subparsers.add_parser(
         "run",
         help="answer a question over documents",
         description="Answer a question over documents.",
@@ -56,20 +60,43 @@ def add_run_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--doc", action="append", default=[], metavar="PATH", help="file or folder (repeatable)"
     )
-    parser.add_argument("--model", default="openai/gpt-5-mini", help="root model (litellm name)")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="root model (litellm name)")
     parser.add_argument("--sub-model", help="model for llm_query (default: the root model)")
     parser.add_argument("--api-base", help="base URL of an OpenAI-compatible or local server")
-    parser.add_argument("--mode", choices=("auto", "rlm", "direct"), default="auto")
+    parser.add_argument("--mode", choices=("auto", "rlm", "direct"), default=DEFAULT_MODE)
     parser.add_argument("--profile", help="prompt profile (default: chosen by model name)")
-    parser.add_argument("--max-depth", type=int, default=2, help="REPL levels (1: root only)")
-    parser.add_argument("--max-turns", type=int, default=20, help="turns per RLM call")
-    parser.add_argument("--max-cost", type=float, help="dollar cap for the whole run")
-    parser.add_argument("--max-tokens", type=int, help="token cap for the whole run")
-    parser.add_argument("--max-sub-calls", type=int, help="cap on llm_query/rlm_query calls")
-    parser.add_argument("--timeout", type=float, default=1800.0, help="wall-clock limit, seconds")
-    parser.add_argument("--cell-timeout", type=float, default=60.0, help="per-cell limit, seconds")
     parser.add_argument(
-        "--concurrency", type=int, default=16, help="LLM requests in flight at once"
+        "--max-depth", type=int, default=DEFAULTS.max_depth, help="REPL levels (1: root only)"
+    )
+    parser.add_argument(
+        "--max-turns", type=int, default=DEFAULTS.max_turns, help="turns per RLM call"
+    )
+    parser.add_argument(
+        "--max-cost", type=float, default=DEFAULTS.max_cost_usd, help="dollar cap for the run"
+    )
+    parser.add_argument(
+        "--max-tokens", type=int, default=DEFAULTS.max_tokens, help="token cap for the run"
+    )
+    parser.add_argument(
+        "--max-sub-calls",
+        type=int,
+        default=DEFAULTS.max_sub_calls,
+        help="cap on llm_query/rlm_query calls",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=DEFAULTS.timeout_s, help="wall-clock limit, seconds"
+    )
+    parser.add_argument(
+        "--cell-timeout",
+        type=float,
+        default=DEFAULTS.cell_timeout_s,
+        help="per-cell limit, seconds",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=DEFAULTS.concurrency,
+        help="LLM requests in flight at once",
     )
     parser.add_argument(
         "--price",

@@ -116,7 +116,7 @@ class RunConfig:
         if not self.query.strip():
             raise ConfigError("is empty: ask a question", "query")
         if not self.model.strip():
-            raise ConfigError("is empty: name a litellm model, e.g. openai/gpt-5-mini", "model")
+            raise ConfigError(f"is empty: name a litellm model, e.g. {DEFAULT_MODEL}", "model")
         if self.mode not in ("auto", "rlm", "direct"):
             raise ConfigError(f"{self.mode!r} is unknown: use auto, rlm or direct", "mode")
         if not self.output_limit_chars >= 200:

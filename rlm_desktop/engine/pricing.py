@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -125,7 +126,7 @@ def parse_prices(text: str) -> dict[str, tuple[float, float]]:
             values = [float(part) for part in parts]
         except ValueError:
             values = []
-        if not model.strip() or len(values) != 2 or min(values) < 0:
+        if not model.strip() or len(values) != 2 or not all(0 <= v < math.inf for v in values):
             raise ConfigError(
                 f"price line {number} ({raw.strip()!r}) is not understood: {PRICE_FORMAT}"
             )

@@ -15,7 +15,17 @@ def test_prices_are_read_per_million_tokens() -> None:
     assert parse_prices(text) == {"openai/a": (2e-6, 8e-6), "ollama_chat/b": (0.0, 0.0)}
 
 
-@pytest.mark.parametrize("line", ["openai/a = 2", "= 1, 2", "openai/a = x, 2", "openai/a = -1, 2"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "openai/a = 2",
+        "= 1, 2",
+        "openai/a = x, 2",
+        "openai/a = -1, 2",
+        "openai/a = nan, 1",
+        "openai/a = 1, inf",
+    ],
+)
 def test_a_bad_price_line_is_refused_with_its_number(line: str) -> None:
     with pytest.raises(ConfigError, match="price line 2 .*USD|price line 2 .*dollars"):
         parse_prices("openai/ok = 1, 1\n" + line)
