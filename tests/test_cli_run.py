@@ -127,7 +127,7 @@ def test_an_unreadable_document_is_one_line_and_exit_2(tmp_path: Path, cli: Cli)
         (["--max-depth", "0"], "--max-depth"),
         (["--profile", "nope"], "unknown profile"),
         (["--concurrency", "0"], "--concurrency"),
-        (["--price", "openai/test-model=cheap"], "price line 1"),
+        (["--price", "openai/test-model=cheap"], "--price line 1"),
     ],
 )
 def test_bad_settings_are_one_line_and_exit_2(

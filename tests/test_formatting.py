@@ -25,7 +25,12 @@ def test_cost(usd: float | None, unpriced: bool, long: bool, text: str) -> None:
 
 
 def test_durations_tokens_and_text() -> None:
-    assert [fmt.seconds(s) for s in (0.25, 12.34, 75, 3725)] == ["0.25 s", "12.3 s", "1:15", "1:02:05"]
+    assert [fmt.seconds(s) for s in (0.25, 12.34, 75, 3725)] == [
+        "0.25 s",
+        "12.3 s",
+        "1:15",
+        "1:02:05",
+    ]
     assert [fmt.tokens(n) for n in (None, 1234, 1_234_567)] == ["", "1,234", "1.23M"]
     assert fmt.one_line("  a\n b  ", 10) == "a b"
     assert fmt.one_line("x" * 20, 10) == "x" * 9 + "…"

@@ -128,7 +128,7 @@ def parse_prices(text: str) -> dict[str, tuple[float, float]]:
             values = []
         if not model.strip() or len(values) != 2 or not all(0 <= v < math.inf for v in values):
             raise ConfigError(
-                f"price line {number} ({raw.strip()!r}) is not understood: {PRICE_FORMAT}"
+                f"line {number} ({raw.strip()!r}) is not understood: {PRICE_FORMAT}", "prices"
             )
         prices[model.strip()] = (values[0] / PER_MILLION, values[1] / PER_MILLION)
     return prices

@@ -52,6 +52,7 @@ _BARE_NAME_PREFIXES = (
     ("gemini", "gemini"),
 )
 
+
 def provider(name: str) -> Provider:
     """The provider called `name`; an unknown litellm provider gets `NAME_API_KEY`."""
     known = PROVIDERS.get(name)

@@ -27,7 +27,7 @@ def test_prices_are_read_per_million_tokens() -> None:
     ],
 )
 def test_a_bad_price_line_is_refused_with_its_number(line: str) -> None:
-    with pytest.raises(ConfigError, match="price line 2 .*USD|price line 2 .*dollars"):
+    with pytest.raises(ConfigError, match="prices line 2 .*dollars"):
         parse_prices("openai/ok = 1, 1\n" + line)
 
 

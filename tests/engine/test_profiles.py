@@ -38,7 +38,10 @@ def test_the_first_matching_pattern_chooses_the_profile(model: str, profile: str
 
 
 def test_bundled_profiles_give_reasoning_models_more_output_headroom() -> None:
-    reasoning, default = choose_profile(paths.profile_folders(), "openai/gpt-5"), choose_profile(paths.profile_folders(), "openai/test-model")
+    reasoning, default = (
+        choose_profile(paths.profile_folders(), "openai/gpt-5"),
+        choose_profile(paths.profile_folders(), "openai/test-model"),
+    )
     assert reasoning.root_max_output_tokens > default.root_max_output_tokens
     for profile in list_profiles(paths.profile_folders()):
         assert profile.prompt.strip()
@@ -47,7 +50,10 @@ def test_bundled_profiles_give_reasoning_models_more_output_headroom() -> None:
 
 def test_a_requested_profile_overrides_the_pattern() -> None:
     assert choose_profile(paths.profile_folders(), "openai/gpt-5", "small").name == "small"
-    assert choose_profile(paths.profile_folders(), "openai/test-model", "reasoning").name == "reasoning"
+    assert (
+        choose_profile(paths.profile_folders(), "openai/test-model", "reasoning").name
+        == "reasoning"
+    )
 
 
 def test_an_unknown_profile_is_a_config_error_naming_the_choices() -> None:
@@ -60,9 +66,7 @@ def test_an_unknown_profile_is_a_config_error_naming_the_choices() -> None:
 def test_a_run_with_an_unknown_profile_is_refused_before_it_starts() -> None:
     config = RunConfig(query="q", model="openai/test-model", profile="nope")
     with pytest.raises(ConfigError, match="unknown profile"):
-        Run(
-            config, [ContextDocument(name="a.txt", text="text")], folders=paths.engine_folders()
-        )
+        Run(config, [ContextDocument(name="a.txt", text="text")], folders=paths.engine_folders())
 
 
 def test_a_user_profile_wins_by_name(isolated_home: Path) -> None:

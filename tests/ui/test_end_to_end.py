@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.paths import data_dir, database_path, resource
 from rlm_desktop.providers import keys
 from rlm_desktop.ui.main_window import MainWindow
-from tests.scripted_server import ScriptedServer
+from tests.scripted_server import Reply, ScriptedServer
 from tests.ui.launch_script import ANSWER, make_responder
 
 SECRET = "sk-test-SECRET-9f8e7d6c5b4a"
@@ -177,3 +177,18 @@ def test_closing_the_window_stops_the_run_first(
     store = Store()
     assert [s["status"] for s in store.list_sessions()] == ["cancelled"]
     store.close()
+
+
+def test_a_refused_key_says_where_to_change_it(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
+    scripted_server.respond_with(lambda _request: Reply(content="invalid api key", status=401))
+    keys.set_key("local", SECRET)
+    prepare(window, qtbot, scripted_server, "When is the launch?", memos(1))
+    assert window.start_run()
+    answer = window.workspace.answer
+    qtbot.waitUntil(answer.isVisible, timeout=30_000)
+    assert answer.title.text() == "The run failed"
+    text = answer.text.toPlainText()
+    assert "HTTP 401" in text
+    assert "Settings → Providers" in text

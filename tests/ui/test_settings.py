@@ -180,7 +180,7 @@ def test_model_prices_persist_and_a_bad_line_is_named(qtbot: QtBot, qloop: objec
     page = dialog.defaults
     page.prices.setPlainText("openai/test-model = 1.5, 6\nbroken line")
     page.save()
-    assert "price line 2" in page.prices_error.text()
+    assert "Line 2 (" in page.prices_error.text()
     page.prices.setPlainText("openai/test-model = 1.5, 6  # my deployment")
     page.save()
     assert page.prices_error.text() == ""

@@ -155,3 +155,22 @@ def test_each_key_is_bound_once_and_named_on_its_button(window: MainWindow, qtbo
     )
     qtbot.keyClick(tree.view, Qt.Key.Key_F8)
     assert tree.selected() is window.workspace.model.tree.nodes["bad"]
+
+
+def test_a_setting_the_engine_refuses_is_named_as_the_window_calls_it(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    document = tmp_path / "notes.txt"
+    document.write_text("The launch moved to March.", encoding="utf-8")
+    keys.set_key("openai", "sk-test")
+    window.pages.setCurrentWidget(window.workspace)
+    window.prefs.set_prices_text("openai/gpt-5-mini = cheap")
+    documents, controls = window.workspace.documents, window.workspace.controls
+    documents.add_paths([document])
+    qtbot.waitUntil(lambda: not documents.loading, timeout=10_000)
+    controls.question.setPlainText("When is the launch?")
+    assert not window.start_run()
+    assert controls.error.text().startswith(
+        "Prices (Settings → Run defaults): line 1 ('openai/gpt-5-mini = cheap') is not understood"
+    )
+    assert not window.starter.running

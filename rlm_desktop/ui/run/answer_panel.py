@@ -7,9 +7,11 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBro
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import RunFinished
+from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.ui.theme import repolish
 
 MAX_HEIGHT = 260
+KEY_ADVICE = "Check the API key in Settings → Providers (Ctrl+,)."
 _TITLES = {
     "completed": "Answer",
     "max_turns": "Stopped at the turn limit",
@@ -65,9 +67,10 @@ class AnswerPanel(QFrame):
             f"{cost} · {fmt.tokens(tokens)} tokens · {fmt.seconds(finished.wall_s)} · "
             f"{finished.sub_calls} sub-calls · depth {finished.max_depth_reached}"
         )
-        body = finished.answer or finished.error or "(no answer)"
-        if finished.error and finished.answer:
-            body = f"{finished.answer}\n\n{finished.error}"
+        error = finished.error or ""
+        if finished.http_status in AUTH_STATUS:
+            error += f"\n\n{KEY_ADVICE}"
+        body = "\n\n".join(part for part in (finished.answer, error) if part) or "(no answer)"
         self.text.setMarkdown(body)
         self.show()
         self._fit()

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from rlm_desktop import paths
+from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.ui.bridge import EventBridge
+from rlm_desktop.ui.run.controls import describe_config_error
 
 if TYPE_CHECKING:
     from rlm_desktop.documents import Document
@@ -80,6 +82,8 @@ class RunController(QObject):
             result = await run.execute()
         except asyncio.CancelledError:
             log.info("run %s was cancelled", run.run_id)
+        except ConfigError as exc:
+            self.failed.emit(describe_config_error(exc))
         except Exception as exc:
             log.exception("run %s failed", run.run_id)
             self.failed.emit(f"The run failed: {type(exc).__name__}: {exc}")

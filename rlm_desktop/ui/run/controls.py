@@ -23,9 +23,30 @@ from PySide6.QtWidgets import (
 from rlm_desktop.ui.preferences import RunDefaults
 
 if TYPE_CHECKING:
-    from rlm_desktop.engine.config import Budget, Mode
+    from rlm_desktop.engine.config import Budget, ConfigError, Mode
 
 MODES = (("auto", "Auto"), ("rlm", "RLM (REPL)"), ("direct", "Direct call"))
+SETTING_LABELS = {
+    "query": "The question",
+    "model": "The root model",
+    "sub_model": "The sub-model",
+    "mode": "The mode",
+    "profile": "The prompt profile",
+    "max_depth": "The depth",
+    "max_cost_usd": "The cost limit",
+    "max_tokens": "The token limit",
+    "max_sub_calls": "The sub-call limit",
+    "max_turns": "Turns per call",
+    "timeout_s": "The time limit",
+    "prices": "Prices (Settings → Run defaults):",
+}
+"""How the engine's settings are called in the window, for its `ConfigError` messages."""
+
+
+def describe_config_error(error: ConfigError) -> str:
+    """An engine `ConfigError` as a sentence that names the field to change."""
+    text = error.worded(SETTING_LABELS)
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
 @dataclass(frozen=True)

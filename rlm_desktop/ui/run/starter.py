@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from rlm_desktop import paths
-from rlm_desktop.engine.config import DEFAULT_MODEL
+from rlm_desktop.engine.config import DEFAULT_MODEL, ConfigError
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.providers.catalog import (
     DiscoveryError,
@@ -29,7 +29,7 @@ from rlm_desktop.ui.bridge import EventBridge
 from rlm_desktop.ui.documents.pane import DocumentsPane
 from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.run.controller import RunController
-from rlm_desktop.ui.run.controls import RunControls, RunRequest
+from rlm_desktop.ui.run.controls import RunControls, RunRequest, describe_config_error
 from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.widgets import when_settled
 
@@ -226,8 +226,8 @@ class RunStarter(QObject):
             self.status.max_tokens = config.budget.max_tokens
             self.runner = self.runner or self._make_runner()
             self.runner.start(config, self.documents.documents(), key)
-        except ValueError as exc:
-            controls.show_error(f"{exc}.")
+        except ConfigError as exc:
+            controls.show_error(describe_config_error(exc))
             return False
         controls.set_running(True)
         return True

@@ -78,7 +78,7 @@ class DefaultsPage(QWidget):
             parse_prices(text)
             self.prices_error.setText("")
         except ConfigError as error:
-            self.prices_error.setText(str(error))
+            self.prices_error.setText(error.problem[:1].upper() + error.problem[1:])
         self.prefs.set_prices_text(text)
         self.prefs.set_run_defaults(self.fields.defaults())
 
