@@ -27,6 +27,18 @@ from rlm_desktop.engine.pricing import parse_prices
 DEFAULTS = Budget()
 """The command line's budget defaults are the engine's: no caps on cost, tokens or sub-calls."""
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+BudgetFlag = tuple[str, str, type[int] | type[float], str]
+BUDGET_FLAGS: tuple[BudgetFlag, ...] = (
+    ("--max-depth", "max_depth", int, "REPL levels (1: root only)"),
+    ("--max-turns", "max_turns", int, "turns per RLM call"),
+    ("--max-cost", "max_cost_usd", float, "dollar cap for the run"),
+    ("--max-tokens", "max_tokens", int, "token cap for the run"),
+    ("--max-sub-calls", "max_sub_calls", int, "cap on llm_query/rlm_query calls"),
+    ("--timeout", "timeout_s", float, "wall-clock limit, seconds"),
+    ("--cell-timeout", "cell_timeout_s", float, "per-cell limit, seconds"),
+    ("--concurrency", "concurrency", int, "LLM requests in flight at once"),
+)
+"""(flag, `Budget` field, type, help) of each budget flag; its default is the engine's."""
 FLAGS = {
     "query": "--query",
     "model": "--model",
@@ -35,14 +47,7 @@ FLAGS = {
     "mode": "--mode",
     "profile": "--profile",
     "prices": "--price",
-    "max_depth": "--max-depth",
-    "max_turns": "--max-turns",
-    "max_cost_usd": "--max-cost",
-    "max_tokens": "--max-tokens",
-    "max_sub_calls": "--max-sub-calls",
-    "timeout_s": "--timeout",
-    "cell_timeout_s": "--cell-timeout",
-    "concurrency": "--concurrency",
+    **{field: flag for flag, field, _kind, _help in BUDGET_FLAGS},
 }
 """The flag that sets each `RunConfig`/`Budget` field: how the engine's errors name them here."""
 
@@ -65,39 +70,15 @@ def add_run_parser(
     parser.add_argument("--api-base", help="base URL of an OpenAI-compatible or local server")
     parser.add_argument("--mode", choices=("auto", "rlm", "direct"), default=DEFAULT_MODE)
     parser.add_argument("--profile", help="prompt profile (default: chosen by model name)")
-    parser.add_argument(
-        "--max-depth", type=int, default=DEFAULTS.max_depth, help="REPL levels (1: root only)"
-    )
-    parser.add_argument(
-        "--max-turns", type=int, default=DEFAULTS.max_turns, help="turns per RLM call"
-    )
-    parser.add_argument(
-        "--max-cost", type=float, default=DEFAULTS.max_cost_usd, help="dollar cap for the run"
-    )
-    parser.add_argument(
-        "--max-tokens", type=int, default=DEFAULTS.max_tokens, help="token cap for the run"
-    )
-    parser.add_argument(
-        "--max-sub-calls",
-        type=int,
-        default=DEFAULTS.max_sub_calls,
-        help="cap on llm_query/rlm_query calls",
-    )
-    parser.add_argument(
-        "--timeout", type=float, default=DEFAULTS.timeout_s, help="wall-clock limit, seconds"
-    )
-    parser.add_argument(
-        "--cell-timeout",
-        type=float,
-        default=DEFAULTS.cell_timeout_s,
-        help="per-cell limit, seconds",
-    )
-    parser.add_argument(
-        "--concurrency",
-        type=int,
-        default=DEFAULTS.concurrency,
-        help="LLM requests in flight at once",
-    )
+    for flag, field, kind, text in BUDGET_FLAGS:
+        parser.add_argument(
+            flag,
+            dest=field,
+            type=kind,
+            default=getattr(DEFAULTS, field),
+            metavar=flag.removeprefix("--").replace("-", "_").upper(),
+            help=text,
+        )
     parser.add_argument(
         "--price",
         action="append",
@@ -120,14 +101,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         profile=args.profile,
         prices=parse_prices("\n".join(args.price)),
         budget=Budget(
-            max_cost_usd=args.max_cost,
-            max_tokens=args.max_tokens,
-            max_sub_calls=args.max_sub_calls,
-            max_depth=args.max_depth,
-            max_turns=args.max_turns,
-            timeout_s=args.timeout,
-            cell_timeout_s=args.cell_timeout,
-            concurrency=args.concurrency,
+            **{field: getattr(args, field) for _flag, field, _kind, _help in BUDGET_FLAGS}
         ),
     )
 

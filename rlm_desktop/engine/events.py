@@ -196,8 +196,8 @@ class CallFinished(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunFinished(Event):
-    """The run ended with `status`; totals cover the whole tree.
+class RunTotals:
+    """How a run ended, with totals over the whole tree (`RunFinished` and `RunResult` carry them).
 
     `http_status` is the provider's HTTP status when the run failed on a provider error (401 and
     403 mean the API key was refused), so that a caller can add advice in its own words.
@@ -215,6 +215,11 @@ class RunFinished(Event):
     unpriced: bool
     error: str | None = None
     http_status: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinished(Event, RunTotals):
+    """The run ended with `status`; the totals cover the whole tree."""
 
 
 EVENT_TYPES: dict[str, type[Event]] = {

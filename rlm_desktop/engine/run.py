@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import secrets
 import shutil
@@ -22,7 +23,7 @@ from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.config import ConfigError, RunConfig
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.direct import answer_directly, direct_fit
-from rlm_desktop.engine.events import ModeChosen, RunFinished, RunStarted, RunStatus
+from rlm_desktop.engine.events import ModeChosen, RunFinished, RunStarted, RunStatus, RunTotals
 from rlm_desktop.engine.folders import EngineFolders
 from rlm_desktop.engine.ledger import BudgetLedger
 from rlm_desktop.engine.litellm_loader import release_logging_worker, warm_up
@@ -45,28 +46,15 @@ STATUS_BY_OUTCOME: dict[str, RunStatus] = {
 }
 
 
-@dataclass(frozen=True)
-class RunResult:
-    """How a run ended, with tree-wide totals."""
+@dataclass(frozen=True, kw_only=True)
+class RunResult(RunTotals):
+    """How a run ended, with tree-wide totals; `session_id` is the run's id."""
 
     session_id: str
-    status: RunStatus
-    answer: str
-    cost_usd: float
-    input_tokens: int
-    output_tokens: int
-    turns: int
-    sub_calls: int
-    max_depth_reached: int
-    wall_s: float
-    unpriced: bool = False
-    error: str | None = None
-    http_status: int | None = None
-    """The provider's HTTP status when the run failed on a provider error (see `RunFinished`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The `run --json` object of DESIGN.md (plus `unpriced`, `error` and `http_status`)."""
-        return asdict(self)
+        return {"session_id": self.session_id, **asdict(self)}
 
 
 def new_run_id() -> str:
@@ -265,8 +253,7 @@ class Run:
         status = STATUS_BY_OUTCOME.get(outcome.status, "error")
         if self._cancel_requested and status != "completed":
             status = "cancelled"
-        result = RunResult(
-            session_id=self.run_id,
+        totals = RunTotals(
             status=status,
             answer=outcome.answer,
             cost_usd=round(ledger.spent_cost_usd, 8),
@@ -280,24 +267,9 @@ class Run:
             error=None if status == "completed" else outcome.error,
             http_status=None if status == "completed" else outcome.http_status,
         )
-        self.bus.publish(
-            RunFinished(
-                run_id=self.run_id,
-                status=result.status,
-                answer=result.answer,
-                cost_usd=result.cost_usd,
-                input_tokens=result.input_tokens,
-                output_tokens=result.output_tokens,
-                turns=result.turns,
-                sub_calls=result.sub_calls,
-                max_depth_reached=result.max_depth_reached,
-                wall_s=result.wall_s,
-                unpriced=result.unpriced,
-                error=result.error,
-                http_status=result.http_status,
-            )
-        )
-        return result
+        fields = dataclasses.asdict(totals)
+        self.bus.publish(RunFinished(run_id=self.run_id, **fields))
+        return RunResult(session_id=self.run_id, **fields)
 
 
 async def _settled(task: asyncio.Task[CallOutcome]) -> None:

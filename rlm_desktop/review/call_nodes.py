@@ -53,26 +53,13 @@ class Totals:
 
 
 @dataclass
-class Cell:
-    """One code block of a turn and what running it printed."""
-
-    index: int
-    code: str
-    stdout: str
-    stderr: str
-    error: str | None
-    duration_s: float
-    timed_out: bool = False
-    variables_lost: bool = False
-
-
-@dataclass
 class Turn:
     """One turn of an RLM call: the model's reply, its cells, and what the model was shown."""
 
     index: int
     reply: str = ""
-    cells: list[Cell] = field(default_factory=list)
+    cells: list[ev.CellExecuted] = field(default_factory=list)
+    """The cells as the engine reported them (`index`, `code`, `stdout`, `stderr`, `error`, ...)."""
     observation: str = ""
     duration_s: float | None = None
     truncated: bool = False

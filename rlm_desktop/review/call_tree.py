@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from rlm_desktop.engine import events as ev
-from rlm_desktop.review.call_nodes import FINISHED_OK, CallNode, Cell, RunInfo, Totals, Turn
+from rlm_desktop.review.call_nodes import FINISHED_OK, CallNode, RunInfo, Totals, Turn
 
-__all__ = ["FINISHED_OK", "CallNode", "CallTree", "Cell", "Changes", "RunInfo", "Totals", "Turn"]
+__all__ = ["FINISHED_OK", "CallNode", "CallTree", "Changes", "RunInfo", "Totals", "Turn"]
 
 
 @dataclass
@@ -217,18 +217,7 @@ class CallTree:
         node = self.nodes.get(e.call_id)
         if node is None:
             return
-        self._turn(node, e.turn).cells.append(
-            Cell(
-                index=e.index,
-                code=e.code,
-                stdout=e.stdout,
-                stderr=e.stderr,
-                error=e.error,
-                duration_s=e.duration_s,
-                timed_out=e.timed_out,
-                variables_lost=e.variables_lost,
-            )
-        )
+        self._turn(node, e.turn).cells.append(e)
         changes.turns.add(node)
 
     def _on_turn_executed(self, e: ev.TurnExecuted, changes: Changes) -> None:

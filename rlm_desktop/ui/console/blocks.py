@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rlm_desktop.engine.events import CellExecuted
 from rlm_desktop.engine.observation import truncate_middle
-from rlm_desktop.review.call_nodes import Cell
 from rlm_desktop.ui.console.highlighter import PygmentsHighlighter
 from rlm_desktop.ui.theme import colors
 
@@ -161,7 +161,7 @@ class OutputBlock(QFrame):
 class CellView(QWidget):
     """One code block and what running it printed, with its duration."""
 
-    def __init__(self, cell: Cell, limit: int, font: QFont) -> None:
+    def __init__(self, cell: CellExecuted, limit: int, font: QFont) -> None:
         super().__init__()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 4)
