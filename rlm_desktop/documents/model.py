@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from rlm_desktop.engine.config import DEFAULT_MODEL
 from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.formatting import plural
 
 MIB = 1024 * 1024
 
@@ -106,6 +108,56 @@ class LoadError:
         return f"{self.path}: {self.message}"
 
 
+class Measured(Protocol):
+    """Anything with a document's measures (a loaded `Document`, a saved session's document)."""
+
+    @property
+    def size(self) -> int: ...
+    @property
+    def chars(self) -> int: ...
+    @property
+    def tokens(self) -> int: ...
+    @property
+    def tokens_estimated(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class DocumentTotals:
+    """Counts over a list of documents, and how they read in one line."""
+
+    documents: int
+    bytes: int
+    chars: int
+    tokens: int
+    estimated: bool
+    """True when `tokens` includes an estimate."""
+
+    @classmethod
+    def of(cls, documents: Sequence[Measured]) -> DocumentTotals:
+        """The totals of `documents`."""
+        return cls(
+            documents=len(documents),
+            bytes=sum(d.size for d in documents),
+            chars=sum(d.chars for d in documents),
+            tokens=sum(d.tokens for d in documents),
+            estimated=any(d.tokens_estimated for d in documents),
+        )
+
+    def describe(self, *, skipped: int = 0, failed: int = 0, separator: str = " · ") -> str:
+        """`3 documents · 1.2 MB · 1,234,567 characters · ~301,200 tokens · 1 failed`."""
+        parts = [
+            plural(self.documents, "document"),
+            human_size(self.bytes),
+            f"{self.chars:,} characters",
+            f"{'~' if self.estimated else ''}{self.tokens:,} tokens",
+        ]
+        if skipped:
+            parts.append(f"{skipped:,} skipped")
+        if failed:
+            parts.append(f"{failed:,} failed")
+        return separator.join(parts)
+
+
 @dataclass
 class LoadResult:
     """Everything one `load_paths` call produced, documents in load order."""
@@ -115,40 +167,16 @@ class LoadResult:
     errors: list[LoadError] = field(default_factory=list)
 
     @property
-    def total_chars(self) -> int:
-        """Characters of text over all documents."""
-        return sum(d.chars for d in self.documents)
-
-    @property
-    def total_tokens(self) -> int:
-        """Tokens over all documents (an estimate if any document's count is)."""
-        return sum(d.tokens for d in self.documents)
-
-    @property
-    def total_bytes(self) -> int:
-        """File bytes over all documents."""
-        return sum(d.size for d in self.documents)
-
-    @property
-    def tokens_estimated(self) -> bool:
-        """True when `total_tokens` includes an estimate."""
-        return any(d.tokens_estimated for d in self.documents)
+    def totals(self) -> DocumentTotals:
+        """Counts over the documents loaded."""
+        return DocumentTotals.of(self.documents)
 
     def contexts(self) -> list[ContextDocument]:
         """The documents as the engine takes them, in load order."""
         return [d.to_context() for d in self.documents]
 
     def summary(self) -> str:
-        """One line for a status bar or a log: counts, size, tokens."""
-        approx = "~" if self.tokens_estimated else ""
-        parts = [
-            f"{len(self.documents)} document{'s' if len(self.documents) != 1 else ''}",
-            human_size(self.total_bytes),
-            f"{self.total_chars:,} characters",
-            f"{approx}{self.total_tokens:,} tokens",
-        ]
-        if self.skipped:
-            parts.append(f"{len(self.skipped)} skipped")
-        if self.errors:
-            parts.append(f"{len(self.errors)} error{'s' if len(self.errors) != 1 else ''}")
-        return ", ".join(parts)
+        """One line for a status bar or a log: counts, size, tokens, skips and failures."""
+        return self.totals.describe(
+            skipped=len(self.skipped), failed=len(self.errors), separator=", "
+        )

@@ -64,9 +64,9 @@ MEASURE = textwrap.dedent("""
     print(json.dumps({
         "seconds": seconds, "setup_s": setup_s, "files": len(result.documents),
         "skipped": len(result.skipped), "errors": [str(e) for e in result.errors],
-        "bytes": result.total_bytes, "chars": result.total_chars,
+        "bytes": result.totals.bytes, "chars": result.totals.chars,
         "text_bytes": sum(len(d.text.encode()) for d in result.documents),
-        "tokens": result.total_tokens, "estimated": result.tokens_estimated,
+        "tokens": result.totals.tokens, "estimated": result.totals.estimated,
         "pages": sum(d.pages or 0 for d in result.documents),
         "rss_growth": peak - baseline,
     }))

@@ -72,8 +72,8 @@ def test_folder_loads_every_format_in_name_order(format_folder: Path) -> None:
     expected = [f"formats/{n}" for n in sorted(EXPECTED, key=str.casefold)]
     assert names == expected
     assert {d.type for d in result.documents} == set(DOCUMENT_TYPES)
-    assert result.total_chars == sum(len(text) for _, text in EXPECTED.values())
-    assert result.total_tokens == sum(d.tokens for d in result.documents)
+    assert result.totals.chars == sum(len(text) for _, text in EXPECTED.values())
+    assert result.totals.tokens == sum(d.tokens for d in result.documents)
 
 
 def test_to_context_gives_the_engine_its_document(format_folder: Path) -> None:

@@ -19,7 +19,7 @@ def test_documents_load_with_qt_and_litellm_blocked(tmp_path: Path, isolated_hom
         from rlm_desktop.documents import load_paths
         result = load_paths([{str(tmp_path)!r}])
         assert [d.text for d in result.documents] == ["some text\\n", "page"], result
-        assert not result.tokens_estimated
+        assert not result.totals.estimated
         heavy = {{"pypdf", "docx", "PySide6", "litellm"}} & set(sys.modules)
         assert not heavy, heavy
         print("ok")

@@ -55,12 +55,12 @@ def test_load_flags_estimates_once_the_exact_budget_is_spent(tmp_path: Path) -> 
         )
     exact = load_paths([tmp_path], LoadOptions(exact_token_chars=10**9))
     budgeted = load_paths([tmp_path], LoadOptions(exact_token_chars=100_000))
-    assert not exact.tokens_estimated
-    assert budgeted.tokens_estimated
+    assert not exact.totals.estimated
+    assert budgeted.totals.estimated
     assert [d.tokens_estimated for d in budgeted.documents][:2] == [False, False]
     assert budgeted.documents[-1].tokens_estimated
-    assert abs(budgeted.total_tokens - exact.total_tokens) / exact.total_tokens < 0.05
-    assert budgeted.summary().endswith(f"~{budgeted.total_tokens:,} tokens")
+    assert abs(budgeted.totals.tokens - exact.totals.tokens) / exact.totals.tokens < 0.05
+    assert budgeted.summary().endswith(f"~{budgeted.totals.tokens:,} tokens")
 
 
 def test_counting_needs_no_network_and_no_litellm_import(isolated_home: Path) -> None:

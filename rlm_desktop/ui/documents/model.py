@@ -160,14 +160,3 @@ class DocumentsModel(QAbstractTableModel):
     def documents(self) -> list[Document]:
         """The loaded documents a run can take, in order."""
         return [d for d in self.listed() if isinstance(d, Document)]
-
-    def totals(self) -> tuple[int, int, int, int, bool]:
-        """(documents, bytes, characters, tokens, tokens estimated) of the documents listed."""
-        docs = self.listed()
-        return (
-            len(docs),
-            sum(d.size for d in docs),
-            sum(d.chars for d in docs),
-            sum(d.tokens for d in docs),
-            any(d.tokens_estimated for d in docs),
-        )

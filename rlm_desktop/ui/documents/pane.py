@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop.documents.model import Document, human_size
+from rlm_desktop.documents.model import Document, DocumentTotals
 from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS, DEFAULT_MODEL
 from rlm_desktop.ui.documents.model import DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.theme import monospace_font
@@ -231,24 +231,15 @@ class DocumentsPane(QWidget):
         self.preview.setPlainText(shown)
 
     def _update_totals(self, *_args: object) -> None:
-        count, size, chars, tokens, estimated = self.model.totals()
+        totals = DocumentTotals.of(self.model.listed())
         self.empty_hint.setVisible(not self.model.entries)
         errors = sum(1 for e in self.model.entries if not e.ok)
-        if not count and not errors:
+        if not totals.documents and not errors:
             self.totals.setText("No documents yet.")
             self.hint.setText("")
             return
-        approx = "~" if estimated else ""
-        parts = [
-            f"{count} document{'s' if count != 1 else ''}",
-            human_size(size),
-            f"{chars:,} characters",
-            f"{approx}{tokens:,} tokens",
-        ]
-        if errors:
-            parts.append(f"{errors} failed")
-        self.totals.setText(" · ".join(parts))
-        if count and tokens <= self.direct_call_tokens:
+        self.totals.setText(totals.describe(failed=errors))
+        if totals.documents and totals.tokens <= self.direct_call_tokens:
             self.hint.setText(
                 "Short enough for one direct call: in auto mode the model "
                 "reads it whole, without a REPL."
