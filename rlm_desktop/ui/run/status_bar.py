@@ -52,7 +52,11 @@ class RunStatusBar(QStatusBar):
             tokens = root.subtree.tokens if root else 0
         cap = f" of {fmt.cost(self.max_cost_usd)}" if self.max_cost_usd else ""
         unpriced = budget.unpriced_calls if budget is not None else 0
-        self.cost.setText(f"Cost {fmt.cost(cost, bool(unpriced), long=True)}{cap}")
+        shown = fmt.cost(cost, bool(unpriced), long=True)
+        if shown == fmt.UNPRICED:
+            self.cost.setText(f"Cost unknown: {fmt.plural(unpriced, 'call')} to unpriced models")
+        else:
+            self.cost.setText(f"Cost {shown}{cap}")
         self.cost.setToolTip(
             f"{fmt.plural(unpriced, 'call')} to models without a price: their cost is not counted"
             if unpriced
