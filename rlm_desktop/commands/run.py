@@ -185,7 +185,7 @@ async def _execute(run: Run, documents: list[ContextDocument], quiet: bool) -> R
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, run.cancel)
     ProgressPrinter(sys.stderr, verbose=not quiet).attach(run.bus)
-    store = Store()
+    store = Store(paths.database_path())
     recorder = store.record(run, documents=documents, secrets=[run.credentials.api_key])
     try:
         return await run.execute()

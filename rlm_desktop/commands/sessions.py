@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop import paths
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
@@ -66,7 +67,7 @@ def run_sessions_command(args: argparse.Namespace) -> int:
     from rlm_desktop.store import Store, StoreError
 
     try:
-        store = Store()
+        store = Store(paths.database_path())
     except sqlite3.DatabaseError as error:
         return _fail(f"cannot open the session database: {error} (is it a sessions.db file?)", 1)
     try:

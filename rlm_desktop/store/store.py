@@ -54,11 +54,7 @@ class Store:
     be shared between threads; every statement runs under one lock.
     """
 
-    def __init__(self, path: Path | None = None) -> None:
-        if path is None:
-            from rlm_desktop.paths import database_path
-
-            path = database_path()
+    def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.lock = threading.RLock()

@@ -153,7 +153,7 @@ async def _real_run(
 def test_recording_a_real_10000_call_run() -> None:
     """The engine against the scripted server (its own process) at zero latency, with and
     without the store."""
-    store = Store()
+    store = Store(paths.database_path())
     warm_up = ServerProcess(_fan_out(10))
     asyncio.run(_real_run(warm_up, None, 10))  # warm-up: imports, price map, first worker
     warm_up.stop()

@@ -13,6 +13,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from rlm_desktop import paths
 from rlm_desktop.engine import events as ev
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.ui.app import PAINT_PROBE_ENV
@@ -189,7 +190,7 @@ def recorded_session(calls: int) -> str:
     from rlm_desktop.store import Store
 
     run = FakeRun("bench-10k", EventBus())
-    store = Store()
+    store = Store(paths.database_path())
     recorder = store.record(run)
     t0 = time.time()
     for event in run_opening(run.run_id, t0):

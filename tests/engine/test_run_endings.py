@@ -103,7 +103,7 @@ async def test_an_unexpected_exception_ends_the_run_as_an_error(
     config = RunConfig(query=QUERY, model=TEST_MODEL, api_base=scripted_server.base_url, mode="rlm")
     scripted_server.enqueue(repl("FINAL('never run')"))
     run = Run(config, [DOCUMENT], folders=folders)
-    store = Store()
+    store = Store(paths.database_path())
     recorder = store.record(run, documents=[DOCUMENT])
     subscription = run.bus.subscribe()
     seen: list[Event] = []

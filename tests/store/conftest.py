@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.store import Store
@@ -17,7 +18,7 @@ DOCUMENT = ContextDocument(name="notes.txt", text="Zebrafish: 7 in tank A.", pat
 @pytest.fixture
 def store() -> Iterator[Store]:
     """A store on the test's own database file."""
-    opened = Store()
+    opened = Store(paths.database_path())
     yield opened
     opened.close()
 

@@ -11,8 +11,9 @@ import sys
 
 import rlm_desktop.store
 import rlm_desktop.commands.sessions
+from rlm_desktop.paths import database_path
 from rlm_desktop.store import Store
-Store().close()
+Store(database_path()).close()
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in {"litellm", "PySide6", "qasync"})
 print(",".join(heavy))
 """

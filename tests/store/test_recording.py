@@ -195,14 +195,14 @@ def _start(store: Store, run_id: str, documents: list[ContextDocument] | None = 
 
 def test_a_session_left_running_by_a_dead_process_is_interrupted_on_open(store: Store) -> None:
     _start(store, "orphan")
-    live = Store()
+    live = Store(database_path())
     assert live.session("orphan")["session"]["status"] == "running"
     live.close()
     # A pid that cannot be running: past the kernel's pid limit.
     store.db.execute(
         "UPDATE sessions SET writer_pid = ? WHERE id = 'orphan'", [2**22 + os.getpid()]
     )
-    reopened = Store()
+    reopened = Store(database_path())
     assert reopened.session("orphan")["session"]["status"] == "interrupted"
     reopened.close()
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.events import CellExecuted, LLMResponded
@@ -70,7 +71,7 @@ def test_secrets_never_reach_the_file_or_the_exports(
     monkeypatch: pytest.MonkeyPatch, isolated_home: Path
 ) -> None:
     monkeypatch.setenv("MY_SERVICE_TOKEN", ENV_SECRET)
-    store = Store()
+    store = Store(paths.database_path())
     run = KeyedRun("keyed", EventBus(), Credentials(API_KEY))
     document = ContextDocument(name="d.txt", text=f"key={API_KEY}", path="")
     recorder = store.record(run, documents=[document])

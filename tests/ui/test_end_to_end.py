@@ -174,7 +174,7 @@ def test_closing_the_window_stops_the_run_first(
     assert not window.starter.running
     from rlm_desktop.store import Store
 
-    store = Store()
+    store = Store(database_path())
     assert [s["status"] for s in store.list_sessions()] == ["cancelled"]
     store.close()
 

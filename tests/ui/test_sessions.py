@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
+from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.store import Store
 from rlm_desktop.ui.main_window import MainWindow
@@ -19,7 +20,7 @@ class _Recorded:
 
 
 def record(run_id: str, *, finish: bool) -> None:
-    store = Store()
+    store = Store(paths.database_path())
     run = _Recorded(run_id)
     recorder = store.record(run)
     for event in synthetic_run(fanout=3, run_id=run_id, finish=finish):
@@ -62,7 +63,7 @@ def test_search_and_delete_in_the_browser(window: MainWindow, qtbot: QtBot) -> N
 
 def test_a_session_still_being_recorded_is_not_deleted(window: MainWindow) -> None:
     record("finished-one", finish=True)
-    store = Store()
+    store = Store(paths.database_path())
     live = _Recorded("still-running")
     recorder = store.record(live)
     for event in synthetic_run(fanout=2, run_id="still-running", finish=False):

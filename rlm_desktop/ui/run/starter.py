@@ -73,7 +73,7 @@ def open_store() -> Store:
     """The session store in the data folder (imported here: sqlite-utils waits for the first use)."""
     from rlm_desktop.store import Store
 
-    return Store()
+    return Store(paths.database_path())
 
 
 class RunStarter(QObject):
