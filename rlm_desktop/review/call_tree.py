@@ -64,35 +64,36 @@ class CallTree:
         return changes
 
     def _fold(self, event: ev.Event, changes: Changes) -> None:
+        # Most frequent first: a fan-out is mostly requests, replies and call starts and ends.
         match event:
+            case ev.LLMRequestSent():
+                self._on_request_sent(event, changes)
+            case ev.LLMResponded():
+                self._on_responded(event, changes)
+            case ev.CallStarted():
+                self._on_call_started(event, changes)
+            case ev.CallFinished():
+                self._on_call_finished(event, changes)
+            case ev.BudgetUpdated():
+                self._on_budget(event, changes)
+            case ev.CellExecuted():
+                self._on_cell_executed(event, changes)
+            case ev.TurnStarted():
+                self._on_turn_started(event, changes)
+            case ev.TurnExecuted():
+                self._on_turn_executed(event, changes)
+            case ev.AnswerSubmitted():
+                self._on_answer(event, changes)
+            case ev.LLMRetried():
+                self._on_retried(event, changes)
+            case ev.WorkerRestarted():
+                self._on_worker_restarted(event, changes)
+            case ev.BudgetExceeded():
+                self._on_budget_exceeded(event, changes)
             case ev.RunStarted():
                 self._on_run_started(event, changes)
             case ev.ModeChosen():
                 self._on_mode_chosen(event, changes)
-            case ev.CallStarted():
-                self._on_call_started(event, changes)
-            case ev.LLMRequestSent():
-                self._on_request_sent(event, changes)
-            case ev.LLMRetried():
-                self._on_retried(event, changes)
-            case ev.LLMResponded():
-                self._on_responded(event, changes)
-            case ev.TurnStarted():
-                self._on_turn_started(event, changes)
-            case ev.CellExecuted():
-                self._on_cell_executed(event, changes)
-            case ev.TurnExecuted():
-                self._on_turn_executed(event, changes)
-            case ev.WorkerRestarted():
-                self._on_worker_restarted(event, changes)
-            case ev.AnswerSubmitted():
-                self._on_answer(event, changes)
-            case ev.BudgetUpdated():
-                self._on_budget(event, changes)
-            case ev.BudgetExceeded():
-                self._on_budget_exceeded(event, changes)
-            case ev.CallFinished():
-                self._on_call_finished(event, changes)
             case ev.RunFinished():
                 self._on_run_finished(event, changes)
 
