@@ -100,11 +100,21 @@ def completion_response(
 
 
 class ScriptedServer:
-    """An OpenAI-compatible `/v1/chat/completions` and `/v1/models` endpoint with scripted replies."""
+    """An OpenAI-compatible `/v1/chat/completions` and `/v1/models` endpoint with scripted replies.
 
-    def __init__(self, latency_s: float = 0.0, models: tuple[str, ...] = ("test-model",)) -> None:
+    `models` are listed at `/v1/models`, and at `/api/tags` as Ollama lists its models; with
+    `listing_key`, both lists answer 401 unless the request carries `Bearer <listing_key>`.
+    """
+
+    def __init__(
+        self,
+        latency_s: float = 0.0,
+        models: tuple[str, ...] = ("test-model",),
+        listing_key: str | None = None,
+    ) -> None:
         self.latency_s = latency_s
         self.models = models
+        self.listing_key = listing_key
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self._queue: deque[str | Reply] = deque()
@@ -120,8 +130,13 @@ class ScriptedServer:
     @property
     def base_url(self) -> str:
         """The `api_base` to give litellm."""
+        return f"{self.root_url}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """The server without a path, as an Ollama base URL is given."""
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> ScriptedServer:
         """Start serving in a background thread."""
@@ -184,11 +199,18 @@ class ScriptedServer:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
+                path = self.path.rstrip("/")
+                listing = path.endswith("/models") or path == "/api/tags"
+                wanted = f"Bearer {server.listing_key}"
+                if listing and server.listing_key and self.headers.get("Authorization") != wanted:
+                    self._send(401, {}, {"error": {"message": "Incorrect API key provided"}})
+                elif path.endswith("/models"):
                     data = [
                         {"id": m, "object": "model", "owned_by": "scripted"} for m in server.models
                     ]
                     self._send(200, {}, {"object": "list", "data": data})
+                elif path == "/api/tags":
+                    self._send(200, {}, {"models": [{"name": m} for m in server.models]})
                 else:
                     self._send(404, {}, {"error": {"message": "not found"}})
 

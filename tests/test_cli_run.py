@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from tests.cli import run_cli, start_cli, unprivileged
-from tests.engine.scripting import QUERY, TEST_MODEL, repl, scripted, still_alive
+from tests.engine.scripting import (
+    QUERY,
+    TEST_MODEL,
+    UNKNOWN_HOST_URL,
+    closed_port_url,
+    repl,
+    scripted,
+    still_alive,
+)
 from tests.scripted_server import Reply, ScriptedServer
 
 DESIGN_KEYS = {
@@ -288,3 +296,60 @@ def test_the_command_lines_defaults_are_the_engines() -> None:
 
     args = build_parser().parse_args(["run", "--query", "q"])
     assert config_from_args(args) == RunConfig(query="q")
+
+
+@pytest.mark.parametrize(
+    ("make_url", "address"),
+    [(closed_port_url, None), (lambda: UNKNOWN_HOST_URL, "nonexistent.invalid:80")],
+    ids=["refused", "unknown-host"],
+)
+def test_a_server_that_cannot_be_reached_fails_fast_with_exit_1(
+    document: Path, cli: Cli, make_url: Callable[[], str], address: str | None
+) -> None:
+    url = make_url()
+    address = address or url.removeprefix("http://").removesuffix("/v1")
+    args = ["--query", QUERY, "--doc", str(document), "--model", TEST_MODEL, "--api-base", url]
+    started = time.monotonic()
+    result = cli(*args, "--json")
+    wall_s = time.monotonic() - started
+
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == ""
+    assert (
+        result.stderr == f"rlm-desktop run: cannot connect to {address} — is the server running?\n"
+    )
+    assert wall_s < 5  # the "fails in under 2 s", with room for a loaded machine
+
+
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        (
+            ["--sub-model", "Summarise each chunk in one line"],
+            "--sub-model 'Summarise each chunk in one line' is a sentence, not a model name: "
+            "name a litellm model, e.g. openai/gpt-5-mini",
+        ),
+        (["--model", "openai/gpt-4o"], "--model 'openai/gpt-4o' is not served at "),
+        (["--model", "test-model"], "--model 'test-model' needs a provider prefix: "),
+    ],
+    ids=["sentence-as-sub-model", "not-served", "no-prefix"],
+)
+def test_a_bad_model_exits_2_before_anything_is_sent(
+    scripted_server: ScriptedServer, document: Path, cli: Cli, flags: list[str], line: str
+) -> None:
+    scripted_server.respond_with(scripted({QUERY: [repl("FINAL('never asked')")]}))
+    result = cli(*served(scripted_server, "--doc", str(document), "--mode", "rlm", *flags))
+
+    assert_one_line_error(result, "rlm-desktop run: " + line)
+    assert result.stderr.startswith("rlm-desktop run: " + line)
+    assert scripted_server.chat_requests() == []
+
+
+def test_a_missing_key_exits_2_saying_where_to_put_it(document: Path, cli: Cli) -> None:
+    result = cli("--query", QUERY, "--doc", str(document), "--model", "openai/gpt-5-mini")
+
+    assert_one_line_error(result, "OPENAI_API_KEY")
+    assert result.stderr == (
+        "rlm-desktop run: OpenAI needs an API key: set OPENAI_API_KEY, "
+        "or save it in the app (Settings → Providers)\n"
+    )

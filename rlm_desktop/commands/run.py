@@ -22,6 +22,7 @@ from rlm_desktop.engine import (
 )
 from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL
 from rlm_desktop.engine.llm import AUTH_STATUS
+from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
 from rlm_desktop.engine.pricing import parse_prices
 
 DEFAULTS = Budget()
@@ -143,6 +144,21 @@ def key_hint(model: str, api_base: str | None) -> str:
     return f"; no key was set: set {env_var}" if env_var else ""
 
 
+def preflight_line(problem: PreflightProblem) -> str:
+    """A pre-flight problem in the command line's words: a setting by its flag, and for a key
+    the other place it can live."""
+    if problem.setting == "api_key":
+        return f"{problem.message}, or save it in the app (Settings → Providers)"
+    return problem.worded(FLAGS)
+
+
+def preflight_exit_code(problems: list[PreflightProblem]) -> int:
+    """1 when only the environment is at fault (nothing answered at --api-base), else 2."""
+    if all(isinstance(problem, EndpointUnreachable) for problem in problems):
+        return EXIT_NOT_COMPLETED
+    return EXIT_USAGE
+
+
 def failure(result: RunResult, config: RunConfig) -> str:
     """The one line that says why a run ended in `error`."""
     hint = key_hint(config.model, config.api_base) if result.http_status in AUTH_STATUS else ""
@@ -155,7 +171,11 @@ def say(message: str) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Execute `run`; returns the exit code (0, 1, 2 or 130)."""
+    """Execute `run`; returns the exit code (0, 1, 2 or 130).
+
+    The models, the endpoint and the key are checked before anything is sent (`preflight`);
+    each problem is one line, and the exit code says whose it is to fix.
+    """
     try:
         config = config_from_args(args)
         config.validate()
@@ -166,10 +186,18 @@ def run_command(args: argparse.Namespace) -> int:
             folders=paths.engine_folders(),
             credentials=credentials_for(config.model, config.api_base),
         )
+        problems = asyncio.run(preflight(config, run.credentials))
+        if problems:
+            for problem in problems:
+                say(preflight_line(problem))
+            return preflight_exit_code(problems)
         result = asyncio.run(_execute(run, documents, quiet=args.json))
     except ConfigError as error:
         say(error.worded(FLAGS))
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        say("interrupted before the run started")
+        return EXIT_INTERRUPTED
     print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.answer)
     if result.status == "error":
         say(failure(result, config))

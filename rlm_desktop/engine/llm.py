@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import math
 import random
 import re
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rlm_desktop.engine.connection import cannot_connect, unreachable_address
 from rlm_desktop.engine.litellm_loader import load_litellm
 from rlm_desktop.engine.pricing import ModelInfo, PriceBook
 
@@ -101,7 +103,8 @@ class LLMClient:
         max_output_tokens: int,
         on_retry: RetryCallback | None = None,
     ) -> Completion:
-        """One chat completion, retried with backoff on 429, 5xx, timeouts and connection errors."""
+        """One chat completion, retried with backoff on 429, 5xx, timeouts and dropped connections;
+        a connection that never opens (refused, unknown host) fails at once."""
         litellm = load_litellm()
         attempt = 0
         started = time.monotonic()
@@ -161,6 +164,8 @@ class LLMClient:
 
 
 def _status_of(error: Exception) -> int | None:
+    if unreachable_address(error) is not None:
+        return None  # litellm calls a connection that never opened "HTTP 500"; no server said so
     status = getattr(error, "status_code", None)
     return status if isinstance(status, int) else None
 
@@ -168,18 +173,45 @@ def _status_of(error: Exception) -> int | None:
 def _is_retryable(error: Exception, status: int | None) -> bool:
     if status is not None:
         return status in RETRYABLE_STATUS
+    if unreachable_address(error) is not None:
+        return False
     name = type(error).__name__
     return any(word in name for word in ("Timeout", "Connection", "ServiceUnavailable"))
 
 
 def _describe(error: Exception, status: int | None) -> str:
-    """One line: the status, litellm's message without its repeated class-name prefixes, a hint."""
+    """One line: the status, the provider's message (litellm's text without its repeated
+    class-name prefixes, or the message of a JSON error body), a hint."""
+    address = unreachable_address(error)
+    if address is not None:
+        return cannot_connect(address)
     text = LITELLM_PREFIXES.sub("", " ".join(str(error).split()))
+    text = _body_message(text) or text
     if len(text) > 300:
         text = text[:300] + "…"
     prefix = f"HTTP {status}: " if status else f"{type(error).__name__}: "
     hint = AUTH_HINT if status in AUTH_STATUS else ""
     return prefix + text + hint
+
+
+def _body_message(text: str) -> str | None:
+    """The message of a JSON error body in `text`: OpenAI's and Anthropic's `{"error": {"message":
+    ...}}`, Ollama's `{"error": "..."}`, or a top-level `message` or `detail`."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        body, _end = json.JSONDecoder().raw_decode(text, start)
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error")
+    candidates = (error.get("message") if isinstance(error, dict) else error,)
+    for found in (*candidates, body.get("message"), body.get("detail")):
+        if isinstance(found, str) and found.strip():
+            return " ".join(found.split())
+    return None
 
 
 def _retry_delay(error: Exception, attempt: int) -> float:

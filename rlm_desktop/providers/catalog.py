@@ -11,8 +11,10 @@ import json
 import urllib.error
 import urllib.request
 from typing import Any
+from urllib.parse import urlsplit
 
 from rlm_desktop.engine.config import DEFAULT_MODEL
+from rlm_desktop.engine.connection import address_of, cannot_connect, unreachable_address
 from rlm_desktop.engine.pricing import bundled_price_map
 
 CHAT_MODES = {"chat", "responses"}
@@ -28,7 +30,18 @@ FAVOURITES = (
 
 
 class DiscoveryError(RuntimeError):
-    """A local server could not be asked for its models; the message says what to check."""
+    """A local server could not be asked for its models; the message says what to check.
+
+    `status` is the HTTP status the server answered with, when it answered with an error.
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ServerUnreachable(DiscoveryError):
+    """Nothing answered: the connection was refused, the host is unknown, or it timed out."""
 
 
 def litellm_model_names() -> list[str]:
@@ -45,18 +58,41 @@ def litellm_model_names() -> list[str]:
     return [*FAVOURITES, *rest]
 
 
+def is_web_address(url: str) -> bool:
+    """True for an http(s) URL that names a host."""
+    try:
+        parts = urlsplit(url.strip())
+        return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
+
+
 def _get_json(url: str, api_key: str | None, timeout_s: float) -> Any:
+    address = address_of(url)
+    if not is_web_address(url):
+        raise DiscoveryError(f"{url} is not a web address: write it as http://HOST:PORT")
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
     if api_key:
         request.add_header("Authorization", f"Bearer {api_key}")
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
-            return json.loads(response.read().decode("utf-8"))
+            body = response.read()
     except urllib.error.HTTPError as exc:
-        raise DiscoveryError(f"{url} answered HTTP {exc.code}: check the base URL") from exc
+        raise DiscoveryError(
+            f"{url} answered HTTP {exc.code}: check the base URL", exc.code
+        ) from exc
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        unreachable = unreachable_address(exc, fallback=address)
+        if unreachable is not None:
+            raise ServerUnreachable(cannot_connect(unreachable)) from exc
+        if isinstance(getattr(exc, "reason", exc), TimeoutError):
+            raise ServerUnreachable(
+                f"{address} did not answer within {timeout_s:g} s — is the server running?"
+            ) from exc
         reason = getattr(exc, "reason", exc)
         raise DiscoveryError(f"cannot reach {url} ({reason}): is the server running?") from exc
+    try:
+        return json.loads(body.decode("utf-8"))
     except ValueError as exc:
         raise DiscoveryError(f"{url} did not answer with JSON: check the base URL") from exc
 

@@ -19,6 +19,9 @@ class Provider:
     base_url: str | None = None
 
 
+LOCAL = "local"
+"""Our name for the server at a run's base URL: a provider of ours, not one of litellm's."""
+
 PROVIDERS: dict[str, Provider] = {
     p.name: p
     for p in (
@@ -28,7 +31,7 @@ PROVIDERS: dict[str, Provider] = {
         Provider("openrouter", "OpenRouter", "OPENROUTER_API_KEY"),
         Provider("ollama", "Ollama", None, needs_key=False, base_url="http://localhost:11434"),
         Provider(
-            "local",
+            LOCAL,
             "OpenAI-compatible local server",
             "LOCAL_LLM_API_KEY",
             needs_key=False,
@@ -53,6 +56,20 @@ _BARE_NAME_PREFIXES = (
 )
 
 
+LITELLM_PREFIXES = frozenset({*PROVIDERS, *_PREFIX_ALIASES} - {LOCAL})
+"""Model prefixes known to be litellm providers without importing litellm (which takes seconds)."""
+
+
+def split_model(model: str) -> tuple[str | None, str]:
+    """(prefix, rest) of a model string: `openai/gpt-5` -> ("openai", "gpt-5"), `gpt-5` -> (None,
+    "gpt-5"). The prefix is whatever precedes the first "/", provider or not."""
+    model = model.strip()
+    if "/" not in model:
+        return None, model
+    prefix, rest = model.split("/", 1)
+    return prefix.lower(), rest
+
+
 def provider(name: str) -> Provider:
     """The provider called `name`; an unknown litellm provider gets `NAME_API_KEY`."""
     known = PROVIDERS.get(name)
@@ -63,18 +80,17 @@ def provider(name: str) -> Provider:
 
 def provider_for_model(model: str) -> str:
     """The provider that serves a litellm model string, e.g. `anthropic/claude-x` -> `anthropic`."""
-    model = model.strip()
-    if "/" in model:
-        prefix = model.split("/", 1)[0].lower()
+    prefix, name = split_model(model)
+    if prefix is not None:
         return _PREFIX_ALIASES.get(prefix, prefix)
-    lowered = model.lower()
-    for start, name in _BARE_NAME_PREFIXES:
+    lowered = name.lower()
+    for start, served_by in _BARE_NAME_PREFIXES:
         if lowered.startswith(start):
-            return name
+            return served_by
     return "openai"
 
 
 def provider_for_run(model: str, api_base: str | None) -> str:
     """The provider whose key a run sends: the local server's whenever a base URL is given, so a
     hosted provider's key never goes to a server it does not belong to."""
-    return "local" if api_base else provider_for_model(model)
+    return LOCAL if api_base else provider_for_model(model)

@@ -8,6 +8,7 @@ document and process helpers, and re-exports the script helpers they use.
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
@@ -111,3 +112,15 @@ async def still_alive(pids: Iterable[int], grace_s: float = 0.5) -> set[int]:
 async def new_descendants(before: set[int], grace_s: float = 0.5) -> set[int]:
     """Descendants started since `before` was taken that are still running after `grace_s`."""
     return await still_alive(live_descendants() - before, grace_s)
+
+
+UNKNOWN_HOST_URL = "http://nonexistent.invalid/v1"
+"""A base URL whose host never resolves (`.invalid` is reserved for that, RFC 2606)."""
+
+
+def closed_port_url() -> str:
+    """A base URL on 127.0.0.1 where nothing listens: the connection is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"

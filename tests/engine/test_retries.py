@@ -1,10 +1,21 @@
-"""Provider errors: 429 and 5xx are retried, a 400 is not, and sub-call failures reach the REPL."""
+"""Provider errors: 429 and 5xx are retried, a 400 or a server that cannot be reached is not, error
+bodies read as their message, and sub-call failures reach the REPL."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
+from rlm_desktop import paths
+from rlm_desktop.engine import Run, RunConfig
 from rlm_desktop.engine.events import CallFinished, CallStarted, LLMResponded, LLMRetried
 from tests.engine.scripting import (
+    DOCUMENT,
     QUERY,
+    TEST_MODEL,
+    UNKNOWN_HOST_URL,
+    closed_port_url,
     make_run,
     observation_after,
     of_type,
@@ -94,3 +105,51 @@ async def test_a_reply_cut_at_the_length_limit_is_reported(scripted_server: Scri
     assert "cut at the output-token limit" in observation_after(scripted_server, 0)
     assert [e.truncated for e in of_type(events, LLMResponded)] == [True, False]
     assert result.status == "completed"
+
+
+@pytest.mark.parametrize(
+    ("make_url", "address"),
+    [(closed_port_url, None), (lambda: UNKNOWN_HOST_URL, "nonexistent.invalid:80")],
+    ids=["refused", "unknown-host"],
+)
+async def test_a_server_that_cannot_be_reached_fails_at_once_and_says_so(
+    make_url: Callable[[], str], address: str | None
+) -> None:
+    """litellm calls these "HTTP 500"; no server said so, and trying again would not help."""
+    url = make_url()
+    address = address or url.removeprefix("http://").removesuffix("/v1")
+    config = RunConfig(query=QUERY, model=TEST_MODEL, api_base=url, mode="rlm")
+    run = Run(config, [DOCUMENT], folders=paths.engine_folders())
+    result, events = await run_to_end(run)
+
+    assert result.status == "error"
+    assert result.error == f"cannot connect to {address} — is the server running?"
+    assert result.http_status is None
+    assert not of_type(events, LLMRetried)
+    (responded,) = of_type(events, LLMResponded)
+    assert responded.attempts == 1
+
+
+async def test_a_json_error_body_reads_as_its_message(scripted_server: ScriptedServer) -> None:
+    scripted_server.enqueue(Reply(status=404, content="model 'gpt-9' not found, try pulling it"))
+    result, _events = await run_to_end(make_run(scripted_server))
+
+    assert result.status == "error"
+    assert result.error == "HTTP 404: model 'gpt-9' not found, try pulling it"
+
+
+async def test_rate_limits_and_overload_are_retried_and_read_as_their_message(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.enqueue(
+        Reply(status=429, content="slow down", headers=NO_WAIT),
+        Reply(status=503, content="overloaded", headers=NO_WAIT),
+        repl("FINAL('ok')"),
+    )
+    result, events = await run_to_end(make_run(scripted_server))
+
+    assert (result.status, result.answer) == ("completed", "ok")
+    assert [e.reason for e in of_type(events, LLMRetried)] == [
+        "HTTP 429: slow down",
+        "HTTP 503: overloaded",
+    ]
