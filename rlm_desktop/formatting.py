@@ -24,6 +24,24 @@ _STATUS_TEXT = {
 }
 
 
+_TONES = {
+    "running": "running",
+    "ok": "ok",
+    "completed": "ok",
+    "cancelled": "stopped",
+    "interrupted": "stopped",
+    "budget_exceeded": "limit",
+    "max_turns": "limit",
+    "timeout": "limit",
+}
+
+
+def status_tone(status: str) -> str:
+    """How a call's or a run's status reads at a glance: "running", "ok", "stopped" (by the user
+    or cut off), "limit" (a budget, the turn cap or the time limit) or "error" (anything else)."""
+    return _TONES.get(status, "error")
+
+
 def short_id(call_id: str) -> str:
     """The last eight characters of an id: enough to tell calls apart on screen."""
     return call_id[-8:]
@@ -87,9 +105,11 @@ def when(ts: float | None, *, with_seconds: bool = False, missing: str = "") -> 
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M" + (":%S" if with_seconds else ""))
 
 
-def plural(count: int, noun: str) -> str:
-    """`1 turn`, `2 turns`, `1,204 sub-calls`."""
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+def plural(count: int, noun: str, many: str = "") -> str:
+    """`1 turn`, `2 turns`, `1,204 sub-calls`; `many` is the plural where "s" will not do."""
+    if count == 1:
+        return f"{count:,} {noun}"
+    return f"{count:,} {many or noun + 's'}"
 
 
 def one_line(text: str | None, limit: int = 120) -> str:

@@ -38,3 +38,27 @@ def test_durations_tokens_and_text() -> None:
     assert fmt.plural(1204, "sub-call") == "1,204 sub-calls"
     assert fmt.when(None, missing="—") == "—"
     assert fmt.status_text("budget_exceeded") == "over budget"
+
+
+@pytest.mark.parametrize(
+    ("status", "tone"),
+    [
+        ("running", "running"),
+        ("ok", "ok"),
+        ("completed", "ok"),
+        ("cancelled", "stopped"),
+        ("interrupted", "stopped"),
+        ("budget_exceeded", "limit"),
+        ("max_turns", "limit"),
+        ("timeout", "limit"),
+        ("error", "error"),
+        ("something new", "error"),
+    ],
+)
+def test_status_tone(status: str, tone: str) -> None:
+    assert fmt.status_tone(status) == tone
+
+
+def test_plural_with_its_own_plural_form() -> None:
+    assert fmt.plural(1, "match", "matches") == "1 match"
+    assert fmt.plural(3, "match", "matches") == "3 matches"

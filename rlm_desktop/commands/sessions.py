@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 ID_WIDTH = 22
 TREE_LINES = 200
+SEARCH_HITS = 3
 
 
 def add_sessions_parser(
@@ -55,9 +56,16 @@ def add_sessions_parser(
     delete.add_argument("id", help="a session id, or a unique prefix of one")
     delete.add_argument("--json", action="store_true", help="print one JSON object")
 
-    search = commands.add_parser("search", help="find text in questions, answers and code")
+    search = commands.add_parser(
+        "search",
+        help="find text anywhere in saved runs: questions, answers, prompts, responses, "
+        "code, output and errors",
+    )
     search.add_argument("text", nargs="+", help="words that must all appear")
-    search.add_argument("--limit", type=int, default=50, help="at most N hits (50)")
+    search.add_argument("--limit", type=int, default=50, help="at most N sessions (50)")
+    search.add_argument(
+        "--hits", type=int, default=SEARCH_HITS, help=f"places shown per session ({SEARCH_HITS})"
+    )
     search.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
@@ -177,19 +185,24 @@ def _delete(store: Store, args: argparse.Namespace) -> int:
 
 
 def _search(store: Store, args: argparse.Namespace) -> int:
+    if args.limit < 1 or args.hits < 1:
+        return _fail("--limit and --hits must be at least 1", 2)
     text = " ".join(args.text)
-    hits = store.search(text, limit=max(args.limit, 1))
+    sessions = store.search_sessions(text, limit=args.limit, hits_per_session=args.hits)
     if args.json:
-        _print_json({"query": text, "hits": hits})
+        _print_json({"query": text, "sessions": sessions})
         return 0
-    if not hits:
+    if not sessions:
         print(f"nothing matches {text!r}", file=sys.stderr)
         return 0
-    for hit in hits:
-        where = hit["field"]
-        if hit["call_id"] is not None:
-            where += f" (call {hit['call_id']}, turn {hit['turn'] + 1}, cell {hit['cell'] + 1})"
-        print(f"{hit['session_id']}  {where}: {fmt.one_line(hit['snippet'], 100)}")
+    for session in sessions:
+        more = session["more"]
+        print(
+            f"{session['id']}  {fmt.when(session['started_at'], missing='—')}  "
+            f"{fmt.one_line(session['query'], 60)}" + (f"  (+{more:,} more)" if more > 0 else "")
+        )
+        for hit in session["hits"]:
+            print(f"  {hit['place']}: {fmt.one_line(hit['snippet'], 100)}")
     return 0
 
 

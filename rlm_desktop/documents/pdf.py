@@ -31,6 +31,7 @@ RANGE_PAGES = 16
 """Pages per unit of work handed to a worker process."""
 
 _REPAIR = "re-export it from the program that made it, or repair it (e.g. `qpdf in.pdf out.pdf`)"
+_OCR = "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`)"
 _PASSWORD = (
     "password-protected PDF; save a copy without the password "
     "(e.g. `qpdf --decrypt --password=... in.pdf out.pdf`) and load that"
@@ -103,20 +104,38 @@ def extract_pdf(data: bytes) -> PdfText:
         if count == 0:
             raise Unreadable(f"damaged or empty PDF: no pages found; {_REPAIR}")
         texts = _all_pages(reader, data, count)
+        if all(text is None for text in texts):
+            raise Unreadable(f"damaged PDF: no page's text could be extracted; {_REPAIR}")
+        pages = [text or "" for text in texts]
+        if not any(text.strip() for text in pages):
+            raise Unreadable(
+                f"needs OCR: no text layer ({count} page{'s' if count != 1 else ''}, probably "
+                f"scanned images); {_OCR} and load the result"
+            )
+        blank = [
+            n for n, text in enumerate(texts, start=1) if text is not None and not text.strip()
+        ]
+        scanned = [n for n in blank if _has_image(reader, n)]
+    notes: list[str] = []
     failed = [number for number, text in enumerate(texts, start=1) if text is None]
-    notes: tuple[str, ...] = ()
     if failed:
-        shown = ", ".join(map(str, failed[:10])) + (" ..." if len(failed) > 10 else "")
-        notes = (f"text of {len(failed)} page(s) could not be extracted: {shown}",)
-    if len(failed) == count:
-        raise Unreadable(f"damaged PDF: no page's text could be extracted; {_REPAIR}")
-    pages = [text or "" for text in texts]
-    if not any(text.strip() for text in pages):
-        raise Unreadable(
-            "no extractable text (the pages are probably scanned images); "
-            "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) and load the result"
-        )
-    return PdfText("\f".join(pages), count, notes)
+        notes.append(f"text of {len(failed)} page(s) could not be extracted: {_numbers(failed)}")
+    if scanned:
+        which = ("page " if len(scanned) == 1 else "pages ") + _numbers(scanned)
+        notes.append(f"needs OCR: no text layer on {which} (scanned images); {_OCR} to read them")
+    return PdfText("\f".join(pages), count, tuple(notes))
+
+
+def _numbers(pages: list[int]) -> str:
+    return ", ".join(map(str, pages[:10])) + (" ..." if len(pages) > 10 else "")
+
+
+def _has_image(reader: PdfReader, number: int) -> bool:
+    """True when page `number` (1-based) shows an image: a page scanned without OCR."""
+    try:
+        return len(reader.pages[number - 1].images) > 0
+    except Exception:  # an image list that cannot be read says nothing either way
+        return False
 
 
 def _page_range(reader: PdfReader, start: int, stop: int) -> list[str | None]:

@@ -9,6 +9,7 @@ is no silent fallback to a plain-text file.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 from rlm_desktop.providers.registry import provider
 
@@ -85,6 +86,20 @@ def get_key(name: str) -> str | None:
         return key
     env_var = provider(name).env_var
     return (os.environ.get(env_var) or None) if env_var else None
+
+
+def any_key(names: Iterable[str]) -> bool:
+    """True when one of the providers `names` that needs a key has one.
+
+    The environment and this session's keys are read first; the keyring is asked only when they
+    find nothing, since a keyring service can be slow to answer (at start-up, say).
+    """
+    needing = [n for n in dict.fromkeys(names) if provider(n).needs_key]
+    for name in needing:
+        env_var = provider(name).env_var
+        if name in _session_keys or (env_var and os.environ.get(env_var)):
+            return True
+    return any(stored_key(name) for name in needing)
 
 
 def set_key(name: str, key: str, *, session_only: bool = False) -> None:

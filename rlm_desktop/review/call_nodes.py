@@ -23,6 +23,9 @@ class Totals:
     calls: int = 0
     running: int = 0
     errors: int = 0
+    """Calls that failed (an error)."""
+    stopped: int = 0
+    """Calls cut short by the user, a limit or the end of the run."""
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
@@ -49,6 +52,8 @@ class Totals:
             parts.append(f"{self.running} running")
         if self.errors:
             parts.append(f"{self.errors} failed")
+        if self.stopped:
+            parts.append(f"{self.stopped} stopped")
         return " · ".join(p for p in parts if p)
 
 
@@ -60,14 +65,32 @@ class Turn:
     reply: str = ""
     cells: list[ev.CellExecuted] = field(default_factory=list)
     """The cells as the engine reported them (`index`, `code`, `stdout`, `stderr`, `error`, ...)."""
+    cell_numbers: list[int] = field(default_factory=list)
+    """Each cell's number within its call, as the worker names it in tracebacks (`<cell 3>`)."""
     observation: str = ""
     duration_s: float | None = None
     truncated: bool = False
+    closed: str | None = None
+    """The call's status when the call ended before this turn finished (None otherwise)."""
 
     @property
     def finished(self) -> bool:
         """True once the engine reported the turn as executed."""
         return self.duration_s is not None
+
+    @property
+    def cell_errors(self) -> int:
+        """How many of the turn's cells raised an exception or ran out of time."""
+        return sum(1 for cell in self.cells if cell.error or cell.timed_out)
+
+    def progress(self, error: str | None = None) -> str:
+        """What an unfinished turn is doing, or how it was cut short (`error` is the call's)."""
+        if self.closed is None:
+            return "running code…" if self.reply else "waiting for the model…"
+        verb = "Failed" if fmt.status_tone(self.closed) == "error" else "Stopped"
+        where = "while its code ran" if self.reply else "before the model replied"
+        why = fmt.one_line(error, 300) if error else fmt.status_text(self.closed)
+        return f"{verb} {where}: {why}"
 
 
 @dataclass(eq=False)
@@ -98,6 +121,9 @@ class CallNode:
     answer: str | None = None
     answer_source: str | None = None
     worker_restarts: int = 0
+    cells_run: int = 0
+    cell_errors: int = 0
+    """Cells of this call that raised an exception or ran out of time."""
     turns: list[Turn] = field(default_factory=list)
     children: list[CallNode] = field(default_factory=list)
     subtree: Totals = field(default_factory=Totals)
@@ -121,6 +147,29 @@ class CallNode:
     def failed(self) -> bool:
         """True when the call ended any other way than normally."""
         return not self.running and self.status != FINISHED_OK
+
+    def ending_counts(self) -> dict[str, float]:
+        """This call's share of its subtree's failed and stopped calls, once it ended."""
+        if not self.failed:
+            return {}
+        if fmt.status_tone(self.status) == "error":
+            return {"errors": 1}
+        return {"stopped": 1}
+
+    @property
+    def needs_attention(self) -> bool:
+        """True for a call that failed or whose code raised: where "next error" stops."""
+        return self.failed or self.cell_errors > 0
+
+    def about(self, limit: int = 80) -> str:
+        """The start of the prompt, on one line: what the call was asked."""
+        return fmt.one_line(self.prompt, limit)
+
+    def result(self) -> str:
+        """One line of what the call returned, or why it failed ("" while it runs)."""
+        if self.running:
+            return ""
+        return fmt.one_line(self.error or self.answer or self.response, 200)
 
     def duration(self, now: float | None = None) -> float:
         """Seconds from dispatch to the end, or to `now` while it runs."""
@@ -168,6 +217,8 @@ class RunInfo:
     mode_reason: str = ""
     budget: ev.BudgetUpdated | None = None
     budget_exceeded: list[ev.BudgetExceeded] = field(default_factory=list)
+    unpriced_models: set[str] = field(default_factory=set)
+    """Models whose replies came without a price."""
     finished: ev.RunFinished | None = None
     last_ts: float | None = None
     closed: bool = False

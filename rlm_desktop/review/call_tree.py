@@ -101,15 +101,30 @@ class CallTree:
         """End the calls still running when a saved run stops short (it was killed)."""
         changes = Changes(run=True)
         self.run.closed = True
+        self._close_running(status, changes)
+        return changes
+
+    def _close_running(self, status: str, changes: Changes) -> None:
+        if not any(root.subtree.running for root in self.roots):
+            return
         for node in self.nodes.values():
             if node.running:
                 node.status, node.ended_ts = status, self.run.last_ts
-                self._propagate(node, running=-1, errors=1)
+                self._close_turns(node)
+                self._propagate(node, running=-1, **node.ending_counts())
                 if node.parent is not None:
                     self.sub_calls_running -= 1
                     self.sub_calls_done += 1
                 self._touch(node, changes)
-        return changes
+                changes.turns.add(node)
+
+    def _close_turns(self, node: CallNode) -> None:
+        if not node.failed:
+            return
+        for turn in reversed(node.turns):
+            if turn.finished:
+                break
+            turn.closed = node.status
 
     def _touch(self, node: CallNode, changes: Changes) -> None:
         changes.updated.add(node)
@@ -181,6 +196,8 @@ class CallTree:
         if node is None:
             return
         cost = e.cost_usd or 0.0
+        if e.cost_usd is None:
+            self.run.unpriced_models.add(e.model)
         node.input_tokens += e.input_tokens
         node.output_tokens += e.output_tokens
         node.cost_usd += cost
@@ -218,8 +235,14 @@ class CallTree:
         node = self.nodes.get(e.call_id)
         if node is None:
             return
-        self._turn(node, e.turn).cells.append(e)
+        turn = self._turn(node, e.turn)
+        node.cells_run += 1
+        turn.cells.append(e)
+        turn.cell_numbers.append(node.cells_run)
         changes.turns.add(node)
+        if e.error or e.timed_out:
+            node.cell_errors += 1
+            self._touch(node, changes)
 
     def _on_turn_executed(self, e: ev.TurnExecuted, changes: Changes) -> None:
         node = self.nodes.get(e.call_id)
@@ -257,16 +280,21 @@ class CallTree:
         node.status, node.ended_ts = e.status, e.ts
         node.response = e.response or node.response
         node.error = e.error or node.error
+        self._close_turns(node)
         if node.requests == 0 and (e.input_tokens or e.output_tokens or e.cost_usd):
             node.input_tokens, node.output_tokens = e.input_tokens, e.output_tokens
             node.cost_usd = e.cost_usd or 0.0
+            node.unpriced = e.cost_usd is None
             self._propagate(
                 node,
                 input_tokens=e.input_tokens,
                 output_tokens=e.output_tokens,
                 cost_usd=node.cost_usd,
+                unpriced=int(node.unpriced),
             )
-        self._propagate(node, running=-1, errors=int(node.failed))
+        elif not node.requests_done and node.model in self.run.unpriced_models:
+            node.unpriced = True
+        self._propagate(node, running=-1, **node.ending_counts())
         if node.parent is not None:
             self.sub_calls_running -= 1
             self.sub_calls_done += 1
@@ -277,4 +305,6 @@ class CallTree:
     def _on_run_finished(self, e: ev.RunFinished, changes: Changes) -> None:
         self.run.finished = e
         self.run.closed = True
+        self.run.last_ts = e.ts
+        self._close_running("cancelled" if e.status == "cancelled" else "interrupted", changes)
         changes.run = True

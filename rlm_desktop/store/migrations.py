@@ -169,3 +169,76 @@ def m001_initial(db: Database) -> None:
 def m002_calls_wall_s(db: Database) -> None:
     """`calls.latency_s` held a call's wall time (start to end), not the provider's latency."""
     db.execute("ALTER TABLE calls RENAME COLUMN latency_s TO wall_s")
+
+
+def _fts_triggers(db: Database, table: str, columns: tuple[str, ...]) -> None:
+    """Keep `{table}_fts` equal to `columns` of `table` as rows are written: on insert, on
+    delete, and on an update of those columns only (not of a row's status, tokens or cost)."""
+    fts, names = f"{table}_fts", ", ".join(columns)
+    new = ", ".join(f"new.{column}" for column in columns)
+    old = ", ".join(f"old.{column}" for column in columns)
+    add = f"INSERT INTO {fts} (rowid, {names}) VALUES (new.rowid, {new});"
+    remove = f"INSERT INTO {fts} ({fts}, rowid, {names}) VALUES ('delete', old.rowid, {old});"
+    db.execute(f"CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN {add} END")
+    db.execute(f"CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN {remove} END")
+    db.execute(
+        f"CREATE TRIGGER {table}_au AFTER UPDATE OF {names} ON {table} BEGIN {remove} {add} END"
+    )
+
+
+def _deferred_fts(db: Database, table: str, columns: tuple[str, ...]) -> None:
+    """An external-content FTS5 index `{table}_fts` over `columns`, filled from the saved rows,
+    whose triggers queue the rowids of new and changed rows in `{table}_fts_pending` (taking a
+    changed row's old text out of the index first, unless it was still queued).
+
+    An FTS5 insert made by a trigger costs ~18 µs against ~3 µs in a plain statement (FTS5 writes
+    its pending terms out at every statement savepoint, and a trigger runs in one): too much for
+    the ~10,000 calls of a big run. Search indexes the queue in one statement before it looks
+    (`store/search.py`).
+    """
+    fts, names = f"{table}_fts", ", ".join(columns)
+    pending = f"{fts}_pending"
+    old = ", ".join(f"old.{column}" for column in columns)
+    db.execute(
+        f'CREATE VIRTUAL TABLE {fts} USING fts5({names}, content="{table}", tokenize="porter")'
+    )
+    db.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+    db.execute(f"CREATE TABLE {pending} (row INTEGER PRIMARY KEY)")
+
+    def unqueued(row: str) -> str:
+        return f"NOT EXISTS (SELECT 1 FROM {pending} WHERE row = {row}.rowid)"
+
+    remove = f"INSERT INTO {fts} ({fts}, rowid, {names}) VALUES ('delete', old.rowid, {old});"
+    db.execute(
+        f"CREATE TRIGGER {table}_ai AFTER INSERT ON {table} WHEN {unqueued('new')}"
+        f" BEGIN INSERT INTO {pending} (row) VALUES (new.rowid); END"
+    )
+    db.execute(
+        f"CREATE TRIGGER {table}_au AFTER UPDATE OF {names} ON {table}"
+        f" WHEN {unqueued('old')}"
+        f" BEGIN {remove} INSERT INTO {pending} (row) VALUES (new.rowid); END"
+    )
+    db.execute(
+        f"CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN"
+        f" INSERT INTO {fts} ({fts}, rowid, {names}) SELECT 'delete', old.rowid, {old}"
+        f" WHERE {unqueued('old')}; DELETE FROM {pending} WHERE row = old.rowid; END"
+    )
+
+
+@MIGRATIONS()
+def m003_search_everything_a_run_holds(db: Database) -> None:
+    """Search cells' output and errors, calls' prompts, responses and errors, and turns' replies.
+
+    `cells_fts` is rebuilt over more columns; `calls_fts` and `turns_fts` are new; all three are
+    filled from the sessions already saved, and kept up to date through their pending queues.
+    `sessions_fts` is re-indexed only when a question or an answer changes, no longer at every
+    update of a session's running totals.
+    """
+    for table in ("sessions", "cells"):
+        for trigger in ("ai", "ad", "au"):
+            db.execute(f"DROP TRIGGER IF EXISTS {table}_{trigger}")
+    db.execute("DROP TABLE IF EXISTS cells_fts")
+    _fts_triggers(db, "sessions", ("query", "answer"))
+    _deferred_fts(db, "cells", ("code", "stdout", "stderr", "error"))
+    _deferred_fts(db, "calls", ("prompt", "response", "error"))
+    _deferred_fts(db, "turns", ("reply",))

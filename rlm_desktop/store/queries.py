@@ -1,14 +1,15 @@
-"""Read-side SQL: resolving ids, listing, the `show --json` shape, search, interruption."""
+"""Read-side SQL: resolving ids, listing, the `show --json` shape, interruption (search is in
+`search.py`)."""
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from typing import Any
 
+from rlm_desktop.store.search import fts_query, matching_sessions
+
 Row = dict[str, Any]
-_MARK_OPEN, _MARK_CLOSE = "\x02", "\x03"
 _SESSION_COLUMNS = (
     "id, query, status, mode, chosen_mode, model, sub_model, profile, answer, error, cost_usd,"
     " coalesce(input_tokens, 0) AS input_tokens, coalesce(output_tokens, 0) AS output_tokens,"
@@ -79,17 +80,21 @@ def _session_row(row: Row) -> Row:
 
 def list_sessions(conn: sqlite3.Connection, search: str | None, limit: int) -> list[Row]:
     """Sessions newest first, optionally only those matching `search`."""
-    where, params = "", []
-    if search is not None:
-        match = fts_query(search)
-        if match is None:
-            return []
-        where = (
-            "WHERE s.rowid IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ?)"
-            " OR s.id IN (SELECT c.session_id FROM cells_fts JOIN cells c"
-            " ON c.rowid = cells_fts.rowid WHERE cells_fts MATCH ?)"
-        )
-        params = [match, match]
+    if search is None:
+        return _listed(conn, "", [], limit)
+    match = fts_query(search)
+    if match is None:
+        return []
+    matching, params = matching_sessions(match)
+    return _listed(conn, f"WHERE s.id IN ({matching})", params, limit)
+
+
+def sessions_with_ids(conn: sqlite3.Connection, ids: list[str]) -> list[Row]:
+    """The listing rows of the sessions `ids`, newest first."""
+    return _listed(conn, "WHERE s.id IN (SELECT value FROM json_each(?))", [json.dumps(ids)], -1)
+
+
+def _listed(conn: sqlite3.Connection, where: str, params: list[Any], limit: int) -> list[Row]:
     found = rows(
         conn,
         f"SELECT {_SESSION_COLUMNS}, (SELECT count(*) FROM documents d"
@@ -178,53 +183,3 @@ def call(conn: sqlite3.Connection, session_id: str, call_id: str) -> Row | None:
         [session_id, call_id],
     )
     return detail
-
-
-def fts_query(text: str) -> str | None:
-    """An FTS5 query that matches every word of `text` (quoted: user text is never syntax)."""
-    words = re.findall(r"\w+", text)
-    return " ".join(f'"{word}"' for word in words) if words else None
-
-
-def _snippet(value: str) -> str:
-    return value.replace(_MARK_OPEN, "[").replace(_MARK_CLOSE, "]")
-
-
-def search(conn: sqlite3.Connection, text: str, limit: int) -> list[Row]:
-    """Hits in session queries and answers and in cell code; each names where it was found."""
-    match = fts_query(text)
-    if match is None:
-        return []
-    marks = f"'{_MARK_OPEN}', '{_MARK_CLOSE}', '…', 12"
-    hits: list[Row] = []
-    for hit in rows(
-        conn,
-        f"SELECT s.id AS session_id, s.query, s.started_at, snippet(sessions_fts, 0, {marks}) AS q,"
-        f" snippet(sessions_fts, 1, {marks}) AS a, sessions_fts.rank AS rank FROM sessions_fts"
-        " JOIN sessions s ON s.rowid = sessions_fts.rowid WHERE sessions_fts MATCH ?"
-        " ORDER BY rank LIMIT ?",
-        [match, limit],
-    ):
-        for field, snippet in (("query", hit.pop("q")), ("answer", hit.pop("a"))):
-            if _MARK_OPEN in (snippet or ""):
-                hits.append(
-                    {
-                        **hit,
-                        "field": field,
-                        "call_id": None,
-                        "turn": None,
-                        "cell": None,
-                        "snippet": _snippet(snippet),
-                    }
-                )
-    for hit in rows(
-        conn,
-        f"SELECT c.session_id, s.query, s.started_at, c.call_id, c.turn, c.idx AS cell,"
-        f" snippet(cells_fts, 0, {marks}) AS snippet, cells_fts.rank AS rank FROM cells_fts"
-        " JOIN cells c ON c.rowid = cells_fts.rowid JOIN sessions s ON s.id = c.session_id"
-        " WHERE cells_fts MATCH ? ORDER BY rank LIMIT ?",
-        [match, limit],
-    ):
-        hits.append({**hit, "field": "code", "snippet": _snippet(hit["snippet"])})
-    hits.sort(key=lambda hit: hit.pop("rank"))
-    return hits[:limit]

@@ -16,6 +16,7 @@ from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.events import Event, event_from_dict
 from rlm_desktop.store import queries
+from rlm_desktop.store import search as fulltext
 from rlm_desktop.store.liveness import current_writer, writer_is_dead
 from rlm_desktop.store.migrations import MIGRATIONS
 from rlm_desktop.store.recorder import Recorder
@@ -133,6 +134,8 @@ class Store:
     def list_sessions(self, search: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
         """Saved sessions, newest first; with `search`, only those whose text matches."""
         self.reap_dead_writers()
+        if search is not None:
+            self._index_pending()
         with self.lock:
             return queries.list_sessions(self.db.conn, search, limit)
 
@@ -201,9 +204,33 @@ class Store:
         return full_id
 
     def search(self, text: str, limit: int = 100) -> list[dict[str, Any]]:
-        """Matches of `text` in queries, answers and cell code, best first."""
+        """The best `limit` matches of `text` in anything a run keeps, best first.
+
+        Each hit names its session, its place (`field`, `call_id`, `turn`, `cell`; `place` says
+        it in words) and a `snippet` with the matched words in brackets.
+        """
+        self._index_pending()
         with self.lock:
-            return queries.search(self.db.conn, text, limit)
+            return fulltext.search(self.db.conn, text, limit)
+
+    def search_sessions(
+        self, text: str, limit: int = 200, hits_per_session: int = 3
+    ) -> list[dict[str, Any]]:
+        """The sessions holding `text`, newest first, as `list_sessions` gives them, each with
+        its best `hits_per_session` hits (as `search` gives them), `matches` (how many places
+        hold the text) and `more` (the places not among the hits)."""
+        self.reap_dead_writers()
+        self._index_pending()
+        with self.lock:
+            found = fulltext.search_sessions(self.db.conn, text, limit, hits_per_session)
+            listed = queries.sessions_with_ids(self.db.conn, [s["id"] for s in found])
+        rows = {row["id"]: row for row in listed}
+        return [{**rows[session["id"]], **session} for session in found]
+
+    def _index_pending(self) -> None:
+        """Bring the full-text indexes up to date with what has been written (see `search`)."""
+        with self.lock, self.db.atomic():
+            fulltext.catch_up(self.db.conn)
 
     def document_texts(self, session_id: str) -> list[tuple[str, str]]:
         """`(name, text)` of each document of the session, in load order (as saved)."""

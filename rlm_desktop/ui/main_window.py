@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPaintEvent
+from PySide6.QtCore import QPoint, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QGuiApplication,
+    QKeySequence,
+    QPaintEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractButton,
     QMainWindow,
@@ -20,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.providers import keys, registry
-from rlm_desktop.ui.preferences import Preferences
+from rlm_desktop.ui.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.run.starter import RunStarter
 from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.theme import icon, monospace_font
@@ -37,6 +43,8 @@ Keys: TypeAlias = QKeySequence | QKeySequence.StandardKey | list[QKeySequence] |
 TITLE = "RLM Desktop"
 WARM_UP_DELAY_MS = 800
 """Start-up work waits this long after the first paint, so the window settles first."""
+FIRST_SIZE = QSize(1440, 900)
+"""The window's size at its first start, where the screen has room for it."""
 
 
 class MainWindow(QMainWindow):
@@ -73,8 +81,9 @@ class MainWindow(QMainWindow):
         self._warm_up = warm_up
         self._build_actions()
         self._connect()
-        self.resize(1440, 900)
+        self.resize(FIRST_SIZE)
         self._restore_layout()
+        self.fit_to_screen()
         self.starter.apply_preferences()
         configured = self.provider_configured()
         self.pages.setCurrentWidget(self.workspace if configured else self.welcome)
@@ -84,22 +93,13 @@ class MainWindow(QMainWindow):
     def provider_configured(self) -> bool:
         """True once a local server is set up or any provider has a key.
 
-        Cheap checks come first (settings, environment); the keyring is asked only when they
-        find nothing, since a keyring service can be slow to answer at start-up.
+        Cheap checks come first (settings, then the environment and this session's keys); the
+        keyring is asked only when they find nothing, since a keyring service can be slow to
+        answer at start-up. The note that a key was saved in the keyring stands for it.
         """
-        if self.prefs.base_url("local") or self.prefs.base_url("ollama"):
+        if self.prefs.endpoints() or self.prefs.get_bool("providers/key_saved"):
             return True
-        if self.prefs.get_bool("providers/key_saved"):
-            return True
-        names = [
-            n
-            for n in (*registry.PROVIDERS, *self.prefs.extra_providers())
-            if registry.provider(n).needs_key
-        ]
-        env_vars = [registry.provider(n).env_var for n in names]
-        if any(os.environ.get(v) for v in env_vars if v):
-            return True
-        return any(keys.stored_key(n) for n in names)
+        return keys.any_key([*registry.PROVIDERS, *self.prefs.extra_providers()])
 
     def _action(
         self,
@@ -119,7 +119,8 @@ class MainWindow(QMainWindow):
         self.addAction(action)
         if button is not None and not action.shortcut().isEmpty():
             shortcut = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-            button.setToolTip(f"{button.toolTip()} ({shortcut})")
+            if f"({shortcut})" not in button.toolTip():
+                button.setToolTip(f"{button.toolTip()} ({shortcut})")
         return action
 
     def _build_actions(self) -> None:
@@ -181,6 +182,7 @@ class MainWindow(QMainWindow):
         ws = self.workspace
         ws.controls.run_requested.connect(self.start_run)
         ws.controls.stop_requested.connect(self.stop_run)
+        ws.controls.fix_requested.connect(self.go_to_fix)
         ws.run_changed.connect(self._show_run_figures)
         self.starter.run_starting.connect(lambda: ws.begin_view(None))
         self.starter.run_finished.connect(self._show_run_figures)
@@ -208,6 +210,23 @@ class MainWindow(QMainWindow):
         """Stop the run in progress (the whole tree)."""
         self.starter.stop()
 
+    def go_to_fix(self, setting: str) -> None:
+        """Lead to where a pre-flight problem about `setting` is fixed."""
+        controls = self.workspace.controls
+        if setting in ("model", "sub_model"):
+            field = controls.model if setting == "model" else controls.sub_model
+            field.setFocus()
+            line = field.lineEdit()
+            if line is not None:
+                line.selectAll()
+            return
+        dialog = self.show_settings("providers")
+        if setting == "api_base":
+            dialog.providers.focus_server(controls.endpoint.name() or "local")
+        else:
+            request = controls.request()
+            dialog.providers.focus_key(registry.provider_for_run(request.model, request.api_base))
+
     def open_sample(self, path: Path, question: str) -> None:
         """Load a sample document and suggest a question about it."""
         self.pages.setCurrentWidget(self.workspace)
@@ -222,13 +241,19 @@ class MainWindow(QMainWindow):
         self.pages.setCurrentWidget(self.welcome)
 
     def show_settings(self, page: str = "") -> SettingsDialog:
-        """Open the settings dialog (on `page` if given); returns the dialog."""
+        """Open the settings dialog (on `page` if given); returns the dialog.
+
+        Models a local server lists there reach the pickers at once; run defaults changed there
+        reach the run controls when it closes.
+        """
         from rlm_desktop.ui.settings.dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.prefs, self, page=page)
+        before = self.prefs.run_defaults()
+        dialog = SettingsDialog(self.prefs, self, page=page, models=self.starter.models.names())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.finished.connect(lambda _code: self._after_settings())
+        dialog.finished.connect(lambda _code: self._after_settings(before))
         dialog.appearance.theme_changed.connect(self.refresh_console)
+        dialog.providers.models_found.connect(self.starter.models.found)
         dialog.open()
         return dialog
 
@@ -238,8 +263,8 @@ class MainWindow(QMainWindow):
         console.code_font = monospace_font()
         console.show_call(console.node)
 
-    def _after_settings(self) -> None:
-        self.starter.apply_preferences()
+    def _after_settings(self, before: RunDefaults) -> None:
+        self.starter.apply_preferences(since=before)
         self.refresh_console()
         if self.pages.currentWidget() is self.welcome and self.provider_configured():
             self.pages.setCurrentWidget(self.workspace)
@@ -313,6 +338,21 @@ class MainWindow(QMainWindow):
         header = self.prefs.window_state("treeHeader")
         if header is not None:
             self.workspace.tree_panel.view.header().restoreState(header)
+        self.workspace.controls.budget.set_open(self.prefs.get_bool("window/budget_open"))
+
+    def fit_to_screen(self) -> None:
+        """Keep the window, frame and all, inside its screen's available area: a small screen,
+        or a size remembered from a larger one."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        area = screen.availableGeometry()
+        frame = self.frameGeometry().size() - self.size()
+        size = self.size().boundedTo(area.size() - frame)
+        self.resize(size)
+        outer = self.frameGeometry()
+        x = min(max(outer.x(), area.x()), area.x() + area.width() - outer.width())
+        y = min(max(outer.y(), area.y()), area.y() + area.height() - outer.height())
+        if (x, y) != (outer.x(), outer.y()):
+            self.move(QPoint(x, y))
 
     def save_layout(self) -> None:
         """Remember geometry, splitter positions and tree columns."""
@@ -322,7 +362,13 @@ class MainWindow(QMainWindow):
         self.prefs.set_window_state(
             "treeHeader", self.workspace.tree_panel.view.header().saveState()
         )
-        self.prefs.qsettings.sync()
+        self.prefs.set("window/budget_open", self.workspace.controls.budget.is_open)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Fit the window to its screen again once shown, when its frame's size is known."""
+        super().showEvent(event)
+        if not self._painted:
+            self.fit_to_screen()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """Tell listeners about the first paint (start-up work waits for it)."""

@@ -6,7 +6,7 @@ the data folder, `RLM_DESKTOP_HOME` isolates tests and portable installs alike.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TypeVar
 
 from PySide6.QtCore import QByteArray, QSettings
@@ -15,17 +15,31 @@ from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL, STARTER_BUDGE
 from rlm_desktop.paths import data_dir
 
 _CAPS = STARTER_BUDGET
+LOCAL_SERVERS = (("local", "Local server"), ("ollama", "Ollama"))
+"""Local servers by provider name, with the label the endpoint pickers show."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A local server requests can go to: its provider name, label and base URL."""
+
+    name: str
+    label: str
+    url: str
 
 
 @dataclass
 class RunDefaults:
     """The run settings a new run starts from; the engine's `STARTER_BUDGET` until changed.
 
-    A cap of 0 means "no limit", as the run controls show it.
+    A cap of 0 means "no limit", as the run controls show it. `endpoint` names where requests
+    go: "" for the provider's own API, or a local server ("local", "ollama") whose address is
+    looked up when a run starts, so editing the address keeps the choice.
     """
 
     model: str = DEFAULT_MODEL
     sub_model: str = ""
+    endpoint: str = ""
     mode: str = DEFAULT_MODE
     max_depth: int = _CAPS.max_depth
     profile: str = ""
@@ -45,6 +59,10 @@ class RunDefaults:
             max_turns=self.max_turns,
             timeout_s=float(self.timeout_s) if self.timeout_s else None,
         )
+
+    def changed_since(self, before: RunDefaults) -> list[str]:
+        """The names of the settings that differ from `before`'s."""
+        return [f.name for f in fields(self) if getattr(self, f.name) != getattr(before, f.name)]
 
 
 _Number = TypeVar("_Number", int, float)
@@ -102,6 +120,7 @@ class Preferences:
         return RunDefaults(
             model=self.get_str("run/model", d.model) or d.model,
             sub_model=self.get_str("run/sub_model", d.sub_model),
+            endpoint=self.get_str("run/endpoint", d.endpoint),
             mode=self.get_str("run/mode", d.mode),
             max_depth=self.get_int("run/max_depth", d.max_depth),
             profile=self.get_str("run/profile", d.profile),
@@ -112,10 +131,11 @@ class Preferences:
             timeout_s=self.get_int("run/timeout_s", d.timeout_s),
         )
 
-    def set_run_defaults(self, defaults: RunDefaults) -> None:
-        """Save the defaults for new runs."""
+    def set_run_defaults(self, defaults: RunDefaults, only: list[str] | None = None) -> None:
+        """Save the defaults for new runs (only the settings named in `only`, if given)."""
         for name, value in vars(defaults).items():
-            self.qsettings.setValue(f"run/{name}", value)
+            if only is None or name in only:
+                self.qsettings.setValue(f"run/{name}", value)
         self.qsettings.sync()
 
     def prices_text(self) -> str:
@@ -133,6 +153,11 @@ class Preferences:
     def set_base_url(self, provider: str, url: str) -> None:
         """Save (or clear) a local provider's base URL."""
         self.set(f"providers/{provider}_base_url", url.strip())
+
+    def endpoints(self) -> list[Endpoint]:
+        """The local servers that have an address, in the order the pickers list them."""
+        found = [Endpoint(name, label, self.base_url(name)) for name, label in LOCAL_SERVERS]
+        return [e for e in found if e.url]
 
     def extra_providers(self) -> list[str]:
         """Providers the user added by litellm name."""

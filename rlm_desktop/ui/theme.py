@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
+from rlm_desktop.formatting import status_tone
 from rlm_desktop.paths import resource
 
 
@@ -178,13 +179,18 @@ def icon(name: str) -> QIcon:
 
 
 def status_icon(status: str) -> QIcon:
-    """The icon for a call status."""
-    if status == "running":
-        return icon("status-running")
-    if status == "ok":
-        return icon("status-ok")
-    if status in ("cancelled", "interrupted"):
-        return icon("status-stopped")
-    if status in ("budget_exceeded", "max_turns", "timeout"):
-        return icon("status-limit")
-    return icon("status-error")
+    """The icon for a call's or a run's status (`formatting.status_tone` groups them)."""
+    return icon(f"status-{status_tone(status)}")
+
+
+def warning_icon() -> QIcon:
+    """A warning mark: something went wrong that did not end the call."""
+    return icon("status-limit")
+
+
+def tone_color(status: str) -> str:
+    """The colour for text about a status: error, warning (limits), muted (stopped), or ok."""
+    c = _current
+    return {"ok": c.ok, "stopped": c.muted, "limit": c.warning, "running": c.muted}.get(
+        status_tone(status), c.error
+    )

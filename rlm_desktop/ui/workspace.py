@@ -95,6 +95,7 @@ class Workspace(QWidget):
 
         self.bridge.batch.connect(self.apply_events)
         self.tree_panel.call_selected.connect(self._select)
+        self.tree_panel.error_reached.connect(self.console.reveal_error)
         self._tick = QTimer(self)
         self._tick.setInterval(TICK_MS)
         self._tick.timeout.connect(self._on_tick)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pypdf import PdfWriter
-from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject, NumberObject
 
 
 def _escape(line: str) -> str:
@@ -34,11 +34,13 @@ def make_pdf(
     password: str | None = None,
     compress: bool = True,
     kerned: bool = False,
+    scanned: Sequence[int] = (),
 ) -> Path:
     """Write a PDF whose pages show the given lines of text; encrypt it when `password` is set.
 
     Lines are single `Tj` strings, or with `kerned` TJ arrays without space characters, which
-    are slower to extract and need the extractor to infer the spaces.
+    are slower to extract and need the extractor to infer the spaces. The pages numbered in
+    `scanned` (0-based) also carry a full-page greyscale image, as a scanner makes them.
     """
     writer = PdfWriter()
     font = DictionaryObject(
@@ -49,13 +51,18 @@ def make_pdf(
             NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
         }
     )
-    for lines in pages:
+    for number, lines in enumerate(pages):
         page = writer.add_blank_page(612, 792)
-        page[NameObject("/Resources")] = DictionaryObject(
+        resources = DictionaryObject(
             {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})}
         )
+        page[NameObject("/Resources")] = resources
         shown = [_kerned(x) if kerned else f"({_escape(x)}) Tj T*" for x in lines]
         body = ["BT /F1 10 Tf 12 TL 50 750 Td", *shown, "ET"]
+        if number in scanned:
+            image = writer._add_object(_scan_image())
+            resources[NameObject("/XObject")] = DictionaryObject({NameObject("/Im0"): image})
+            body = ["q 612 0 0 792 0 0 cm /Im0 Do Q", *body]
         stream = DecodedStreamObject()
         stream.set_data("\n".join(body).encode("cp1252"))
         page.replace_contents(stream)
@@ -66,6 +73,23 @@ def make_pdf(
     with path.open("wb") as handle:
         writer.write(handle)
     return path
+
+
+def _scan_image(width: int = 8, height: int = 10) -> DecodedStreamObject:
+    """A tiny greyscale image XObject (a page photo, as far as a PDF reader can tell)."""
+    image = DecodedStreamObject()
+    image.set_data(bytes((x * 29 + y * 13) % 256 for y in range(height) for x in range(width)))
+    image.update(
+        {
+            NameObject("/Type"): NameObject("/XObject"),
+            NameObject("/Subtype"): NameObject("/Image"),
+            NameObject("/Width"): NumberObject(width),
+            NameObject("/Height"): NumberObject(height),
+            NameObject("/ColorSpace"): NameObject("/DeviceGray"),
+            NameObject("/BitsPerComponent"): NumberObject(8),
+        }
+    )
+    return image
 
 
 def make_docx(

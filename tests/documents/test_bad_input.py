@@ -51,8 +51,34 @@ def test_pdf_encrypted_with_an_empty_password_opens(tmp_path: Path) -> None:
 
 
 def test_scanned_pdf_without_text_asks_for_ocr(tmp_path: Path) -> None:
-    scan = make_pdf(tmp_path / "scan.pdf", [[], []])
-    assert "run OCR first" in _only_error(scan)
+    scan = make_pdf(tmp_path / "scan.pdf", [[], []], scanned=[0, 1])
+    message = _only_error(scan)
+    assert message.startswith("needs OCR: no text layer (2 pages")
+    assert "ocrmypdf" in message
+
+
+def test_a_scanned_pdf_in_a_folder_is_skipped_as_needing_ocr(tmp_path: Path) -> None:
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "letter.txt").write_text(GOOD_TEXT, encoding="utf-8")
+    make_pdf(folder / "scan.pdf", [[]], scanned=[0])
+    result = load_paths([folder])
+    assert [d.name for d in result.documents] == ["inbox/letter.txt"]
+    [skipped] = result.skipped
+    assert skipped.path == folder / "scan.pdf"
+    assert skipped.reason.startswith("needs OCR: no text layer (1 page")
+
+
+def test_a_partly_scanned_pdf_loads_and_names_the_pages_that_need_ocr(tmp_path: Path) -> None:
+    pdf = make_pdf(
+        tmp_path / "mixed.pdf", [["Typed cover page"], [], [], ["Typed end"]], scanned=[1]
+    )
+    [document] = load_paths([pdf]).documents
+    assert document.text.split("\f") == ["Typed cover page", "", "", "Typed end"]
+    assert document.notes == (
+        "needs OCR: no text layer on page 2 (scanned images); "
+        "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) to read them",
+    )
 
 
 def test_corrupt_docx_is_reported(tmp_path: Path) -> None:

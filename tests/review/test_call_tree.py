@@ -130,3 +130,115 @@ def test_unpriced_calls_are_counted() -> None:
     assert node.unpriced
     assert node.subtree.unpriced == 1
     assert node.subtree.tokens == 7
+
+
+def _cell(call_id: str, turn: int, index: int, error: str | None = None) -> ev.CellExecuted:
+    return ev.CellExecuted(
+        run_id="r",
+        call_id=call_id,
+        turn=turn,
+        index=index,
+        code=f"step({turn}, {index})",
+        stdout="",
+        stderr="",
+        error=error,
+        duration_s=0.01,
+    )
+
+
+def test_cells_are_numbered_across_the_call_as_the_worker_names_them() -> None:
+    tree = CallTree()
+    root_id, opening = rlm_call_start("r", None, 1, 10.0)
+    tree.apply(opening)
+    tree.apply([_cell(root_id, 0, 0), ev.TurnStarted(run_id="r", call_id=root_id, index=1)])
+    tree.apply([_cell(root_id, 1, 0), _cell(root_id, 1, 1, 'File "<cell 3>"\nNameError: x')])
+    root = tree.nodes[root_id]
+    assert [turn.cell_numbers for turn in root.turns] == [[1], [2, 3]]
+    assert root.cell_errors == 1
+    assert root.turns[1].cell_errors == 1
+    assert root.needs_attention
+    assert not root.failed
+
+
+def test_a_call_that_ends_mid_turn_closes_the_turn_and_says_why() -> None:
+    tree = CallTree()
+    stopped_id, opening = rlm_call_start("r", None, 1, 10.0)
+    tree.apply(opening)
+    failed_id, child_opening = rlm_call_start("r", stopped_id, 2, 11.0)
+    tree.apply(child_opening[:2])
+    tree.apply([call_finished("r", failed_id, status="error", error="LLMError: HTTP 500")])
+    tree.apply([call_finished("r", stopped_id, status="cancelled", error="cancelled")])
+    stopped, failed = tree.nodes[stopped_id].turns[0], tree.nodes[failed_id].turns[0]
+    assert stopped.closed == "cancelled"
+    assert stopped.progress("cancelled") == "Stopped while its code ran: cancelled"
+    assert failed.closed == "error"
+    assert failed.progress("LLMError: HTTP 500") == (
+        "Failed before the model replied: LLMError: HTTP 500"
+    )
+    root = tree.nodes[stopped_id]
+    assert (root.subtree.errors, root.subtree.stopped) == (1, 1)
+    assert root.subtree.summary().endswith("1 failed · 1 stopped")
+
+
+def test_run_finished_closes_the_calls_it_left_running() -> None:
+    tree = CallTree()
+    events = list(synthetic_run(fanout=2, finish=False))
+    tree.apply(events)
+    root = tree.root
+    assert root is not None
+    assert root.running
+    changes = tree.apply(
+        [
+            ev.RunFinished(
+                run_id="run-1",
+                status="cancelled",
+                answer="",
+                cost_usd=0.0,
+                input_tokens=0,
+                output_tokens=0,
+                turns=1,
+                sub_calls=3,
+                max_depth_reached=2,
+                wall_s=1.0,
+                unpriced=False,
+            )
+        ]
+    )
+    assert root.status == "cancelled"
+    assert root.subtree.running == 0
+    assert root.turns[0].closed == "cancelled"
+    assert root in changes.turns
+    assert tree.sub_calls_running == 0
+
+
+@pytest.mark.parametrize(("price", "cost"), [(None, "unpriced"), (0.002, "$0")])
+def test_calls_without_a_reply_read_their_cost_like_their_siblings(
+    price: float | None, cost: str
+) -> None:
+    tree = CallTree()
+    tree.apply([call_started("r", "root", None, kind="rlm", depth=1, model="m")])
+    tree.apply(
+        [
+            ev.LLMResponded(
+                run_id="r",
+                call_id="root",
+                request_id="q",
+                model="m",
+                content="```repl\nllm_query_batched(parts)\n```",
+                input_tokens=50,
+                output_tokens=5,
+                cost_usd=price,
+                latency_s=0.1,
+                finish_reason="stop",
+                truncated=False,
+                attempts=1,
+            ),
+            call_started("r", "cut", "root", model="m"),
+            ev.LLMRequestSent(
+                run_id="r", call_id="cut", request_id="q2", model="m", messages=1, reserved_tokens=9
+            ),
+            call_finished("r", "cut", status="cancelled", error="cancelled", cost_usd=0.0),
+        ]
+    )
+    assert tree.nodes["cut"].cost_text == cost
+    assert tree.nodes["root"].subtree.cost_text == tree.nodes["root"].cost_text

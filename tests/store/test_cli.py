@@ -84,11 +84,28 @@ def test_export_to_stdout(cli: Cli, saved: str) -> None:
 def test_search_and_delete(cli: Cli, saved: str) -> None:
     code, out, _ = cli("search", CELL_WORD, "--json")
     assert code == 0
-    assert {hit["session_id"] for hit in json.loads(out)["hits"]} == {"older-run", "newer-run"}
+    assert [s["id"] for s in json.loads(out)["sessions"]] == ["newer-run", "older-run"]
     assert cli("delete", "older-run") == (0, "deleted older-run\n", "")
     code, out, _ = cli("search", CELL_WORD)
     assert code == 0
     assert out.splitlines()[0].startswith("newer-run")
+
+
+def test_search_prints_each_session_with_where_the_text_was_found(cli: Cli, saved: str) -> None:
+    code, out, err = cli("search", CELL_WORD, "--hits", "2")
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("newer-run  ")
+    assert lines[0].endswith("How many zebrafish are counted?  (+3 more)")
+    assert lines[1:3] == [
+        "  code · root call · turn 1 · cell 1: parts = llm_query_batched(chunks) "
+        "print('[zebrafishcount]', len(parts))",
+        "  output · root call · turn 1 · cell 1: [zebrafishcount] 2",
+    ]
+    assert lines[3].startswith("older-run  ")
+    code, out, err = cli("search", "no such words here")
+    assert (code, out, err) == (0, "", "nothing matches 'no such words here'\n")
+    assert cli("search", CELL_WORD, "--hits", "0")[0] == 2
 
 
 @pytest.mark.parametrize(

@@ -72,8 +72,8 @@ def test_a_cli_run_is_reviewed_and_exported_offline(
 
     listed = json.loads(cli("sessions", "list", "--json").stdout)["sessions"]
     assert [s["id"] for s in listed] == [session_id]
-    found = json.loads(cli("sessions", "search", MARKER, "--json").stdout)["hits"]
-    assert {hit["session_id"] for hit in found} == {session_id}
+    found = json.loads(cli("sessions", "search", MARKER, "--json").stdout)["sessions"]
+    assert [session["id"] for session in found] == [session_id]
 
     for fmt in ("jsonl", "md", "otlp"):
         target = tmp_path / f"export.{fmt}"

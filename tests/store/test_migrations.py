@@ -10,7 +10,11 @@ from sqlite_utils import Database
 
 from rlm_desktop.paths import database_path
 from rlm_desktop.store import Store
+from rlm_desktop.store.liveness import current_writer
 from rlm_desktop.store.migrations import MIGRATIONS
+from rlm_desktop.store.redact import Redactor
+from rlm_desktop.store.writer import SessionWriter, prepare_opening
+from tests.store.searchable import WORDS, searchable_run
 
 EXPECTED_COLUMNS = {
     "sessions": {
@@ -131,15 +135,22 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
     assert store.path == database_path()
     for table, columns in EXPECTED_COLUMNS.items():
         assert store.db[table].columns_dict == columns, table  # type: ignore[union-attr]
-    assert [m.name for m in MIGRATIONS.applied(store.db)] == ["m001_initial", "m002_calls_wall_s"]
+    assert [m.name for m in MIGRATIONS.applied(store.db)] == [
+        "m001_initial",
+        "m002_calls_wall_s",
+        "m003_search_everything_a_run_holds",
+    ]
     assert store.db.journal_mode == "wal"
 
 
 def test_the_tree_and_search_have_their_indexes(store: Store) -> None:
     index_columns = {tuple(index.columns) for index in store.db["calls"].indexes}  # type: ignore[union-attr]
     assert ("session_id", "parent_id") in index_columns
-    assert {"sessions_fts", "cells_fts"} <= set(store.db.table_names())
-    assert store.db["cells"].detect_fts() == "cells_fts"  # type: ignore[union-attr]
+    for table in ("sessions", "calls", "turns", "cells"):
+        assert store.db[table].detect_fts() == f"{table}_fts"  # type: ignore[union-attr]
+    assert {"calls_fts_pending", "turns_fts_pending", "cells_fts_pending"} <= set(
+        store.db.table_names()
+    )
 
 
 def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
@@ -147,7 +158,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 2
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 3
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 
@@ -182,3 +193,26 @@ def test_a_failing_migration_leaves_no_trace(tmp_path: Path) -> None:
     assert "half" not in db.table_names()
     assert [m.name for m in broken.pending(db)] == ["m001_half"]
     db.close()
+
+
+def test_a_database_from_before_m003_finds_text_in_its_saved_sessions_output(
+    tmp_path: Path,
+) -> None:
+    """m003 indexes what older sessions already hold: their output, prompts, errors, replies."""
+    path = tmp_path / "m002.db"
+    old = Database(sqlite3.connect(str(path)))
+    MIGRATIONS.apply(old, stop_before="m003_search_everything_a_run_holds")
+    writer = SessionWriter(old.conn, "old-run", Redactor.for_run(None))
+    with old.conn:
+        writer.open(prepare_opening("old-run", [], Redactor.for_run(None), current_writer()))
+        writer.write(list(searchable_run("old-run")))
+    before = "SELECT count(*) FROM cells_fts WHERE cells_fts MATCH 'platypus'"
+    assert old.execute(before).fetchone()[0] == 0  # m001 indexed a cell's code only
+    old.close()
+
+    store = Store(path)
+    for word, (field, place) in WORDS.items():
+        hits = [hit for hit in store.search(word) if hit["field"] == field]
+        assert [(hit["session_id"], hit["place"]) for hit in hits] == [("old-run", place)], word
+    assert store.session("old-run")["turns"][0]["stdout"] == "tank B: platypus\n"
+    store.close()

@@ -144,9 +144,12 @@ def test_search_finds_words_from_cells_queries_and_answers(
 ) -> None:
     record_run("run-1")
     hits = store.search("zebrafishcount")
-    assert hits
-    assert {(h["session_id"], h["field"], h["call_id"]) for h in hits} == {("run-1", "code", "c0")}
-    assert "[zebrafishcount]" in hits[0]["snippet"]
+    assert {(h["session_id"], h["field"], h["call_id"]) for h in hits} == {
+        ("run-1", "code", "c0"),
+        ("run-1", "stdout", "c0"),
+        ("run-1", "reply", "c0"),
+    }
+    assert all("[zebrafishcount]" in hit["snippet"] for hit in hits)
     assert {h["field"] for h in store.search("zebrafish")} >= {"query"}
     assert [h["field"] for h in store.search("answer 42")] == ["answer"]
     assert store.search('"); DROP TABLE sessions; --') == []

@@ -8,6 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.paths import resource
 from rlm_desktop.ui.documents.pane import DocumentsPane
+from tests.documents.makers import make_pdf
 
 
 def _pane(qtbot: QtBot) -> DocumentsPane:
@@ -118,4 +119,116 @@ def test_files_dropped_from_a_file_manager_are_added(
     refused.ignore()
     pane.dragEnterEvent(refused)
     assert not refused.isAccepted()
+    pane.shutdown()
+
+
+def _inbox(folder: Path) -> Path:
+    """A folder with one document and four files the loader leaves out, each for its reason."""
+    folder.mkdir()
+    (folder / ".gitignore").write_text("*.log\n", encoding="utf-8")
+    (folder / "notes.md").write_text("# Notes\n\nThe launch is on Tuesday.\n", encoding="utf-8")
+    (folder / "debug.log").write_text("noise\n", encoding="utf-8")
+    (folder / "blob.bin").write_bytes(b"\x00\x01\x02\x03binary")
+    make_pdf(folder / "scan.pdf", [[]], scanned=[0])
+    return folder
+
+
+def _load(qtbot: QtBot, pane: DocumentsPane, *paths: Path) -> None:
+    pane.add_paths(list(paths))
+    qtbot.waitUntil(lambda: not pane.loading, timeout=20_000)
+
+
+def test_files_skipped_in_a_folder_are_listed_with_their_reasons(
+    qtbot: QtBot, qloop: object, tmp_path: Path
+) -> None:
+    pane = _pane(qtbot)
+    assert pane.skipped.isHidden()
+    _load(qtbot, pane, _inbox(tmp_path / "inbox"))
+    assert [d.name for d in pane.documents()] == ["inbox/notes.md"]
+    assert pane.skipped.isVisible()
+    assert pane.skipped.toggle.text() == "4 skipped ▸"
+    assert not pane.skipped.list.isVisible()
+    assert "4 skipped" in pane.totals.text()
+    pane.skipped.toggle.click()
+    assert pane.skipped.toggle.text() == "4 skipped ▾"
+    assert pane.skipped.list.isVisible()
+    reasons = dict(pane.skipped.entries())
+    assert reasons["inbox/scan.pdf"].startswith("needs OCR: no text layer")
+    assert reasons["inbox/debug.log"] == "ignored by .gitignore"
+    assert "not a text document" in reasons["inbox/blob.bin"]
+    assert reasons["inbox/.gitignore"] == "hidden file"
+    texts = [pane.skipped.list.item(row).text() for row in range(pane.skipped.list.count())]
+    assert "inbox/debug.log — ignored by .gitignore" in texts
+    pane.shutdown()
+
+
+def test_skips_accumulate_across_loads_and_go_with_the_list(
+    qtbot: QtBot, qloop: object, tmp_path: Path
+) -> None:
+    inbox = _inbox(tmp_path / "inbox")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "kept.txt").write_text("kept\n", encoding="utf-8")
+    (other / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    pane = _pane(qtbot)
+    _load(qtbot, pane, inbox)
+    _load(qtbot, pane, other)
+    assert pane.skipped.toggle.text() == "5 skipped ▸"
+    _load(qtbot, pane, inbox)  # the same folder again: its skips are not listed twice
+    assert len(pane.skipped) == 5
+    assert "OCR" in dict(pane.skipped.entries())["other/photo.png"]
+
+    pane.view.selectAll()
+    pane.remove_selected()
+    assert pane.model.rowCount() == 0
+    assert pane.skipped.isHidden()
+    assert pane.totals.text() == "No documents yet."
+
+    _load(qtbot, pane, other)
+    assert len(pane.skipped) == 1
+    pane.clear()
+    assert (pane.model.rowCount(), len(pane.skipped)) == (0, 0)
+    assert pane.skipped.isHidden()
+    pane.shutdown()
+
+
+def test_a_skipped_file_that_later_loads_leaves_the_list(
+    qtbot: QtBot, qloop: object, tmp_path: Path
+) -> None:
+    inbox = _inbox(tmp_path / "inbox")
+    pane = _pane(qtbot)
+    _load(qtbot, pane, inbox)
+    _load(qtbot, pane, inbox / "debug.log")  # named directly, an ignored file loads
+    assert [d.name for d in pane.documents()] == ["inbox/notes.md", "debug.log"]
+    assert "inbox/debug.log" not in dict(pane.skipped.entries())
+    assert len(pane.skipped) == 3
+    pane.shutdown()
+
+
+def test_reviewing_a_saved_session_hides_the_live_skips_until_it_ends(
+    qtbot: QtBot, qloop: object, tmp_path: Path
+) -> None:
+    pane = _pane(qtbot)
+    _load(qtbot, pane, _inbox(tmp_path / "inbox"))
+    pane.show_saved([{"name": "old.txt", "path": "/old.txt", "chars": 3}], [("old.txt", "old")])
+    assert pane.skipped.isHidden()
+    assert "skipped" not in pane.totals.text()
+    pane.restore_live()
+    assert pane.skipped.isVisible()
+    assert "4 skipped" in pane.totals.text()
+    pane.shutdown()
+
+
+def test_a_partly_scanned_pdf_loads_with_a_warning_on_its_row(
+    qtbot: QtBot, qloop: object, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import Qt
+
+    pdf = make_pdf(tmp_path / "mixed.pdf", [["Typed cover"], []], scanned=[1])
+    pane = _pane(qtbot)
+    _load(qtbot, pane, pdf)
+    index = pane.model.index(0, 0)
+    assert pane.model.data(index, Qt.ItemDataRole.DecorationRole) is not None
+    tip = pane.model.data(index, Qt.ItemDataRole.ToolTipRole)
+    assert "needs OCR: no text layer on page 2" in tip
     pane.shutdown()

@@ -12,6 +12,8 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.paths import data_dir, database_path, resource
 from rlm_desktop.providers import keys
 from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.tree.columns import COLUMNS
+from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import Reply, ScriptedServer
 from tests.ui.launch_script import ANSWER, make_responder
 
@@ -111,6 +113,15 @@ def test_stop_cancels_a_long_fan_out(
     assert finished is not None
     assert finished.status == "cancelled"
     assert ws.answer.title.text() == "Stopped"
+    assert ws.answer.tone == "stopped"
+    root = ws.model.tree.root
+    assert root is not None
+    assert ws.tree_panel.select(root)
+    open_turn = ws.console.cards[-1]
+    assert open_turn.pending.text() == "Stopped while its code ran: cancelled"
+    cost = next(n for n, c in enumerate(COLUMNS) if c.title == "Cost")
+    costs = {ws.model.data(ws.model.index_of(node, cost)) for node in ws.model.tree.walk()}
+    assert costs == {root.cost_text}, "cancelled sub-calls read like the rest"
     assert ws.controls.run_button.isEnabled()
     with sqlite3.connect(database_path()) as db:
         assert db.execute("SELECT status FROM sessions").fetchall() == [("cancelled",)]
@@ -192,3 +203,34 @@ def test_a_refused_key_says_where_to_change_it(
     text = answer.text.toPlainText()
     assert "HTTP 401" in text
     assert "Settings → Providers" in text
+
+
+def test_a_cell_that_raised_is_marked_and_found_by_next_error(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
+    turns = [
+        repl("rows = context if isinstance(context, list) else [context]"),
+        repl("print(len(rows))\n```\n```repl\nrows[99]"),
+        repl('FINAL("done")'),
+    ]
+    scripted_server.respond_with(scripted(root=turns))
+    prepare(window, qtbot, scripted_server, "Count the memos", memos(2))
+    ws = window.workspace
+    ws.controls.run_button.click()
+    qtbot.waitUntil(lambda: ws.answer.isVisible(), timeout=60_000)
+    qtbot.waitUntil(lambda: not window.starter.running, timeout=10_000)
+    root = ws.model.tree.root
+    assert root is not None
+    assert root.status == "ok"
+    assert ws.answer.tone == "ok"
+    status = next(n for n, c in enumerate(COLUMNS) if c.title == "Status")
+    mark = ws.model.data(ws.model.index_of(root, status), Qt.ItemDataRole.DecorationRole)
+    assert mark is not None
+    assert ws.tree_panel.next_error() is root
+    cells = ws.console.cell_views()
+    assert [cell.number for cell in cells] == [1, 2, 3, 4]
+    raised = [cell for cell in cells if cell.failed]
+    assert len(raised) == 1
+    traceback = raised[0].outputs[-1].view.toPlainText()
+    assert "IndexError" in traceback
+    assert f"<cell {raised[0].number}>" in traceback

@@ -1,13 +1,25 @@
-"""Saved sessions open read-only through the live path, even ones cut off mid-run."""
+"""Saved sessions open read-only through the live path, even ones cut off mid-run; a search
+says where it found the text; an export's format is the file type chosen."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QComboBox, QFileDialog
 from pytestqt.qtbot import QtBot
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
+from rlm_desktop.engine.events import Event
 from rlm_desktop.store import Store
 from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.sessions.dialog import COLUMNS, FOUND, MATCH, SessionsDialog
+from rlm_desktop.ui.sessions.snippet import HTML_ROLE
+from tests.store.searchable import ANSWER, searchable_run
 from tests.ui.synthetic import synthetic_run
 
 
@@ -20,10 +32,14 @@ class _Recorded:
 
 
 def record(run_id: str, *, finish: bool) -> None:
+    record_events(run_id, synthetic_run(fanout=3, run_id=run_id, finish=finish))
+
+
+def record_events(run_id: str, events: Iterable[Event]) -> None:
     store = Store(paths.database_path())
     run = _Recorded(run_id)
     recorder = store.record(run)
-    for event in synthetic_run(fanout=3, run_id=run_id, finish=finish):
+    for event in events:
         run.bus.publish(event)
     recorder.close()
     store.close()
@@ -76,3 +92,123 @@ def test_a_session_still_being_recorded_is_not_deleted(window: MainWindow) -> No
     assert dialog.select_id("still-running")
     recorder.close()
     store.close()
+
+
+def _search(dialog: SessionsDialog, text: str) -> None:
+    dialog.search.setText(text)
+    dialog.reload()
+
+
+def test_a_search_says_where_it_found_the_text_and_opens_that_session(
+    window: MainWindow,
+) -> None:
+    record_events("zoo-older", searchable_run("zoo-older", start=1_700_000_000.0))
+    record("other-run", finish=True)
+    record_events("zoo-newer", searchable_run("zoo-newer", start=1_800_000_000.0))
+    dialog = window.show_sessions()
+    table = dialog.table
+    assert table.isColumnHidden(FOUND)
+    assert table.isColumnHidden(MATCH)
+    assert table.rowCount() == 3
+
+    _search(dialog, "platypus")
+    assert dialog.count.text() == "2 sessions matching “platypus”"
+    header = table.horizontalHeader()
+    assert [header.visualIndex(c) for c in (FOUND, MATCH)] == [2, 3]
+    assert not table.isColumnHidden(FOUND)
+    assert not table.isColumnHidden(MATCH)
+    assert table.isColumnHidden(COLUMNS.index("Documents"))
+    assert [table.item(row, FOUND).text() for row in range(2)] == [
+        "output · root call · turn 1 · cell 1"
+    ] * 2
+    match = table.item(0, MATCH)
+    assert match.text() == "tank B: [platypus]"
+    assert match.data(HTML_ROLE) == "tank B: <b>platypus</b>"
+    assert dialog.selected_id() == "zoo-newer"
+
+    _search(dialog, "tank")
+    found = table.item(0, FOUND)
+    assert found.text() == "question  (+3 more)"
+    assert found.toolTip().splitlines() == [
+        "question: Which [tank] holds the axolotl?",
+        "answer: The axolotl and a gecko share [tank] B.",
+        "prompt · LLM call c2: Is [tank] C empty?",  # the shorter text ranks first
+        "… and 2 more places",
+    ]
+
+    _search(dialog, "tapir")
+    assert table.item(0, FOUND).text() == "error · LLM call c2"
+    assert dialog.select_id("zoo-older")
+    dialog.open_selected()
+    ws = window.workspace
+    assert ws.reviewing is not None
+    assert fmt.short_id("zoo-older") in ws.reviewing
+    assert ANSWER in ws.answer.text.toPlainText()
+
+
+def test_the_save_dialogs_file_type_decides_the_export_format(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    record_events("zoo-run", searchable_run("zoo-run"))
+    dialog = window.show_sessions()
+    seen: dict[str, object] = {}
+
+    def choose_json_lines() -> None:
+        saving = QApplication.activeModalWidget()
+        assert isinstance(saving, QFileDialog)
+        seen["filters"] = saving.nameFilters()
+        seen["name"] = Path(saving.selectedFiles()[0]).name
+        types = saving.findChild(QComboBox, "fileTypeCombo")
+        assert types is not None
+        types.setFocus()
+        qtbot.keyClick(types, Qt.Key.Key_Down)  # the next file type: JSON Lines
+        seen["renamed"] = Path(saving.selectedFiles()[0]).name
+        saving.selectFile(str(tmp_path / seen["renamed"]))
+        saving.accept()
+
+    QTimer.singleShot(0, choose_json_lines)
+    written = dialog.export_selected()
+    assert seen == {
+        "filters": ["Markdown (*.md)", "JSON Lines (*.jsonl)", "OTLP/JSON traces (*.json)"],
+        "name": "rlm-session-zoo-run.md",
+        "renamed": "rlm-session-zoo-run.jsonl",
+    }
+    assert written == tmp_path / "rlm-session-zoo-run.jsonl"
+    lines = written.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0])["type"] == "metadata"
+    assert dialog.message.text() == f"Exported to {written}."
+
+
+def test_an_export_to_a_path_takes_its_format_from_the_extension(
+    window: MainWindow, tmp_path: Path
+) -> None:
+    record_events("zoo-run", searchable_run("zoo-run"))
+    dialog = window.show_sessions()
+    traces = dialog.export_selected(tmp_path / "trace.json")
+    assert traces is not None
+    assert "resourceSpans" in json.loads(traces.read_text(encoding="utf-8"))
+    notes = dialog.export_selected(tmp_path / "notes.md")
+    assert notes is not None
+    assert notes.read_text(encoding="utf-8").startswith("#")
+
+
+def test_the_chosen_file_type_sets_the_extension_unless_the_name_has_its_own(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    from PySide6.QtWidgets import QWidget
+
+    from rlm_desktop.ui.sessions.export_target import ExportTarget, export_dialog
+
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    cases = [
+        ("JSON Lines (*.jsonl)", "report", "report.jsonl", "jsonl"),
+        ("JSON Lines (*.jsonl)", "report.md", "report.jsonl", "jsonl"),
+        ("OTLP/JSON traces (*.json)", "trace.jsonl", "trace.json", "otlp"),
+        ("Markdown (*.md)", "notes.txt", "notes.txt", "md"),
+    ]
+    for name_filter, typed, written, fmt_name in cases:
+        saving = export_dialog(parent, "any-id")
+        saving.selectNameFilter(name_filter)
+        saving.selectFile(str(tmp_path / typed))
+        assert ExportTarget.chosen(saving) == ExportTarget(tmp_path / written, fmt_name), typed

@@ -103,7 +103,7 @@ def test_local_server_models_are_listed(
     page.ollama_url.setText("http://127.0.0.1:9")
     page.list_buttons["ollama"].click()
     failed = page.list_results["ollama"]
-    qtbot.waitUntil(lambda: "cannot reach" in failed.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "is the server running" in failed.text(), timeout=5000)
 
 
 def test_run_defaults_persist(qtbot: QtBot, qloop: object, memory_keyring: MemoryKeyring) -> None:

@@ -8,10 +8,11 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine import events as ev
 from rlm_desktop.ui.bridge import EventBridge
+from rlm_desktop.ui.theme import colors
 from rlm_desktop.ui.tree.columns import COLUMNS
 from rlm_desktop.ui.tree.model import NODE_ROLE, CallTreeModel
-from tests.synthetic_events import call_started, failed_call
-from tests.ui.synthetic import llm_call, rlm_call_start, synthetic_run
+from tests.synthetic_events import call_finished, call_started, failed_call
+from tests.ui.synthetic import llm_call, rlm_call_end, rlm_call_start, synthetic_run
 
 
 def _column(title: str) -> int:
@@ -109,3 +110,51 @@ def test_columns_show_what_is_known_and_repaint_the_clock(qapp: object) -> None:
     model.dataChanged.connect(lambda a, b, _roles=None: repainted.append((a.column(), b.column())))
     model.refresh_running()
     assert repainted == [(_column("Time"), _column("Time"))]
+
+
+def test_rows_say_what_each_call_was_asked(qapp: object) -> None:
+    model = CallTreeModel()
+    model.apply_events(list(synthetic_run(fanout=1)))
+    root = model.tree.root
+    assert root is not None
+    call = _column("Call")
+    assert model.data(model.index_of(root, call)).endswith("What is this about?")
+    leaf = root.children[0]
+    assert "Summarise part 0" in model.data(model.index_of(leaf, call))
+    assert model.data(model.index_of(leaf, _column("Result"))) == "summary 0"
+
+
+def test_a_call_whose_code_raised_carries_a_warning_mark(qapp: object) -> None:
+    model = CallTreeModel()
+    root_id, opening = rlm_call_start("r", None, 1, 1.0)
+    model.apply_events(opening)
+    status = model.index_of(model.tree.nodes[root_id], _column("Status"))
+    assert model.data(status, Qt.ItemDataRole.DecorationRole) is None
+    repainted: list[int] = []
+    model.dataChanged.connect(lambda a, _b, _roles=None: repainted.append(a.row()))
+    model.apply_events(rlm_call_end("r", root_id, 2.0, "42", error="ZeroDivisionError"))
+    assert repainted
+    assert model.data(status) == "ok"
+    assert model.data(status, Qt.ItemDataRole.DecorationRole) is not None
+    assert "1 cell raised an exception (turn 1)" in model.data(status, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_endings_are_coloured_by_what_happened(qapp: object) -> None:
+    model = CallTreeModel()
+    root_id, opening = rlm_call_start("r", None, 1, 1.0)
+    model.apply_events(opening)
+    model.apply_events(failed_call("r", "bad", root_id, "boom"))
+    model.apply_events(
+        [
+            call_started("r", "cut", root_id),
+            call_finished("r", "cut", status="cancelled", error="cancelled"),
+        ]
+    )
+    colour = {
+        call_id: model.data(
+            model.index_of(model.tree.nodes[call_id], _column("Status")),
+            Qt.ItemDataRole.ForegroundRole,
+        ).name()
+        for call_id in ("bad", "cut")
+    }
+    assert colour == {"bad": colors().error, "cut": colors().muted}

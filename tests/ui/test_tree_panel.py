@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QModelIndex, QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine import events as ev
-from rlm_desktop.ui.tree.model import CallTreeModel
+from rlm_desktop.ui.tree.columns import COLUMNS
+from rlm_desktop.ui.tree.model import NODE_ROLE, CallTreeModel
 from rlm_desktop.ui.tree.panel import TreePanel
 from tests.synthetic_events import failed_call
-from tests.ui.synthetic import rlm_call_start, synthetic_run
+from tests.ui.synthetic import llm_call, rlm_call_end, rlm_call_start, synthetic_run
 
 
 def _panel(qtbot: QtBot) -> TreePanel:
@@ -89,3 +93,147 @@ def test_expand_and_collapse_all(qtbot: QtBot) -> None:
     assert not panel.view.isExpanded(panel.proxy_index(child))
     panel.expand_all()
     assert panel.view.isExpanded(panel.proxy_index(child))
+
+
+def _rows(panel: TreePanel) -> list[str]:
+    """The call ids the view shows, depth first."""
+    shown: list[str] = []
+    view_model = panel.view.model()
+
+    def walk(parent: QModelIndex) -> None:
+        for row in range(view_model.rowCount(parent)):
+            index = view_model.index(row, 0, parent)
+            node = view_model.data(index, NODE_ROLE)
+            shown.append(node.call_id)
+            walk(index)
+
+    walk(QModelIndex())
+    return shown
+
+
+def test_filter_searches_code_output_and_errors_and_counts_matches(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    root_id, opening = rlm_call_start("r", None, 1, 1.0)
+    panel.model.apply_events(opening)
+    child_id, child = rlm_call_start("r", root_id, 2, 2.0, prompt="Dig into part 0")
+    panel.model.apply_events(child)
+    panel.model.apply_events(llm_call("r", child_id, 3, 3.0, 5))
+    panel.model.apply_events(
+        rlm_call_end("r", child_id, 4.0, "42", error="Traceback\nKeyError: 'payments'")
+    )
+    panel.filter.setText("keyerror")
+    qtbot.waitUntil(lambda: panel.proxy is not None, timeout=2000)
+    assert _rows(panel) == [root_id, child_id]
+    assert panel.matches.text() == "1 match"
+    panel.filter.setText("llm_query_batched")
+    qtbot.waitUntil(lambda: panel.matches.text() == "2 matches", timeout=2000)
+    assert _rows(panel) == [root_id, child_id]
+    panel.filter.setText("no call says this")
+    qtbot.waitUntil(lambda: panel.matches.text() == "no matches", timeout=2000)
+    assert _rows(panel) == []
+    assert panel.matches.isVisible()
+    panel.filter.clear()
+    qtbot.waitUntil(lambda: panel.proxy is None, timeout=2000)
+    assert not panel.matches.isVisible()
+
+
+def test_filter_follows_a_live_run(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    root_id, opening = rlm_call_start("r", None, 1, 1.0)
+    panel.model.apply_events(opening)
+    panel.filter.setText("summary 7")
+    qtbot.waitUntil(lambda: panel.matches.text() == "no matches", timeout=2000)
+    sub = llm_call("r", root_id, 2, 2.0, 7)
+    panel.model.apply_events(sub[:1])
+    assert _rows(panel) == []
+    panel.model.apply_events(sub[1:])
+    assert _rows(panel) == [root_id, sub[0].call_id]  # type: ignore[attr-defined]
+    assert panel.matches.text() == "1 match"
+    panel.model.reset()
+    assert _rows(panel) == []
+    assert panel.proxy is not None
+    assert panel.proxy.matches() == 0
+
+
+def test_next_error_stops_at_a_call_whose_code_raised(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    reached: list[object] = []
+    panel.error_reached.connect(reached.append)
+    panel.model.apply_events(list(synthetic_run(fanout=2)))
+    assert panel.next_error() is None
+    root_id, opening = rlm_call_start("r", None, 1, 10.0)
+    panel.model.apply_events(opening)
+    panel.model.apply_events(rlm_call_end("r", root_id, 11.0, "42", error="NameError: x"))
+    raised = panel.model.tree.nodes[root_id]
+    assert raised.status == "ok"
+    assert panel.next_error() is raised
+    assert panel.selected() is raised
+    assert reached == [raised]
+
+
+def test_the_call_column_stays_in_place_when_scrolling_sideways(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    panel.resize(500, 300)
+    panel.model.apply_events(list(synthetic_run(fanout=30)))
+    view, pinned = panel.view, panel.view.pinned
+    sideways, down = view.horizontalScrollBar(), view.verticalScrollBar()
+    qtbot.waitUntil(lambda: sideways.maximum() > 0 and down.maximum() > 0, timeout=2000)
+    assert not view.is_pinned
+    assert pinned.isHidden()
+    root = panel.model.tree.root
+    assert root is not None
+    child = root.children[-1]
+    assert view.isExpanded(panel.proxy_index(child))
+
+    sideways.setValue(sideways.maximum())
+    assert view.is_pinned
+    assert pinned.isVisible()
+    assert (pinned.x(), pinned.width()) == (view.frameWidth(), view.columnWidth(0))
+    hidden = [pinned.isColumnHidden(c) for c in range(len(COLUMNS))]
+    assert hidden == [False] + [True] * (len(COLUMNS) - 1)
+    assert pinned.selectionModel() is view.selectionModel()
+    assert pinned.isExpanded(panel.proxy_index(child)), "expanded rows are copied over"
+    late = llm_call("run-1", root.call_id, 1, 9.0, 77)
+    panel.model.apply_events(late)
+    row = panel.model.index_of(panel.model.tree.nodes[late[0].call_id])  # type: ignore[attr-defined]
+    last = row.siblingAtColumn(len(COLUMNS) - 1)
+    qtbot.waitUntil(lambda: view.visualRect(last).height() > 0, timeout=2000)
+    assert view.visualRect(last).height() == pinned.visualRect(row).height(), "rows line up"
+
+    _wheel_down(pinned.viewport())
+    assert down.value() > 0
+    qtbot.waitUntil(lambda: pinned.verticalScrollBar().value() == down.value(), timeout=2000)
+
+    panel.collapse_all()
+    assert not pinned.isExpanded(panel.proxy_index(child))
+    view.expand(panel.proxy_index(child))
+    assert pinned.isExpanded(panel.proxy_index(child))
+    pinned.collapse(panel.proxy_index(child))
+    assert not view.isExpanded(panel.proxy_index(child))
+    held = sideways.value()
+    assert held > 0
+    assert panel.select(child)
+    assert sideways.value() == held, "selecting keeps the sideways scroll"
+    view.header().resizeSection(0, 222)
+    assert pinned.columnWidth(0) == pinned.width() == 222
+
+    sideways.setValue(0)
+    assert not view.is_pinned
+    assert pinned.isHidden()
+
+
+def _wheel_down(widget: QWidget) -> None:
+    pos = QPointF(widget.rect().center())
+    QApplication.sendEvent(
+        widget,
+        QWheelEvent(
+            pos,
+            QPointF(widget.mapToGlobal(pos.toPoint())),
+            QPoint(0, 0),
+            QPoint(0, -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        ),
+    )

@@ -13,6 +13,7 @@ from rlm_desktop.paths import resource
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.preferences import Preferences
+from rlm_desktop.ui.settings.dialog import SettingsDialog
 from tests.synthetic_events import failed_call
 from tests.ui.synthetic import rlm_call_start, synthetic_run
 
@@ -83,12 +84,21 @@ def test_run_without_a_key_names_the_settings_page(
     qtbot.waitUntil(lambda: not ws.documents.loading, timeout=20_000)
     ws.controls.question.setPlainText("What?")
     ws.controls.model.setEditText("anthropic/claude-haiku-4-5")
-    window.start_run()
-    assert not window.starter.running
+    assert window.start_run()
+    qtbot.waitUntil(lambda: not window.starter.running, timeout=10_000)
+    assert window.workspace.model.tree.root is None
     message = ws.controls.error.text()
-    assert message.startswith("No API key for Anthropic")
-    assert "Settings → Providers" in message
-    assert "ANTHROPIC_API_KEY" in message
+    assert message == (
+        "No API key for Anthropic: add one in Settings → Providers (Ctrl+,), "
+        "or set ANTHROPIC_API_KEY."
+    )
+    assert ws.controls.run_button.isEnabled()
+    ws.controls.fix_button.click()
+    dialog = window.findChild(SettingsDialog)
+    assert dialog is not None
+    assert dialog.isVisible()
+    assert dialog.tabs.currentWidget() is dialog.providers
+    assert dialog.focusWidget() is dialog.providers.rows["anthropic"].edit
 
 
 def test_layout_is_remembered(qtbot: QtBot, qloop: object, memory_keyring: object) -> None:
@@ -145,7 +155,10 @@ def test_each_key_is_bound_once_and_named_on_its_button(window: MainWindow, qtbo
     bound = [sequence.toString() for sequence in actions + shortcuts]
     assert len(bound) == len(set(bound))
     tree = window.workspace.tree_panel
-    assert tree.next_error_button.toolTip() == "Select the next failed call (F8)"
+    assert (
+        tree.next_error_button.toolTip()
+        == "Select the next call that failed or whose code raised (F8)"
+    )
     assert window.workspace.documents.add_files_button.toolTip() == "Add files (Ctrl+O)"
 
     window.pages.setCurrentWidget(window.workspace)

@@ -1,11 +1,15 @@
-"""The pieces of a console cell: highlighted code, and output blocks with "show all" and "copy"."""
+"""The pieces of a console cell: highlighted code, and output blocks with "show all" and "copy".
+
+Every text box is only as tall as its text (up to `MAX_VISIBLE_LINES`) and leaves the mouse
+wheel to the console unless the user clicked into it, so scrolling over a cell scrolls the turns.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QGuiApplication, QResizeEvent
+from PySide6.QtGui import QFont, QGuiApplication, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -26,25 +30,38 @@ MAX_VISIBLE_LINES = 18
 
 
 def _fit_height(edit: QPlainTextEdit, lines: int) -> None:
-    """Size `edit` to show `lines` lines (capped), plus room for a horizontal scroll bar."""
+    """Size `edit` to show `lines` lines (capped), plus room for a horizontal scroll bar when
+    a line is too long to show whole."""
     metrics = edit.fontMetrics()
     shown = max(1, min(lines, MAX_VISIBLE_LINES))
     margins = int(edit.document().documentMargin() * 2) + edit.frameWidth() * 2 + 4
-    wraps = edit.lineWrapMode() != QPlainTextEdit.LineWrapMode.NoWrap
-    scroll = 0 if wraps else edit.horizontalScrollBar().sizeHint().height()
+    sideways = edit.horizontalScrollBar()
+    scroll = sideways.sizeHint().height() if sideways.maximum() > 0 else 0
     edit.setFixedHeight(shown * metrics.lineSpacing() + margins + scroll)
 
 
 class WrappedText(QPlainTextEdit):
-    """Read-only wrapped text that grows with its wrapped lines, up to `MAX_VISIBLE_LINES`."""
+    """Read-only text that grows with its (wrapped) lines, up to `MAX_VISIBLE_LINES`."""
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Refit the height to the lines the new width wraps into."""
         super().resizeEvent(event)
+        self.refit()
+
+    def refit(self) -> None:
+        """Size the box to its text."""
         _fit_height(self, self.visual_lines())
+
+    def set_wrap(self, wrap: bool) -> None:
+        """Wrap long lines at the box's width, or scroll sideways to read them."""
+        mode = QPlainTextEdit.LineWrapMode
+        self.setLineWrapMode(mode.WidgetWidth if wrap else mode.NoWrap)
+        self.refit()
 
     def visual_lines(self) -> int:
         """How many lines the text takes at the current width (counted up to the cap)."""
+        if self.lineWrapMode() == QPlainTextEdit.LineWrapMode.NoWrap:
+            return self.document().blockCount()
         width = max(1, self.viewport().width() - 2 * int(self.document().documentMargin()))
         metrics = self.fontMetrics()
         lines = 0
@@ -55,8 +72,17 @@ class WrappedText(QPlainTextEdit):
             block = block.next()
         return lines
 
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        """Scroll this box only once the user clicked into it, or sideways; else pass the wheel
+        on to the console (an ignored wheel event goes to the parent widgets)."""
+        delta = event.angleDelta()
+        if self.hasFocus() or abs(delta.x()) > abs(delta.y()):
+            super().wheelEvent(event)
+        else:
+            event.ignore()
 
-def _text_view(name: str, text: str, font: QFont) -> QPlainTextEdit:
+
+def _text_view(name: str, text: str, font: QFont) -> WrappedText:
     edit = WrappedText()
     edit.setObjectName(name)
     edit.setReadOnly(True)
@@ -71,20 +97,24 @@ def _text_view(name: str, text: str, font: QFont) -> QPlainTextEdit:
     return edit
 
 
-class CodeView(QPlainTextEdit):
-    """Read-only code with pygments colours."""
+def _shown(text: str) -> str:
+    """Output as the box shows it: without the final newline, which would be an empty line."""
+    return text[:-1] if text.endswith("\n") else text
 
-    def __init__(self, code: str, font: QFont) -> None:
+
+class CodeView(WrappedText):
+    """Read-only code with pygments colours; long lines scroll sideways unless `wrap`."""
+
+    def __init__(self, code: str, font: QFont, wrap: bool = False) -> None:
         super().__init__()
         self.setObjectName("code")
         self.setReadOnly(True)
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setFont(font)
         self.setAccessibleName("Code")
         self.highlighter = PygmentsHighlighter(self.document(), colors().pygments_style)
         self.setPlainText(code.rstrip("\n"))
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        _fit_height(self, code.rstrip("\n").count("\n") + 1)
+        self.set_wrap(wrap)
 
 
 class OutputBlock(QFrame):
@@ -100,6 +130,7 @@ class OutputBlock(QFrame):
         layout.setContentsMargins(0, 2, 0, 2)
         layout.setSpacing(1)
         header = QHBoxLayout()
+        header.setSpacing(8)
         label = QLabel(kind)
         label.setObjectName("errorLabel" if kind in ("stderr", "traceback") else "muted")
         header.addWidget(label)
@@ -108,14 +139,14 @@ class OutputBlock(QFrame):
         header.addWidget(self.note)
         self._describe(limit)
         header.addStretch(1)
-        self.show_all_button: QToolButton | None = None
-        if self.truncated:
-            self.show_all_button = self._link("Show all", self.toggle_all)
-            header.addWidget(self.show_all_button)
+        self.show_all_button = self._link("Show all", self.toggle_all)
+        self.show_all_button.setVisible(self.truncated)
+        header.addWidget(self.show_all_button)
         self.copy_button = self._link("Copy", self.copy)
         header.addWidget(self.copy_button)
         layout.addLayout(header)
-        self.view = _text_view("stderr" if kind != "stdout" else "stdout", self.shown_text, font)
+        style = "stderr" if kind in ("stderr", "traceback") else "stdout"
+        self.view = _text_view(style, _shown(self.shown_text), font)
         self.view.setAccessibleName(kind)
         layout.addWidget(self.view)
 
@@ -129,29 +160,36 @@ class OutputBlock(QFrame):
         return button
 
     def _describe(self, limit: int) -> None:
-        self.note.setText(
-            f"cut to {limit:,} of {len(self.full_text):,} characters, as the model saw it"
-            if self.truncated
-            else ""
-        )
+        self._limit = limit
+        total = len(self.full_text)
+        if not self.truncated:
+            self.note.setText("")
+        elif self._showing_all:
+            self.note.setText(f"all {total:,} characters; the model saw {limit:,}")
+        else:
+            self.note.setText(f"cut to {limit:,} of {total:,} characters, as the model saw it")
 
     def set_limit(self, limit: int) -> None:
         """Cut to a new limit (a turn's cells share the model's output limit)."""
-        if len(self.full_text) <= limit or self._showing_all or not self.truncated:
+        if len(self.full_text) <= limit:
             return
-        self.shown_text = truncate_middle(self.full_text, limit)
-        self.view.setPlainText(self.shown_text)
-        _fit_height(self.view, self.shown_text.count("\n") + 1)
+        self.shown_text, self.truncated = truncate_middle(self.full_text, limit), True
+        self.show_all_button.show()
         self._describe(limit)
+        if not self._showing_all:
+            self.view.setPlainText(_shown(self.shown_text))
+            self.view.refit()
 
     def toggle_all(self) -> None:
         """Switch between the text as the model saw it and the whole text."""
         self._showing_all = not self._showing_all
         text = self.full_text if self._showing_all else self.shown_text
-        self.view.setPlainText(text)
-        _fit_height(self.view, text.count("\n") + 1)
-        if self.show_all_button is not None:
-            self.show_all_button.setText("Show less" if self._showing_all else "Show all")
+        self.view.setPlainText(_shown(text))
+        self.view.refit()
+        label = "Show less" if self._showing_all else "Show all"
+        self.show_all_button.setText(label)
+        self.show_all_button.setAccessibleName(f"{label} {self.kind}")
+        self._describe(self._limit)
 
     def copy(self) -> None:
         """Put the whole text on the clipboard."""
@@ -159,14 +197,21 @@ class OutputBlock(QFrame):
 
 
 class CellView(QWidget):
-    """One code block and what running it printed, with its duration."""
+    """One code block and what running it printed, with its duration.
 
-    def __init__(self, cell: CellExecuted, limit: int, font: QFont) -> None:
+    `number` is the cell's number within its call, as tracebacks name it (`<cell 3>`).
+    """
+
+    def __init__(
+        self, cell: CellExecuted, number: int, limit: int, font: QFont, wrap: bool = False
+    ) -> None:
         super().__init__()
+        self.number = number
+        self.failed = bool(cell.error or cell.timed_out)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 4)
         layout.setSpacing(2)
-        meta = [f"cell {cell.index + 1}", f"{cell.duration_s:.2f} s"]
+        meta = [f"cell {number}", f"{cell.duration_s:.2f} s"]
         if cell.timed_out:
             meta.append("timed out")
         if cell.variables_lost:
@@ -174,7 +219,7 @@ class CellView(QWidget):
         info = QLabel(" · ".join(meta))
         info.setObjectName("errorLabel" if cell.timed_out or cell.error else "muted")
         layout.addWidget(info)
-        self.code = CodeView(cell.code, font)
+        self.code = CodeView(cell.code, font, wrap)
         layout.addWidget(self.code)
         self.outputs: list[OutputBlock] = []
         for kind, text in (

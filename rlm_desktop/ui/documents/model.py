@@ -59,6 +59,11 @@ class Entry:
         """True for a loaded document."""
         return self.document is not None
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What was lossy in loading the document (pages that need OCR, replaced bytes)."""
+        return self.document.notes if isinstance(self.document, Document) else ()
+
 
 class DocumentsModel(QAbstractTableModel):
     """Rows of documents in the order the engine will get them, errors inline."""
@@ -88,11 +93,14 @@ class DocumentsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(entry, column)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{entry.path}\n{entry.error}" if entry.error else str(entry.path)
+            return "\n".join([str(entry.path), *([entry.error] if entry.error else entry.notes)])
         if role == Qt.ItemDataRole.ForegroundRole and not entry.ok:
             return QColor(colors().error)
-        if role == Qt.ItemDataRole.DecorationRole and column == 0 and not entry.ok:
-            return icon("status-error")
+        if role == Qt.ItemDataRole.DecorationRole and column == 0:
+            if not entry.ok:
+                return icon("status-error")
+            if entry.notes:
+                return icon("status-limit")
         if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None

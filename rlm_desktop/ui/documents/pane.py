@@ -1,7 +1,8 @@
 """The documents pane: add files and folders, see each one's size and tokens, preview it.
 
 Loading runs in a worker thread (parsing a PDF can take seconds); the window stays live and the
-results are added when the thread is done. Failures show inline, in the list, with the reason.
+results are added when the thread is done. Failures show inline, in the list, with the reason;
+files left out of folders are listed under it ("3 skipped ▸"), each with its reason.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import contextlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
@@ -28,23 +29,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop.documents.model import Document, DocumentTotals
+from rlm_desktop.documents.model import Document, DocumentTotals, LoadResult
 from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS, DEFAULT_MODEL
 from rlm_desktop.ui.documents.model import DocumentsModel, Entry, SavedDocument
+from rlm_desktop.ui.documents.skipped import SkippedList
 from rlm_desktop.ui.theme import monospace_font
 from rlm_desktop.ui.widgets import tool_button
 
 PREVIEW_CHARS = 200_000
-Loaded: TypeAlias = tuple[list[Document], list[tuple[Path, str]]]
-"""What a load gives back: the documents, and (path, message) for each path that failed."""
 
 
-def load_in_thread(paths: Sequence[Path], model: str) -> Loaded:
-    """Load `paths` with the document loaders; returns documents and (path, message) failures."""
+def load_in_thread(paths: Sequence[Path], model: str) -> LoadResult:
+    """Load `paths` with the document loaders: documents, skipped files and failures."""
     from rlm_desktop.documents import LoadOptions, load_paths
 
-    result = load_paths(list(paths), LoadOptions(model=model))
-    return list(result.documents), [(e.path, e.message) for e in result.errors]
+    return load_paths(list(paths), LoadOptions(model=model))
 
 
 class DocumentsPane(QWidget):
@@ -61,7 +60,7 @@ class DocumentsPane(QWidget):
         self.direct_call_tokens = AUTO_DIRECT_MAX_TOKENS
         self.read_only = False
         self._executor: ThreadPoolExecutor | None = None
-        self._loads: set[asyncio.Future[Loaded]] = set()
+        self._loads: set[asyncio.Future[LoadResult]] = set()
         self._live_entries: list[Entry] | None = None
 
         title = QLabel("Documents")
@@ -73,6 +72,10 @@ class DocumentsPane(QWidget):
         )
         self.up_button = tool_button("↑", "Move up (Alt+Up)", lambda: self.move_selected(-1))
         self.down_button = tool_button("↓", "Move down (Alt+Down)", lambda: self.move_selected(1))
+        self.clear_button = tool_button(
+            "Clear", "Remove every document and the list of skipped files", self.clear
+        )
+        self.clear_button.setAccessibleName("Clear documents")
         self.up_button.setAccessibleName("Move document up")
         self.down_button.setAccessibleName("Move document down")
 
@@ -94,6 +97,7 @@ class DocumentsPane(QWidget):
         self.empty_hint = QLabel("Drop files or folders here, or use Add files…")
         self.empty_hint.setObjectName("hint")
         self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.skipped = SkippedList()
         self.totals = QLabel()
         self.totals.setObjectName("muted")
         self.totals.setWordWrap(True)
@@ -118,12 +122,14 @@ class DocumentsPane(QWidget):
         for button in (self.remove_button, self.up_button, self.down_button):
             edit.addWidget(button)
         edit.addStretch(1)
+        edit.addWidget(self.clear_button)
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.addLayout(tools)
         top_layout.addWidget(self.view, 1)
         top_layout.addWidget(self.empty_hint)
+        top_layout.addWidget(self.skipped)
         top_layout.addLayout(edit)
         top_layout.addWidget(self.totals)
         top_layout.addWidget(self.hint)
@@ -171,7 +177,7 @@ class DocumentsPane(QWidget):
         if folder:
             self.add_paths([Path(folder)])
 
-    def add_paths(self, paths: Sequence[Path]) -> asyncio.Future[Loaded] | None:
+    def add_paths(self, paths: Sequence[Path]) -> asyncio.Future[LoadResult] | None:
         """Load `paths` in a worker thread and add the results; returns the pending load."""
         if not paths or self.read_only:
             return None
@@ -182,10 +188,11 @@ class DocumentsPane(QWidget):
         self._loads.add(future)
         self.loading_changed.emit(True)
         self.totals.setText(f"Loading {len(paths)} item{'s' if len(paths) != 1 else ''}…")
-        future.add_done_callback(self._loaded)
+        roots = list(paths)
+        future.add_done_callback(lambda done: self._loaded(done, roots))
         return future
 
-    def _loaded(self, future: asyncio.Future[Loaded]) -> None:
+    def _loaded(self, future: asyncio.Future[LoadResult], roots: list[Path]) -> None:
         self._loads.discard(future)
         if future.cancelled():
             return
@@ -193,8 +200,10 @@ class DocumentsPane(QWidget):
         if error is not None:
             self.model.add([], [(Path("?"), f"could not load: {error}")])
         else:
-            documents, errors = future.result()
-            self.model.add(documents, errors)
+            result = future.result()
+            self.model.add(result.documents, [(e.path, e.message) for e in result.errors])
+            self.skipped.forget(d.path for d in result.documents)
+            self.skipped.add(result.skipped, roots)
         self.loading_changed.emit(self.loading)
         self._update_totals()
         self.changed.emit()
@@ -205,6 +214,19 @@ class DocumentsPane(QWidget):
             return
         rows = [index.row() for index in self.view.selectionModel().selectedRows()]
         self.model.remove_rows(rows)
+        if not self.model.entries:
+            self.skipped.clear()
+            self._update_totals()
+        self.changed.emit()
+
+    def clear(self) -> None:
+        """Remove every document, failure and skipped file."""
+        if self.read_only:
+            return
+        self.model.replace([])
+        self.skipped.clear()
+        self.preview.clear()
+        self._update_totals()
         self.changed.emit()
 
     def move_selected(self, delta: int) -> None:
@@ -234,11 +256,12 @@ class DocumentsPane(QWidget):
         totals = DocumentTotals.of(self.model.listed())
         self.empty_hint.setVisible(not self.model.entries)
         errors = sum(1 for e in self.model.entries if not e.ok)
-        if not totals.documents and not errors:
+        skipped = 0 if self.read_only else len(self.skipped)
+        if not totals.documents and not errors and not skipped:
             self.totals.setText("No documents yet.")
             self.hint.setText("")
             return
-        self.totals.setText(totals.describe(failed=errors))
+        self.totals.setText(totals.describe(skipped=skipped, failed=errors))
         if totals.documents and totals.tokens <= self.direct_call_tokens:
             self.hint.setText(
                 "Short enough for one direct call: in auto mode the model "
@@ -260,9 +283,12 @@ class DocumentsPane(QWidget):
             self.remove_button,
             self.up_button,
             self.down_button,
+            self.clear_button,
         ):
             button.setEnabled(not read_only)
         self.setAcceptDrops(not read_only)
+        self.skipped.suppress(read_only)
+        self._update_totals()
 
     def show_saved(self, rows: list[dict[str, Any]], texts: list[tuple[str, str]]) -> None:
         """Show a saved session's documents read-only (the live list is kept aside)."""

@@ -1,4 +1,9 @@
-"""The run's final answer, shown prominently with its cost, tokens and time."""
+"""The run's final answer, shown prominently with its cost, tokens and time.
+
+The card's colour, icon and title follow how the run ended (`formatting.status_tone`): green
+only for a completed run, the warning colour for a run stopped by the user or a limit, the error
+colour for a failed one; the style sheet colours the card by its `tone` property.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,10 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBro
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import RunFinished
 from rlm_desktop.engine.llm import AUTH_STATUS
-from rlm_desktop.ui.theme import repolish
+from rlm_desktop.ui.theme import repolish, status_icon
 
 MAX_HEIGHT = 260
+ICON_SIZE = 16
 KEY_ADVICE = "Check the API key in Settings → Providers (Ctrl+,)."
 _TITLES = {
     "completed": "Answer",
@@ -29,8 +35,11 @@ class AnswerPanel(QFrame):
         super().__init__()
         self.setObjectName("answerCard")
         self.setAccessibleName("Final answer")
+        self.icon = QLabel()
+        self.icon.setAccessibleName("Run status")
         self.title = QLabel("Answer")
         self.title.setObjectName("answerTitle")
+        self.tone = "ok"
         self.stats = QLabel("")
         self.stats.setObjectName("muted")
         self.copy_button = QPushButton("Copy")
@@ -43,6 +52,7 @@ class AnswerPanel(QFrame):
         self.text.setStyleSheet("background: transparent;")
         self.stats.setWordWrap(True)
         header = QHBoxLayout()
+        header.addWidget(self.icon)
         header.addWidget(self.title)
         header.addStretch(1)
         header.addWidget(self.copy_button)
@@ -58,9 +68,13 @@ class AnswerPanel(QFrame):
     def show_result(self, finished: RunFinished) -> None:
         """Show how the run ended."""
         self.answer = finished.answer
-        self.title.setText(_TITLES.get(finished.status, finished.status))
-        self.title.setObjectName("answerTitle" if finished.status == "completed" else "errorLabel")
-        repolish(self.title)
+        self.tone = fmt.status_tone(finished.status)
+        self.title.setText(_TITLES.get(finished.status, fmt.status_text(finished.status)))
+        self.icon.setPixmap(status_icon(finished.status).pixmap(ICON_SIZE, ICON_SIZE))
+        self.icon.setToolTip(fmt.status_text(finished.status))
+        for widget in (self, self.title):
+            widget.setProperty("tone", self.tone)
+            repolish(widget)
         cost = fmt.cost(finished.cost_usd, finished.unpriced, long=True)
         tokens = finished.input_tokens + finished.output_tokens
         self.stats.setText(

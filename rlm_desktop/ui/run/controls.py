@@ -1,7 +1,13 @@
-"""The question box, model pickers, mode, depth, profile and budget fields, Run and Stop."""
+"""The question box, model pickers, endpoint, mode, depth, profile and budget fields, Run and Stop.
+
+Laid out to fit a small screen: the settings in a grid of two lines, the budget folded into one
+line that opens on demand, and a line under them for a problem (with a button that leads to its
+fix) or a notice.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -9,8 +15,8 @@ from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
-    QDoubleSpinBox,
     QFormLayout,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -21,6 +27,9 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.ui.preferences import RunDefaults
+from rlm_desktop.ui.run.budget import BudgetFields, BudgetSection
+from rlm_desktop.ui.run.endpoint import EndpointPicker
+from rlm_desktop.ui.theme import repolish
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.config import Budget, ConfigError, Mode
@@ -30,6 +39,7 @@ SETTING_LABELS = {
     "query": "The question",
     "model": "The root model",
     "sub_model": "The sub-model",
+    "api_base": "The server address",
     "mode": "The mode",
     "profile": "The prompt profile",
     "max_depth": "The depth",
@@ -40,13 +50,19 @@ SETTING_LABELS = {
     "timeout_s": "The time limit",
     "prices": "Prices (Settings → Run defaults):",
 }
-"""How the engine's settings are called in the window, for its `ConfigError` messages."""
+"""How the engine's settings are called in the window, for its `ConfigError` messages and its
+pre-flight problems."""
+
+
+def sentence(text: str) -> str:
+    """`text` as the window shows a message: a capital first letter and a full stop."""
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "?", "!")) else ".")
 
 
 def describe_config_error(error: ConfigError) -> str:
     """An engine `ConfigError` as a sentence that names the field to change."""
-    text = error.worded(SETTING_LABELS)
-    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+    return sentence(error.worded(SETTING_LABELS))
 
 
 @dataclass(frozen=True)
@@ -85,23 +101,17 @@ def model_picker(name: str, placeholder: str, names: QStringListModel) -> QCombo
     return combo
 
 
-def _spin(name: str, maximum: int, suffix: str = "", step: int = 1) -> QSpinBox:
-    spin = QSpinBox()
-    spin.setRange(0, maximum)
-    spin.setSingleStep(step)
-    spin.setSpecialValueText("no limit")
-    spin.setSuffix(suffix)
-    spin.setGroupSeparatorShown(True)
-    spin.setAccessibleName(name)
-    return spin
-
-
 class RunControls(QWidget):
-    """Everything that defines the next run. `run_requested` and `stop_requested` fire on the
-    buttons (the window binds Ctrl+Enter and Esc to the same)."""
+    """Everything that defines the next run.
+
+    `run_requested` and `stop_requested` fire on the buttons (the window binds Ctrl+Enter and
+    Esc to the same); `fix_requested` carries the setting a problem's button leads to ("model",
+    "sub_model", "api_base" or "api_key").
+    """
 
     run_requested = Signal()
     stop_requested = Signal()
+    fix_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None, *, as_form: bool = False) -> None:
         """`as_form` lays the run settings out one per line, without question or buttons
@@ -128,9 +138,7 @@ class RunControls(QWidget):
 
         self.model = model_picker("Root model", "provider/model", self.model_names)
         self.sub_model = model_picker("Sub-model", "same as root", self.model_names)
-        self.endpoint = QComboBox()
-        self.endpoint.setAccessibleName("Endpoint")
-        self.endpoint.setToolTip("Where requests go: the provider's own API or a local server")
+        self.endpoint = EndpointPicker()
         self.mode = QComboBox()
         self.mode.setAccessibleName("Mode")
         for value, mode_name in MODES:
@@ -144,22 +152,34 @@ class RunControls(QWidget):
         self.profile.setAccessibleName("Prompt profile")
         self.profile.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.profile.setMinimumContentsLength(13)
-        self.endpoint.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        limits = BudgetFields()
+        self.max_cost, self.max_tokens, self.max_sub_calls = (
+            limits.max_cost,
+            limits.max_tokens,
+            limits.max_sub_calls,
+        )
+        self.max_turns, self.timeout = limits.max_turns, limits.timeout
 
-        self.max_cost = QDoubleSpinBox()
-        self.max_cost.setRange(0, 10_000)
-        self.max_cost.setDecimals(2)
-        self.max_cost.setSingleStep(0.25)
-        self.max_cost.setPrefix("$")
-        self.max_cost.setSpecialValueText("no limit")
-        self.max_cost.setAccessibleName("Maximum cost in dollars")
-        self.max_tokens = _spin("Maximum tokens", 1_000_000_000, step=100_000)
-        self.max_sub_calls = _spin("Maximum sub-calls", 1_000_000, step=10)
-        self.max_turns = QSpinBox()
-        self.max_turns.setRange(1, 500)
-        self.max_turns.setAccessibleName("Maximum turns per call")
-        self.timeout = _spin("Time limit in seconds", 86_400, " s", step=60)
+        self.error = QLabel()
+        self.error.setObjectName("errorLabel")
+        self.error.setWordWrap(True)
+        self.error.setAccessibleName("Run error")
+        self.error.hide()
+        self._fix_setting = ""
+        self.fix_button = QPushButton()
+        self.fix_button.hide()
+        self.fix_button.clicked.connect(lambda: self.fix_requested.emit(self._fix_setting))
+        if as_form:
+            self._form_layout()
+            return
+        self.budget = BudgetSection(limits)
+        for spin in (self.max_tokens, self.max_sub_calls, self.max_turns, self.timeout):
+            spin.valueChanged.connect(self._summarise_budget)
+        self.max_cost.valueChanged.connect(self._summarise_budget)
+        self._summarise_budget()
+        self._run_layout()
 
+    def _run_layout(self) -> None:
         top = QHBoxLayout()
         top.addWidget(self.question, 1)
         buttons = QVBoxLayout()
@@ -168,48 +188,49 @@ class RunControls(QWidget):
         buttons.addStretch(1)
         top.addLayout(buttons)
 
-        self.error = QLabel()
-        self.error.setObjectName("errorLabel")
-        self.error.setWordWrap(True)
-        self.error.setAccessibleName("Run error")
-        self.error.hide()
-        if as_form:
-            self._form_layout()
-            return
-        settings_row = self._row(
-            [
-                ("&Model", self.model, 3),
-                ("S&ub-model", self.sub_model, 3),
-                ("&Endpoint", self.endpoint, 2),
-                ("M&ode", self.mode, 1),
-                ("&Depth", self.max_depth, 0),
-                ("&Profile", self.profile, 1),
-            ]
-        )
-        limits_row = self._row(
-            [
-                ("Budget:  cost", self.max_cost, 1),
-                ("tokens", self.max_tokens, 1),
-                ("sub-calls", self.max_sub_calls, 1),
-                ("turns per call", self.max_turns, 0),
-                ("time", self.timeout, 1),
-            ]
-        )
+        settings = QGridLayout()
+        settings.setHorizontalSpacing(6)
+        settings.setVerticalSpacing(4)
+        cells: list[tuple[int, int, str, QWidget]] = [
+            (0, 0, "&Model", self.model),
+            (0, 2, "S&ub-model", self.sub_model),
+            (0, 4, "&Endpoint", self.endpoint),
+            (1, 0, "M&ode", self.mode),
+            (1, 2, "&Depth", self.max_depth),
+            (1, 4, "&Profile", self.profile),
+        ]
+        for row, column, caption, widget in cells:
+            label = QLabel(caption)
+            label.setBuddy(widget)
+            settings.addWidget(label, row, column)
+            if widget is self.max_depth:
+                settings.addWidget(widget, row, column + 1, Qt.AlignmentFlag.AlignLeft)
+            else:
+                settings.addWidget(widget, row, column + 1)
+        for column, stretch in ((1, 3), (3, 3), (5, 2)):
+            settings.setColumnStretch(column, stretch)
+
+        problem = QHBoxLayout()
+        problem.addWidget(self.error, 1)
+        problem.addWidget(self.fix_button, 0, Qt.AlignmentFlag.AlignTop)
+
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
         layout.addLayout(top)
-        layout.addLayout(settings_row)
-        layout.addLayout(limits_row)
-        layout.addWidget(self.error)
+        layout.addLayout(settings)
+        layout.addWidget(self.budget)
+        layout.addLayout(problem)
 
     def _form_layout(self) -> None:
-        hidden: list[QWidget] = [self.question, self.run_button, self.stop_button, self.endpoint]
+        hidden: list[QWidget] = [self.question, self.run_button, self.stop_button]
         for widget in hidden:
             widget.hide()
         form = QFormLayout(self)
         rows: list[tuple[str, QWidget]] = [
             ("Root &model", self.model),
             ("S&ub-model", self.sub_model),
+            ("&Endpoint", self.endpoint),
             ("M&ode", self.mode),
             ("&Depth", self.max_depth),
             ("&Profile", self.profile),
@@ -222,22 +243,31 @@ class RunControls(QWidget):
         for caption, field in rows:
             form.addRow(caption, field)
 
-    @staticmethod
-    def _row(fields: list[tuple[str, QWidget, int]]) -> QHBoxLayout:
-        """Label-field pairs in one line; `stretch` shares out the spare width."""
-        row = QHBoxLayout()
-        row.setSpacing(6)
-        for index, (caption, widget, stretch) in enumerate(fields):
-            label = QLabel(caption)
-            label.setBuddy(widget)
-            if index:
-                row.addSpacing(8)
-            row.addWidget(label)
-            row.addWidget(widget, stretch)
-        return row
+    def _summarise_budget(self) -> None:
+        self.budget.summarise(self.defaults())
 
     def show_error(self, message: str) -> None:
         """Show a one-line problem under the fields ("" hides it)."""
+        self._show_line(message, "errorLabel")
+
+    def show_problem(self, message: str, setting: str, fix: str) -> None:
+        """Show a problem with a button, labelled `fix`, that leads to `setting`."""
+        self._show_line(message, "errorLabel")
+        self._fix_setting = setting
+        self.fix_button.setText(fix)
+        self.fix_button.setAccessibleName(fix.replace("&", "").rstrip("…"))
+        self.fix_button.show()
+
+    def show_notice(self, message: str) -> None:
+        """Show a passing notice under the fields (not a problem)."""
+        self._show_line(message, "muted")
+
+    def _show_line(self, message: str, style: str) -> None:
+        self.fix_button.hide()
+        self._fix_setting = ""
+        if self.error.objectName() != style:
+            self.error.setObjectName(style)
+            repolish(self.error)
         self.error.setText(message)
         self.error.setVisible(bool(message))
 
@@ -265,36 +295,32 @@ class RunControls(QWidget):
             self.profile.addItem(name, name)
         self.profile.setCurrentIndex(max(0, self.profile.findData(current)))
 
-    def set_endpoints(self, endpoints: list[tuple[str, str]], current: str = "") -> None:
-        """Endpoint choices as (label, base URL); the provider's own API is always first."""
-        self.endpoint.clear()
-        self.endpoint.addItem("provider's API", "")
-        for label, url in endpoints:
-            if url:
-                self.endpoint.addItem(label, url)
-                self.endpoint.setItemData(
-                    self.endpoint.count() - 1, url, Qt.ItemDataRole.ToolTipRole
-                )
-        self.endpoint.setCurrentIndex(max(0, self.endpoint.findData(current)))
-
-    def apply_defaults(self, d: RunDefaults) -> None:
-        """Fill the fields from saved defaults."""
-        self.model.setEditText(d.model)
-        self.sub_model.setEditText(d.sub_model)
-        self.mode.setCurrentIndex(max(0, self.mode.findData(d.mode)))
-        self.max_depth.setValue(d.max_depth)
-        self.profile.setCurrentIndex(max(0, self.profile.findData(d.profile)))
-        self.max_cost.setValue(d.max_cost_usd)
-        self.max_tokens.setValue(d.max_tokens)
-        self.max_sub_calls.setValue(d.max_sub_calls)
-        self.max_turns.setValue(d.max_turns)
-        self.timeout.setValue(d.timeout_s)
+    def apply_defaults(self, d: RunDefaults, fields: list[str] | None = None) -> None:
+        """Fill the fields from saved defaults (only those named in `fields`, if given)."""
+        setters: dict[str, Callable[[], object]] = {
+            "model": lambda: self.model.setEditText(d.model),
+            "sub_model": lambda: self.sub_model.setEditText(d.sub_model),
+            "endpoint": lambda: self.endpoint.choose(d.endpoint),
+            "mode": lambda: self.mode.setCurrentIndex(max(0, self.mode.findData(d.mode))),
+            "max_depth": lambda: self.max_depth.setValue(d.max_depth),
+            "profile": lambda: self.profile.setCurrentIndex(
+                max(0, self.profile.findData(d.profile))
+            ),
+            "max_cost_usd": lambda: self.max_cost.setValue(d.max_cost_usd),
+            "max_tokens": lambda: self.max_tokens.setValue(d.max_tokens),
+            "max_sub_calls": lambda: self.max_sub_calls.setValue(d.max_sub_calls),
+            "max_turns": lambda: self.max_turns.setValue(d.max_turns),
+            "timeout_s": lambda: self.timeout.setValue(d.timeout_s),
+        }
+        for name in setters if fields is None else fields:
+            setters[name]()
 
     def defaults(self) -> RunDefaults:
         """The fields as defaults for new runs (0 is "no limit"; no model means the default)."""
         return RunDefaults(
             model=self.model.currentText().strip() or RunDefaults.model,
             sub_model=self.sub_model.currentText().strip(),
+            endpoint=self.endpoint.choice,
             mode=self.mode.currentData(),
             max_depth=self.max_depth.value(),
             profile=self.profile.currentData() or "",
@@ -312,7 +338,7 @@ class RunControls(QWidget):
             query=self.question.toPlainText().strip(),
             model=self.model.currentText().strip(),
             sub_model=fields.sub_model or None,
-            api_base=self.endpoint.currentData() or None,
+            api_base=self.endpoint.url(),
             mode=self.mode.currentData(),
             profile=fields.profile or None,
             budget=fields.budget(),

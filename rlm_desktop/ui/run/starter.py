@@ -1,8 +1,9 @@
 """Turns the run controls into a started run, and does the start-up work after the first paint.
 
-It checks what a person can fix before anything is sent (no question, no documents, no key) and
-says so in one line under the fields; then it builds the engine's `RunConfig` and hands it to the
-`RunController`.
+It checks what a person can fix before anything is sent: first what the window knows (no
+question, no documents, a setting the engine refuses), then, while the window stays responsive,
+the engine's pre-flight check of the models, endpoint and key. A problem is one line under the
+fields, with a button to its fix; with none, the `RunConfig` goes to the `RunController`.
 """
 
 from __future__ import annotations
@@ -19,17 +20,13 @@ from PySide6.QtCore import QObject, Signal
 from rlm_desktop import paths
 from rlm_desktop.engine.config import DEFAULT_MODEL, ConfigError
 from rlm_desktop.providers import keys, registry
-from rlm_desktop.providers.catalog import (
-    DiscoveryError,
-    discover_ollama,
-    discover_openai_compatible,
-    litellm_model_names,
-)
 from rlm_desktop.ui.bridge import EventBridge
 from rlm_desktop.ui.documents.pane import DocumentsPane
-from rlm_desktop.ui.preferences import Preferences
+from rlm_desktop.ui.preferences import Preferences, RunDefaults
+from rlm_desktop.ui.run.checks import CHECKING, check
 from rlm_desktop.ui.run.controller import RunController
 from rlm_desktop.ui.run.controls import RunControls, RunRequest, describe_config_error
+from rlm_desktop.ui.run.local_models import ModelLists
 from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.widgets import when_settled
 
@@ -55,20 +52,6 @@ def warm_engine() -> None:
     gc.freeze()
 
 
-def gather_model_names(local_url: str, ollama_url: str, local_key: str | None) -> list[str]:
-    """Discovered local models first, then litellm's names (runs in a worker thread)."""
-    found: list[str] = []
-    try:
-        found += discover_openai_compatible(local_url, local_key)
-    except DiscoveryError as exc:
-        log.info("model discovery: %s", exc)
-    try:
-        found += discover_ollama(ollama_url)
-    except DiscoveryError as exc:
-        log.info("model discovery: %s", exc)
-    return [*found, *litellm_model_names()]
-
-
 def open_store() -> Store:
     """The session store in the data folder (imported here: sqlite-utils waits for the first use)."""
     from rlm_desktop.store import Store
@@ -81,8 +64,9 @@ class RunStarter(QObject):
 
     It works with what it is given: the controls it reads and answers in, the documents pane, the
     status bar, the preferences, the bridge that runs publish their events to, and a way to open
-    the session store (on first use). `run_starting` fires once a run's inputs have checked out, just before the engine starts (the
-    window clears its view of the last run); `run_finished` fires after a run ended.
+    the session store (on first use). `run_starting` fires once a run's inputs have checked out,
+    just before the engine starts (the window clears its view of the last run); `run_finished`
+    fires after a run ended.
     """
 
     run_starting = Signal()
@@ -104,15 +88,21 @@ class RunStarter(QObject):
         self.status = status
         self.prefs = prefs
         self.bridge = bridge
+        self.models = ModelLists(controls, prefs, self)
         self._open_store = store_opener
         self._store: Store | None = None
         self.runner: RunController | None = None
+        self.checking: asyncio.Task[None] | None = None
+        """The pre-flight check of the run about to start, while it runs."""
         when_settled(controls.model.currentTextChanged, MODEL_SETTLE_MS, self.follow_model, self)
+        controls.endpoint.chosen.connect(self._endpoint_chosen)
 
     @property
     def running(self) -> bool:
-        """True while a run is in progress."""
-        return self.runner is not None and self.runner.running
+        """True while a run is being checked or is in progress."""
+        task = self.checking
+        checking = task is not None and not task.done() and not task.cancelling()
+        return checking or (self.runner is not None and self.runner.running)
 
     def store(self) -> Store:
         """The session store, opened on first use."""
@@ -120,20 +110,31 @@ class RunStarter(QObject):
             self._store = self._open_store()
         return self._store
 
-    def apply_preferences(self) -> None:
-        """Fill the controls from the saved defaults (first time) and the configured servers."""
+    def apply_preferences(self, since: RunDefaults | None = None) -> None:
+        """Fill the controls from the saved defaults and the configured servers.
+
+        The first time, every field; later, the defaults that changed `since` then (Settings
+        was open), leaving the rest as the user left them.
+        """
         prefs, controls = self.prefs, self.controls
-        if not controls.model.currentText():
-            defaults = prefs.run_defaults()
+        defaults = prefs.run_defaults()
+        first = not controls.model.currentText()
+        if first or since is not None:
+            changed = None if first or since is None else defaults.changed_since(since)
+            current = controls.profile.currentData() or ""
             try:
-                controls.set_profiles(_profile_names(), defaults.profile)
+                profile = defaults.profile if changed is None or "profile" in changed else current
+                controls.set_profiles(_profile_names(), profile)
             except Exception as exc:
                 log.info("profiles: %s", exc)
-            controls.apply_defaults(defaults)
-        controls.set_endpoints(
-            [("Local server", prefs.base_url("local")), ("Ollama", prefs.base_url("ollama"))],
-            controls.endpoint.currentData() or "",
-        )
+            controls.apply_defaults(defaults, changed)
+        controls.endpoint.set_endpoints(prefs.endpoints())
+        self.models.adopt_local_server()
+
+    def _endpoint_chosen(self, name: str) -> None:
+        """Keep the endpoint the user chose for the next runs, and the next start."""
+        self.prefs.set("run/endpoint", name)
+        self.models.adopt_local_server(choose_server=False)
 
     def follow_model(self) -> None:
         """Count new documents' tokens for the chosen root model, and judge "short enough for a
@@ -158,15 +159,7 @@ class RunStarter(QObject):
 
     async def refresh_models(self) -> list[str]:
         """Ask configured local servers for their models and fill the pickers."""
-        loop = asyncio.get_running_loop()
-        names = await loop.run_in_executor(
-            None,
-            gather_model_names,
-            self.prefs.base_url("local"),
-            self.prefs.base_url("ollama"),
-            keys.get_key("local"),
-        )
-        self.controls.set_model_names(names)
+        names = await self.models.refresh()
         await self.load_profiles()
         return names
 
@@ -180,18 +173,6 @@ class RunStarter(QObject):
             return
         self.controls.set_profiles(
             names, self.controls.profile.currentData() or self.prefs.run_defaults().profile
-        )
-
-    def _credentials(self, model: str, api_base: str | None) -> tuple[str | None, str]:
-        """(API key or None, a one-line problem or "")."""
-        name = registry.provider_for_run(model, api_base)
-        provider = registry.provider(name)
-        key = keys.get_key(name)
-        if key or not provider.needs_key:
-            return key, ""
-        where = f", or set {provider.env_var}" if provider.env_var else ""
-        return None, (
-            f"No API key for {provider.label}: add one in Settings → Providers (Ctrl+,){where}."
         )
 
     def _problem(self, request: RunRequest) -> str:
@@ -209,28 +190,56 @@ class RunStarter(QObject):
         return ""
 
     def start(self) -> bool:
-        """Check the inputs and start a run; False (with a message shown) when it cannot."""
+        """Check the inputs and begin: the pre-flight check, then the run.
+
+        False (with a message shown) when the inputs cannot make a run; True when the check
+        has begun (a problem it finds is shown under the fields, and no run starts).
+        """
         controls = self.controls
         request = controls.request()
-        key, key_problem = self._credentials(request.model, request.api_base)
-        problem = self._problem(request) or key_problem
+        problem = self._problem(request)
         if problem:
             controls.show_error(problem)
             return False
-        controls.show_error("")
-        self.status.clearMessage()
         try:
             config = build_config(request, self.prefs.prices_text())
+            config.validate()
+        except ConfigError as exc:
+            controls.show_error(describe_config_error(exc))
+            return False
+        key = keys.get_key(registry.provider_for_run(request.model, request.api_base))
+        self.status.clearMessage()
+        controls.show_notice(CHECKING)
+        controls.set_running(True)
+        self.checking = asyncio.ensure_future(self._check_then_run(config, key))
+        return True
+
+    async def _check_then_run(self, config: RunConfig, key: str | None) -> None:
+        controls = self.controls
+        try:
+            problems = await check(config, key)
+        except Exception as exc:
+            log.exception("the pre-flight check failed")
+            problems = []
+            self.status.showMessage(f"Could not check first ({type(exc).__name__}): running.", 5000)
+        if problems:
+            first = problems[0]
+            controls.show_problem(first.message, first.setting, first.fix)
+            controls.set_running(False)
+            return
+        controls.show_error("")
+        self._launch(config, key)
+
+    def _launch(self, config: RunConfig, key: str | None) -> None:
+        try:
             self.run_starting.emit()
             self.status.max_cost_usd = config.budget.max_cost_usd
             self.status.max_tokens = config.budget.max_tokens
             self.runner = self.runner or self._make_runner()
             self.runner.start(config, self.documents.documents(), key)
         except ConfigError as exc:
-            controls.show_error(describe_config_error(exc))
-            return False
-        controls.set_running(True)
-        return True
+            self.controls.show_error(describe_config_error(exc))
+            self.controls.set_running(False)
 
     def _make_runner(self) -> RunController:
         runner = RunController(self.bridge, self.store(), self)
@@ -244,13 +253,20 @@ class RunStarter(QObject):
         self.status.showMessage("Run finished and saved.", 5000)
 
     def stop(self) -> None:
-        """Stop the run in progress."""
-        if self.runner is not None and self.runner.running:
+        """Stop the run in progress, or the check before it."""
+        if self.checking is not None and not self.checking.done():
+            self.checking.cancel()
+            self.controls.show_notice("")
+            self.controls.set_running(False)
+            self.status.showMessage("Stopped before the run started.", 5000)
+        elif self.runner is not None and self.runner.running:
             self.runner.cancel()
             self.status.showMessage("Stopping…")
 
     async def wait(self) -> None:
-        """Wait until the run in progress has ended."""
+        """Wait until the run in progress (or the check before it) has ended."""
+        if self.checking is not None:
+            await asyncio.gather(self.checking, return_exceptions=True)
         if self.runner is not None:
             await self.runner.wait()
 

@@ -1,4 +1,8 @@
-"""The session browser: every saved run, searchable; open one read-only, delete, or export it."""
+"""The session browser: every saved run, searchable; open one read-only, delete, or export it.
+
+A search lists the sessions that hold the text, each with where it was found and a snippet.
+An export's format is the file type chosen in the save dialog.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QComboBox,
     QDialog,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -25,17 +27,21 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.ui.sessions.export_target import ExportTarget, export_dialog
+from rlm_desktop.ui.sessions.snippet import HTML_ROLE, MarkedTextDelegate, snippet_html
 from rlm_desktop.ui.widgets import search_box, when_settled
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
 
-COLUMNS = ("Date", "Question", "Documents", "Models", "Status", "Cost", "Time")
-EXPORTS = (
-    ("md", "Markdown (.md)", "md"),
-    ("jsonl", "JSON Lines (.jsonl)", "jsonl"),
-    ("otlp", "OpenTelemetry (OTLP JSON)", "json"),
-)
+COLUMNS = (
+    "Date", "Question", "Documents", "Models", "Status", "Cost", "Time", "Found in", "Match",
+)  # fmt: skip
+FOUND, MATCH = 7, 8
+SEARCH_ONLY = (FOUND, MATCH)
+LIST_ONLY = (2, 3, 6)
+"""Columns shown only for a search, and only without one (to leave the snippet room)."""
+SEARCH_QUESTION_WIDTH = 260
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 SEARCH_SETTLE_MS = 200
@@ -56,7 +62,10 @@ class SessionsDialog(QDialog):
         self.store = store
         self.setWindowTitle("Sessions")
         self.setAccessibleName("Sessions")
-        self.search = search_box("Search questions, answers and code", "Search sessions")
+        self.search = search_box(
+            "Search questions, answers, prompts, responses, code, output and errors",
+            "Search sessions",
+        )
         self._search_timer = when_settled(
             self.search.textChanged, SEARCH_SETTLE_MS, self.reload, self
         )
@@ -68,9 +77,13 @@ class SessionsDialog(QDialog):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.table.setAlternatingRowColors(True)
+        self.table.setItemDelegateForColumn(MATCH, MarkedTextDelegate(self.table))
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(MATCH, QHeaderView.ResizeMode.Stretch)
+        for visual, column in enumerate(SEARCH_ONLY, start=2):
+            header.moveSection(header.visualIndex(column), visual)
         self.table.itemDoubleClicked.connect(lambda _item: self.open_selected())
         self.count = QLabel()
         self.count.setObjectName("muted")
@@ -84,11 +97,7 @@ class SessionsDialog(QDialog):
         self.open_button.clicked.connect(self.open_selected)
         self.delete_button = QPushButton("Delete…")
         self.delete_button.clicked.connect(lambda: self.delete_selected())
-        self.format = QComboBox()
-        self.format.setAccessibleName("Export format")
-        for value, label, _ext in EXPORTS:
-            self.format.addItem(label, value)
-        self.include_content = QCheckBox("include prompts and code in OTLP spans")
+        self.include_content = QCheckBox("include prompts and code in OTLP traces")
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(lambda: self.export_selected())
         close = QPushButton("Close")
@@ -99,9 +108,8 @@ class SessionsDialog(QDialog):
         buttons.addWidget(self.open_button)
         buttons.addWidget(self.delete_button)
         buttons.addSpacing(16)
-        buttons.addWidget(self.format)
-        buttons.addWidget(self.include_content)
         buttons.addWidget(self.export_button)
+        buttons.addWidget(self.include_content)
         buttons.addStretch(1)
         buttons.addWidget(close)
         layout = QVBoxLayout(self)
@@ -119,10 +127,23 @@ class SessionsDialog(QDialog):
         super().done(result)
 
     def reload(self) -> None:
-        """List the sessions that match the search box (a pending debounced search is dropped)."""
+        """List the sessions that match the search box (a pending debounced search is dropped).
+
+        With a search, each session shows where the text was found and a snippet of it.
+        """
         self._search_timer.stop()
         text = self.search.text().strip()
-        rows = self.store.list_sessions(search=text or None)
+        rows = self.store.search_sessions(text) if text else self.store.list_sessions()
+        for column in SEARCH_ONLY:
+            self.table.setColumnHidden(column, not text)
+        for column in LIST_ONLY:
+            self.table.setColumnHidden(column, bool(text))
+        header = self.table.horizontalHeader()
+        if text:  # the snippet gets the room; the question keeps a readable width
+            header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(1, SEARCH_QUESTION_WIDTH)
+        else:
+            header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             cost = fmt.cost(row.get("cost_usd"), bool(row.get("unpriced")))
@@ -134,6 +155,7 @@ class SessionsDialog(QDialog):
                 fmt.status_text(row.get("status") or ""),
                 cost,
                 fmt.seconds(row.get("wall_s")),
+                *_found(row),
             )
             for c, value in enumerate(values):
                 item = QTableWidgetItem(value)
@@ -142,6 +164,10 @@ class SessionsDialog(QDialog):
                     item.setToolTip(row.get("query") or "")
                 if c in (2, 5, 6):
                     item.setTextAlignment(RIGHT)
+                if c in SEARCH_ONLY and row.get("hits"):
+                    item.setToolTip(_hits_tip(row))
+                if c == MATCH and row.get("hits"):
+                    item.setData(HTML_ROLE, snippet_html(row["hits"][0]))
                 self.table.setItem(r, c, item)
         if rows:
             self.table.selectRow(0)
@@ -195,23 +221,23 @@ class SessionsDialog(QDialog):
         self.reload()
         return session_id
 
-    def export_selected(self, path: Path | None = None) -> Path | None:
-        """Export the selected session in the chosen format to `path` (asked for if None)."""
+    def export_selected(self, target: ExportTarget | Path | None = None) -> Path | None:
+        """Export the selected session to `target`, or where the save dialog says when None
+        (its file type is the format); a bare path takes its format from its extension."""
         session_id = self.selected_id()
         if session_id is None:
             return None
-        fmt_value = self.format.currentData()
-        ext = next(e for v, _label, e in EXPORTS if v == fmt_value)
-        if path is None:
-            chosen, _ = QFileDialog.getSaveFileName(
-                self, "Export session", f"rlm-session-{session_id[:8]}.{ext}"
-            )
-            if not chosen:
+        if target is None:
+            dialog = export_dialog(self, session_id)
+            if dialog.exec() != QDialog.DialogCode.Accepted:
                 return None
-            path = Path(chosen)
+            target = ExportTarget.chosen(dialog)
+        elif isinstance(target, Path):
+            target = ExportTarget.for_path(target)
         from rlm_desktop.store import export
 
-        text = export(self.store, session_id, fmt_value, self.include_content.isChecked())
+        path = target.path
+        text = export(self.store, session_id, target.format, self.include_content.isChecked())
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
@@ -219,3 +245,20 @@ class SessionsDialog(QDialog):
             return None
         self.message.setText(f"Exported to {path}.")
         return path
+
+
+def _found(row: dict[str, Any]) -> tuple[str, str]:
+    """The "Found in" and "Match" cells of a search result (empty for a plain listing)."""
+    hits = row.get("hits") or []
+    if not hits:
+        return "", ""
+    others = row.get("matches", 1) - 1
+    place = hits[0]["place"] + (f"  (+{others:,} more)" if others > 0 else "")
+    return place, hits[0]["snippet"]
+
+
+def _hits_tip(row: dict[str, Any]) -> str:
+    lines = [f"{hit['place']}: {hit['snippet']}" for hit in row["hits"]]
+    if row.get("more"):
+        lines.append(f"… and {fmt.plural(row['more'], 'more place')}")
+    return "\n".join(lines)

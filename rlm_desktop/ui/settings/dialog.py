@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from dataclasses import replace
+
+from PySide6.QtCore import QSize, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -31,15 +34,20 @@ THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
 class DefaultsPage(QWidget):
     """The models, mode, depth, profile and budget a new run starts with."""
 
-    def __init__(self, prefs: Preferences, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, prefs: Preferences, models: list[str] | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.prefs = prefs
         self.fields = RunControls(as_form=True)
-        self.fields.set_model_names(litellm_model_names())
+        self.fields.set_model_names(models or litellm_model_names())
         profiles, _problem = load_profiles()
         defaults = prefs.run_defaults()
         self.fields.set_profiles([p.name for p in profiles], defaults.profile)
+        self.fields.endpoint.set_endpoints(prefs.endpoints(), defaults.endpoint)
         self.fields.apply_defaults(defaults)
+        self.loaded = defaults
+        """The defaults as last read; only what the user changed since is saved."""
         note = QLabel(
             "New runs start from these settings. A cost, token, sub-call or time "
             "limit of 0 means no limit."
@@ -68,6 +76,28 @@ class DefaultsPage(QWidget):
         layout.addWidget(self.prices_error)
         layout.addStretch(1)
 
+    def showEvent(self, event: QShowEvent) -> None:
+        """Show defaults saved meanwhile (a local server chosen from the Providers page)."""
+        super().showEvent(event)
+        self.sync()
+
+    def sync(self) -> None:
+        """Take the saved defaults that changed since they were read, unless edited here."""
+        touched = self.fields.defaults().changed_since(self.loaded)
+        saved = self.prefs.run_defaults()
+        news = [name for name in saved.changed_since(self.loaded) if name not in touched]
+        self.fields.apply_defaults(saved, news)
+        self.loaded = replace(self.loaded, **{name: getattr(saved, name) for name in news})
+
+    def refresh_servers(self) -> None:
+        """List the local servers as Settings → Providers has them now."""
+        self.fields.endpoint.set_endpoints(self.prefs.endpoints())
+
+    def add_models(self, _server: str, names: list[str]) -> None:
+        """Offer the models a local server listed just now, first."""
+        known = self.fields.model_names.stringList()
+        self.fields.set_model_names(list(dict.fromkeys([*names, *known])))
+
     def save(self) -> None:
         """Save the fields as the defaults for new runs (prices are checked, and kept either way)."""
         from rlm_desktop.engine.config import ConfigError
@@ -80,7 +110,8 @@ class DefaultsPage(QWidget):
         except ConfigError as error:
             self.prices_error.setText(error.problem[:1].upper() + error.problem[1:])
         self.prefs.set_prices_text(text)
-        self.prefs.set_run_defaults(self.fields.defaults())
+        defaults = self.fields.defaults()
+        self.prefs.set_run_defaults(defaults, defaults.changed_since(self.loaded))
 
 
 class AppearancePage(QWidget):
@@ -150,17 +181,28 @@ class AppearancePage(QWidget):
 
 
 class SettingsDialog(QDialog):
-    """Four pages; changes to keys apply at once, the rest when the dialog closes."""
+    """Four pages; changes to keys apply at once, the rest when the dialog closes.
+
+    `models` are the names the window's model pickers offer (litellm's by default).
+    """
 
     PAGES = ("providers", "defaults", "profiles", "appearance")
 
-    def __init__(self, prefs: Preferences, parent: QWidget | None = None, page: str = "") -> None:
+    def __init__(
+        self,
+        prefs: Preferences,
+        parent: QWidget | None = None,
+        page: str = "",
+        models: list[str] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setAccessibleName("Settings")
         self.prefs = prefs
         self.providers = ProvidersPage(prefs)
-        self.defaults = DefaultsPage(prefs)
+        self.defaults = DefaultsPage(prefs, models)
+        self.providers.servers_changed.connect(self.defaults.refresh_servers)
+        self.providers.models_found.connect(self.defaults.add_models)
         self.profiles = ProfilesPage()
         self.appearance = AppearancePage(prefs)
         self.tabs = QTabWidget()
@@ -175,7 +217,8 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(buttons)
-        self.resize(900, 620)
+        screen = self.screen().availableGeometry().size()
+        self.resize(QSize(900, 620).boundedTo(screen * 0.94))
 
     def done(self, result: int) -> None:
         """Save the defaults and fonts, then close."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QGridLayout,
@@ -31,26 +32,37 @@ from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.theme import repolish
 
 NO_KEYRING = (
-    "No working keyring was found ({backend}), so API keys cannot be saved on this computer. "
-    "Install or unlock a keyring service (GNOME Keyring or KWallet on Linux; the Keychain and "
-    "Credential Manager are built into macOS and Windows) and restart RLM Desktop — or keep a "
-    "key for this session only: it stays in memory and is forgotten when the app closes."
+    "{backend}: API keys cannot be saved on this computer. Install or unlock a keyring service "
+    "(GNOME Keyring or KWallet on Linux; the Keychain and Credential Manager are built into "
+    "macOS and Windows) and restart RLM Desktop — or keep a key for this session only: it stays "
+    "in memory and is forgotten when the app closes."
 )
+NOT_SAVED = (
+    "Not saved: tick “Keep keys for this session only” above to use it until RLM Desktop closes."
+)
+NOT_SAVED_SHORT = "not saved"
+NO_KEY = "no key"
+SOURCES = {"keyring": "saved in the keyring", "session": "kept for this session only"}
+"""What a key row says of a key kept by us, by `keys.key_source`."""
+KEY_FIELD_CHARS = 24
+"""A key field stays at least this wide, whatever the row says beside it."""
 
 
 def _source_text(name: str) -> str:
     source = keys.key_source(name)
-    if source == "keyring":
-        return "saved in the keyring"
-    if source == "session":
-        return "kept for this session only"
+    if source in SOURCES:
+        return SOURCES[source]
     if source:
         return f"from the environment ({source})"
-    return "no key"
+    return NO_KEY
 
 
 class KeyRow:
-    """The widgets of one provider's key: entry, Save, Remove and where the key comes from."""
+    """The widgets of one provider's key: entry, Save, Remove and where the key comes from.
+
+    It takes two lines of `grid` from `row`: the fields, then a problem (hidden while there is
+    none), so that a long message never squeezes the key field.
+    """
 
     def __init__(self, page: ProvidersPage, name: str, grid: QGridLayout, row: int) -> None:
         self.page, self.name = page, name
@@ -60,6 +72,7 @@ class KeyRow:
         self.edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.edit.setPlaceholderText("paste a key to save it")
         self.edit.setAccessibleName(f"{provider.label} API key")
+        self.edit.setMinimumWidth(self.edit.fontMetrics().averageCharWidth() * KEY_FIELD_CHARS)
         self.save_button = QPushButton("Save")
         self.save_button.setAccessibleName(f"Save {provider.label} key")
         self.save_button.clicked.connect(self.save)
@@ -70,49 +83,72 @@ class KeyRow:
         self.status = QLabel()
         self.status.setObjectName("muted")
         self.status.setAccessibleName(f"{provider.label} key status")
+        says = [*SOURCES.values(), NOT_SAVED_SHORT, NO_KEY]
+        if provider.env_var:
+            says.append(f"from the environment ({provider.env_var})")
+        metrics = self.status.fontMetrics()
+        self.status.setMinimumWidth(max(metrics.horizontalAdvance(text) for text in says))
+        self.problem = QLabel()
+        self.problem.setObjectName("errorLabel")
+        self.problem.setWordWrap(True)
+        self.problem.setAccessibleName(f"{provider.label} key problem")
+        self.problem.hide()
         for column, widget in enumerate(
             (self.label, self.edit, self.save_button, self.remove_button, self.status)
         ):
             grid.addWidget(widget, row, column)
+        grid.addWidget(self.problem, row + 1, 1, 1, 4)
         self.refresh()
 
     def refresh(self) -> None:
         """Say where the provider's key comes from now."""
         self.status.setObjectName("muted")
         self.status.setText(_source_text(self.name))
+        repolish(self.status)
+        self.problem.hide()
         self.remove_button.setEnabled(keys.key_source(self.name) in ("keyring", "session"))
 
     def save(self) -> bool:
-        """Save the typed key; on failure say why in the row."""
+        """Save the typed key; on failure say why under the row."""
         text = self.edit.text()
+        session_only = self.page.session_only.isChecked()
         try:
-            keys.set_key(self.name, text, session_only=self.page.session_only.isChecked())
+            keys.set_key(self.name, text, session_only=session_only)
         except keys.KeyringUnavailable as exc:
-            self._problem(f"not saved: {exc}")
+            self._problem(NOT_SAVED if not keys.keyring_available() else f"Not saved: {exc}.")
             self.page.offer_session_only()
             return False
         except ValueError as exc:
-            self._problem(str(exc))
+            self._problem(str(exc)[:1].upper() + str(exc)[1:] + ".")
             return False
         self.edit.clear()
         self.refresh()
-        self.page.prefs.set("providers/key_saved", True)
         self.page.keys_changed()
         return True
 
     def _problem(self, message: str) -> None:
         self.status.setObjectName("errorLabel")
-        self.status.setText(message)
+        self.status.setText(NOT_SAVED_SHORT)
         repolish(self.status)
+        self.problem.setText(message)
+        self.problem.show()
 
     def remove(self) -> None:
         """Forget the stored key."""
         keys.delete_key(self.name)
         self.refresh()
+        self.page.keys_changed()
 
 
 class ProvidersPage(QScrollArea):
-    """Keys for hosted providers, base URLs for local ones, and where keys are kept."""
+    """Keys for hosted providers, base URLs for local ones, and where keys are kept.
+
+    `servers_changed` fires when a local server's address was saved; `models_found` carries a
+    server's provider name and the models it listed.
+    """
+
+    servers_changed = Signal()
+    models_found = Signal(str, list)
 
     def __init__(self, prefs: Preferences, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -130,6 +166,7 @@ class ProvidersPage(QScrollArea):
 
         hosted = QGroupBox("Hosted providers")
         self.grid = QGridLayout(hosted)
+        self.grid.setColumnStretch(1, 1)
         self.rows: dict[str, KeyRow] = {}
         for name in [n for n, p in registry.PROVIDERS.items() if p.needs_key]:
             self._add_row(name)
@@ -151,6 +188,7 @@ class ProvidersPage(QScrollArea):
         self.list_results: dict[str, QLabel] = {}
         local = QGroupBox("Local servers")
         local_grid = QGridLayout(local)
+        local_grid.setColumnStretch(1, 1)
         self.local_url = self._url_row(
             local_grid,
             0,
@@ -159,9 +197,9 @@ class ProvidersPage(QScrollArea):
             registry.PROVIDERS["local"].base_url or "",
         )
         self.ollama_url = self._url_row(
-            local_grid, 1, "ollama", "Ollama", registry.PROVIDERS["ollama"].base_url or ""
+            local_grid, 2, "ollama", "Ollama", registry.PROVIDERS["ollama"].base_url or ""
         )
-        self.local_key = KeyRow(self, "local", local_grid, 2)
+        self.local_key = KeyRow(self, "local", local_grid, 4)
         self.local_key.label.setText("Local server key (optional)")
         layout.addWidget(local)
         layout.addStretch(1)
@@ -170,7 +208,7 @@ class ProvidersPage(QScrollArea):
 
     def _add_row(self, name: str) -> None:
         if name not in self.rows:
-            self.rows[name] = KeyRow(self, name, self.grid, len(self.rows))
+            self.rows[name] = KeyRow(self, name, self.grid, 2 * len(self.rows))
 
     def _url_row(
         self, grid: QGridLayout, row: int, name: str, label: str, example: str
@@ -178,23 +216,31 @@ class ProvidersPage(QScrollArea):
         edit = QLineEdit(self.prefs.base_url(name))
         edit.setPlaceholderText(f"not used — e.g. {example}")
         edit.setAccessibleName(f"{label} base URL")
-        edit.editingFinished.connect(lambda: self.prefs.set_base_url(name, edit.text()))
+        edit.editingFinished.connect(lambda: self.save_url(name, edit.text()))
         button = QPushButton("List models")
         button.setAccessibleName(f"List {label} models")
         result = QLabel()
         result.setObjectName("muted")
         result.setWordWrap(True)
+        result.hide()
         button.clicked.connect(lambda: asyncio.ensure_future(self.list_models(name, edit, result)))
         self.list_buttons[name], self.list_results[name] = button, result
         grid.addWidget(QLabel(label), row, 0)
-        grid.addWidget(edit, row, 1)
-        grid.addWidget(button, row, 2)
-        grid.addWidget(result, row, 3)
+        grid.addWidget(edit, row, 1, 1, 2)
+        grid.addWidget(button, row, 3)
+        grid.addWidget(result, row + 1, 1, 1, 4)
         return edit
+
+    def save_url(self, name: str, url: str) -> None:
+        """Save a local server's address (the run controls' endpoint follows it)."""
+        if url.strip() != self.prefs.base_url(name):
+            self.prefs.set_base_url(name, url)
+            self.servers_changed.emit()
 
     async def list_models(self, name: str, edit: QLineEdit, result: QLabel) -> list[str]:
         """Save the base URL and ask the server for its models; show what it said."""
-        self.prefs.set_base_url(name, edit.text())
+        self.save_url(name, edit.text())
+        result.show()
         url = edit.text().strip()
         if not url:
             result.setText("Enter the server's base URL first.")
@@ -213,6 +259,7 @@ class ProvidersPage(QScrollArea):
             return []
         shown = ", ".join(found[:4]) + ("…" if len(found) > 4 else "")
         result.setText(f"{len(found)} model{'s' if len(found) != 1 else ''}: {shown}")
+        self.models_found.emit(name, found)
         return found
 
     def add_other(self) -> None:
@@ -237,7 +284,9 @@ class ProvidersPage(QScrollArea):
             self.session_only.hide()
         else:
             self.backend.setObjectName("warningBox")
-            self.backend.setText(NO_KEYRING.format(backend=description))
+            self.backend.setText(
+                NO_KEYRING.format(backend=description[:1].upper() + description[1:])
+            )
             self.session_only.show()
         repolish(self.backend)
 
@@ -248,9 +297,34 @@ class ProvidersPage(QScrollArea):
         self.session_only.setFocus()
 
     def keys_changed(self) -> None:
-        """Refresh every row after a key changed."""
-        for row in (*self.rows.values(), self.local_key):
+        """Refresh every row after a key changed, and note whether one is saved in the keyring.
+
+        The note lets the window skip the keyring at start-up; a key kept for this session
+        only never counts, since it is gone at the next start.
+        """
+        rows = (*self.rows.values(), self.local_key)
+        for row in rows:
             row.refresh()
+        saved = any(keys.key_source(row.name) == "keyring" for row in self.rows.values())
+        self.prefs.set("providers/key_saved", saved)
+
+    def focus_server(self, name: str) -> None:
+        """Put the cursor in a local server's address ("local" or "ollama")."""
+        edit = self.ollama_url if name == "ollama" else self.local_url
+        self.ensureWidgetVisible(edit)
+        edit.setFocus()
+        edit.selectAll()
+
+    def focus_key(self, name: str) -> None:
+        """Put the cursor where provider `name`'s key goes (the name ready to add, if unlisted)."""
+        row = self.local_key if name == registry.LOCAL else self.rows.get(name)
+        if row is None:
+            self.other.setText(name)
+            edit = self.other
+        else:
+            edit = row.edit
+        self.ensureWidgetVisible(edit)
+        edit.setFocus()
 
     def warning_shown(self) -> bool:
         """True when the page warns that no keyring works."""

@@ -25,11 +25,26 @@ class Column:
     numeric: bool = False
     """Right-aligned, as figures are."""
     alarm: bool = False
-    """Painted in the error colour when the call failed."""
+    """Painted in the colour of the call's ending when it did not end well."""
     status_icon: bool = False
     """Shows the icon of the call's status."""
+    warning_icon: bool = False
+    """Shows a warning mark when some of the call's code raised an exception."""
     ticks: bool = False
     tooltip: Callable[[CallNode], str | None] | None = None
+
+
+def _call_text(node: CallNode, _run: RunInfo) -> str:
+    return f"{node.kind.upper()} {fmt.short_id(node.call_id)}  {node.about()}"
+
+
+def _status_tooltip(node: CallNode) -> str | None:
+    if not node.cell_errors:
+        return None
+    turns = [str(t.index + 1) for t in node.turns if t.cell_errors]
+    where = f"turn {turns[0]}" if len(turns) == 1 else f"turns {', '.join(turns)}"
+    text = f"{fmt.plural(node.cell_errors, 'cell')} raised an exception ({where})"
+    return f"{node.error[-500:]}\n\n{text}" if node.error else text
 
 
 def _once_replied(figure: Callable[[CallNode], str]) -> Callable[[CallNode, RunInfo], str]:
@@ -46,7 +61,7 @@ def _subtree_tooltip(node: CallNode) -> str | None:
         return None
     s = node.subtree
     return (
-        f"{s.calls} calls ({s.running} running, {s.errors} failed)\n"
+        f"{s.calls} calls ({s.running} running, {s.errors} failed, {s.stopped} stopped)\n"
         f"{fmt.tokens(s.input_tokens)} in, {fmt.tokens(s.output_tokens)} out\n"
         f"{fmt.cost(s.cost_usd, bool(s.unpriced), long=True)}"
     )
@@ -55,13 +70,21 @@ def _subtree_tooltip(node: CallNode) -> str | None:
 COLUMNS: tuple[Column, ...] = (
     Column(
         "Call",
-        lambda n, _r: f"{n.kind.upper()} {fmt.short_id(n.call_id)}",
-        width=150,
+        _call_text,
+        width=300,
         alarm=True,
         status_icon=True,
+        tooltip=lambda n: f"{n.kind.upper()} {n.call_id}\n{fmt.one_line(n.prompt, 500)}",
     ),
     Column("Model", lambda n, _r: n.model, width=120),
-    Column("Status", lambda n, _r: fmt.status_text(n.status), width=70, alarm=True),
+    Column(
+        "Status",
+        lambda n, _r: fmt.status_text(n.status),
+        width=90,
+        alarm=True,
+        warning_icon=True,
+        tooltip=_status_tooltip,
+    ),
     Column("Depth", lambda n, _r: str(n.depth), width=46, numeric=True),
     Column("In", _once_replied(lambda n: fmt.tokens(n.input_tokens)), width=62, numeric=True),
     Column("Out", _once_replied(lambda n: fmt.tokens(n.output_tokens)), width=52, numeric=True),
@@ -79,6 +102,6 @@ COLUMNS: tuple[Column, ...] = (
         width=170,
         tooltip=_subtree_tooltip,
     ),
-    Column("Preview", lambda n, _r: n.preview(), alarm=True, tooltip=lambda n: n.preview()),
+    Column("Result", lambda n, _r: n.result(), alarm=True, tooltip=lambda n: n.result() or None),
 )
 """The columns in display order."""

@@ -83,6 +83,8 @@ class DetailPanel(QWidget):
         ]
         if node.retries:
             facts.append(f"{node.retries} retries")
+        if node.cell_errors:
+            facts.append(f"<b>{fmt.plural(node.cell_errors, 'cell')} raised</b>")
         if node.worker_restarts:
             facts.append(f"worker restarted {node.worker_restarts}×")
         if node.children:

@@ -23,7 +23,7 @@ from PySide6.QtGui import QColor
 
 from rlm_desktop.engine.events import Event
 from rlm_desktop.review.call_tree import CallNode, CallTree, Changes
-from rlm_desktop.ui.theme import colors, status_icon
+from rlm_desktop.ui.theme import status_icon, tone_color, warning_icon
 from rlm_desktop.ui.tree.columns import COLUMNS, Column
 
 TICKING = tuple(number for number, column in enumerate(COLUMNS) if column.ticks)
@@ -151,10 +151,14 @@ class CallTreeModel(QAbstractItemModel):
         column = COLUMNS[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
             return column.text(node, self.tree.run)
-        if role == Qt.ItemDataRole.DecorationRole and column.status_icon:
-            return status_icon(node.status)
+        if role == Qt.ItemDataRole.DecorationRole:
+            if column.status_icon:
+                return status_icon(node.status)
+            if column.warning_icon and node.cell_errors:
+                return warning_icon()
+            return None
         if role == Qt.ItemDataRole.ForegroundRole and column.alarm and node.failed:
-            return QColor(colors().error)
+            return QColor(tone_color(node.status))
         if role == Qt.ItemDataRole.TextAlignmentRole and column.numeric:
             return RIGHT
         if role == Qt.ItemDataRole.ToolTipRole:

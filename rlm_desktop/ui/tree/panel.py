@@ -1,31 +1,24 @@
 """The live call tree: filter box, expand/collapse all, "next error", and the tree view itself.
 
-The view shows the item model directly; a recursive filter proxy is put between them only while
+The view shows the item model directly; a `SearchFilter` proxy is put between them only while
 the filter box has text, because a proxy re-filters on every `dataChanged` and live runs send
-many of those. The keys for these tools are the main window's View actions.
+many of those. The filter searches the calls' full texts (prompts, replies, code, output,
+errors) and says how many calls matched. The keys for these tools are the main window's View
+actions.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import (
-    QAbstractItemModel,
-    QModelIndex,
-    QSortFilterProxyModel,
-    Qt,
-    Signal,
-)
-from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHBoxLayout,
-    QHeaderView,
-    QTreeView,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Signal
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QVBoxLayout, QWidget
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.review.call_tree import CallNode, Changes
+from rlm_desktop.ui.theme import repolish
 from rlm_desktop.ui.tree.columns import COLUMNS
 from rlm_desktop.ui.tree.model import CallTreeModel
+from rlm_desktop.ui.tree.pinned import PinnedTreeView
+from rlm_desktop.ui.tree.search_filter import SearchFilter
 from rlm_desktop.ui.widgets import search_box, tool_button, when_settled
 
 AUTO_EXPAND_LEVELS = 2
@@ -33,32 +26,39 @@ FILTER_SETTLE_MS = 150
 
 
 class TreePanel(QWidget):
-    """The call tree with its tools; emits `call_selected` with the chosen `CallNode` or None."""
+    """The call tree with its tools; emits `call_selected` with the chosen `CallNode` or None.
+
+    `error_reached` is emitted with the call "next error" stopped at, after it was selected.
+    """
 
     call_selected = Signal(object)
+    error_reached = Signal(object)
 
     def __init__(self, model: CallTreeModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = model
-        self.proxy: QSortFilterProxyModel | None = None
+        self.proxy: SearchFilter | None = None
         self._last: CallNode | None = None
 
-        self.filter = search_box("Filter calls by model, status or text", "Filter calls")
+        self.filter = search_box(
+            "Search calls: prompts, replies, code, output, errors", "Filter calls"
+        )
         when_settled(self.filter.textChanged, FILTER_SETTLE_MS, self._apply_filter, self)
+        self.matches = QLabel()
+        self.matches.setObjectName("muted")
+        self.matches.setAccessibleName("Filter matches")
+        self.matches.hide()
         self.expand_button = tool_button("Expand all", "Expand every call", self.expand_all)
         self.collapse_button = tool_button("Collapse all", "Collapse every call", self.collapse_all)
         self.next_error_button = tool_button(
-            "Next error", "Select the next failed call", self.next_error
+            "Next error",
+            "Select the next call that failed or whose code raised",
+            self.next_error,
         )
 
-        self.view = QTreeView()
+        self.view = PinnedTreeView()
         self.view.setModel(model)
         self.view.setAccessibleName("Call tree")
-        self.view.setUniformRowHeights(True)
-        self.view.setAlternatingRowColors(True)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setAllColumnsShowFocus(True)
         header = self.view.header()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -72,6 +72,7 @@ class TreePanel(QWidget):
         tools = QHBoxLayout()
         tools.setContentsMargins(0, 0, 0, 0)
         tools.addWidget(self.filter, 1)
+        tools.addWidget(self.matches)
         for button in (self.expand_button, self.collapse_button, self.next_error_button):
             tools.addWidget(button)
         layout = QVBoxLayout(self)
@@ -84,26 +85,40 @@ class TreePanel(QWidget):
         selected = self.selected()
         if text:
             if self.proxy is None:
-                proxy = QSortFilterProxyModel(self)
-                proxy.setRecursiveFilteringEnabled(True)
-                proxy.setAutoAcceptChildRows(True)
-                proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-                proxy.setFilterKeyColumn(-1)
-                proxy.setSourceModel(self.model)
-                self._show_model(proxy)
-                self.proxy = proxy
-            self.proxy.setFilterFixedString(text)
-            self.view.expandAll()
+                self.proxy = SearchFilter(self.model, text, self)
+                self._show_model(self.proxy)
+            else:
+                self.proxy.set_text(text)
+            self._expand_matches()
+            self._count_matches()
         elif self.proxy is not None:
+            self.matches.hide()
             proxy, self.proxy = self.proxy, None
             self._show_model(self.model)
-            proxy.setSourceModel(None)  # type: ignore[arg-type]
+            proxy.release()
             proxy.deleteLater()
             for node in self.model.tree.walk():
                 if node.level < AUTO_EXPAND_LEVELS and node.kind == "rlm":
                     self.view.expand(self.proxy_index(node))
         if selected is not None:
             self.select(selected)
+
+    def _expand_matches(self) -> None:
+        """Open every call the filter shows that has children shown (cheaper than expandAll)."""
+        if self.proxy is None:
+            return
+        for node in self.proxy.search.shown:
+            if node.children:
+                self.view.expand(self.proxy_index(node))
+
+    def _count_matches(self) -> None:
+        found = self.proxy.matches() if self.proxy is not None else 0
+        self.matches.setText(fmt.plural(found, "match", "matches") if found else "no matches")
+        name = "muted" if found else "warningLabel"
+        if self.matches.objectName() != name:
+            self.matches.setObjectName(name)
+            repolish(self.matches)
+        self.matches.setVisible(self.proxy is not None)
 
     def _show_model(self, model: QAbstractItemModel) -> None:
         header = self.view.header().saveState()
@@ -115,6 +130,10 @@ class TreePanel(QWidget):
         return self.proxy.mapToSource(index) if self.proxy is not None else index
 
     def _on_changes(self, changes: Changes) -> None:
+        if self.proxy is not None:
+            if self.proxy.follow(changes):
+                self._expand_matches()
+            self._count_matches()
         parents = {n.parent for n in changes.added if n.parent is not None}
         for parent in parents:
             if parent.level < AUTO_EXPAND_LEVELS and parent.kind == "rlm":
@@ -164,12 +183,14 @@ class TreePanel(QWidget):
             self.view.expand(self.proxy_index(root))
 
     def next_error(self) -> CallNode | None:
-        """Select the next failed call after the selection (wrapping); None when there is none."""
-        node = self.model.find_next(self.selected() or self._last, lambda n: n.failed)
+        """Select the next call after the selection (wrapping) that failed or whose code raised;
+        None when there is none."""
+        node = self.model.find_next(self.selected() or self._last, lambda n: n.needs_attention)
         if node is None:
             return None
         if not self.select(node):
             self.filter.clear()
             self._apply_filter()
             self.select(node)
+        self.error_reached.emit(node)
         return node

@@ -1,0 +1,132 @@
+"""The run's limits: cost, tokens, sub-calls, turns per call and time, folded into one line.
+
+Folded, the section is a "Budget" button and a one-line summary; opened, the five fields in two
+short lines, so the run area stays narrow and low enough for a small screen.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rlm_desktop import formatting as fmt
+from rlm_desktop.ui.preferences import RunDefaults
+
+
+def budget_summary(d: RunDefaults) -> str:
+    """The limits in one line, as the folded section shows them."""
+    parts = [
+        fmt.dollars(d.max_cost_usd) if d.max_cost_usd else "no cost limit",
+        f"{fmt.tokens(d.max_tokens)} tokens" if d.max_tokens else "no token limit",
+        fmt.plural(d.max_sub_calls, "sub-call") if d.max_sub_calls else "no sub-call limit",
+        f"{fmt.plural(d.max_turns, 'turn')} per call",
+        f"time {fmt.seconds(d.timeout_s)}" if d.timeout_s else "no time limit",
+    ]
+    return " · ".join(parts)
+
+
+def _spin(name: str, maximum: int, suffix: str = "", step: int = 1) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(0, maximum)
+    spin.setSingleStep(step)
+    spin.setSpecialValueText("no limit")
+    spin.setSuffix(suffix)
+    spin.setGroupSeparatorShown(True)
+    spin.setAccessibleName(name)
+    return spin
+
+
+class BudgetFields:
+    """The five limit fields; `section()` lays them out folded, for the run area."""
+
+    def __init__(self) -> None:
+        self.max_cost = QDoubleSpinBox()
+        self.max_cost.setRange(0, 10_000)
+        self.max_cost.setDecimals(2)
+        self.max_cost.setSingleStep(0.25)
+        self.max_cost.setPrefix("$")
+        self.max_cost.setSpecialValueText("no limit")
+        self.max_cost.setAccessibleName("Maximum cost in dollars")
+        self.max_tokens = _spin("Maximum tokens", 1_000_000_000, step=100_000)
+        self.max_sub_calls = _spin("Maximum sub-calls", 1_000_000, step=10)
+        self.max_turns = QSpinBox()
+        self.max_turns.setRange(1, 500)
+        self.max_turns.setAccessibleName("Maximum turns per call")
+        self.timeout = _spin("Time limit in seconds", 86_400, " s", step=60)
+
+
+class BudgetSection(QWidget):
+    """The limit fields behind a "Budget" button that opens and folds them."""
+
+    def __init__(self, fields: BudgetFields, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.fields = fields
+        self.toggle = QToolButton()
+        self.toggle.setObjectName("disclosure")
+        self.toggle.setText("&Budget")
+        self.toggle.setAccessibleName("Budget")
+        self.toggle.setToolTip("Show or hide the run's limits")
+        self.toggle.setCheckable(True)
+        self.toggle.setAutoRaise(True)
+        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.toggle.toggled.connect(self.set_open)
+        self.summary = QLabel()
+        self.summary.setObjectName("muted")
+        self.summary.setAccessibleName("Budget summary")
+        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.limits = QWidget()
+        self.limits.setAccessibleName("Budget limits")
+        grid = QGridLayout(self.limits)
+        grid.setContentsMargins(18, 0, 0, 0)
+        grid.setHorizontalSpacing(6)
+        cells: list[tuple[int, int, str, QWidget]] = [
+            (0, 0, "Cost", fields.max_cost),
+            (0, 2, "Tokens", fields.max_tokens),
+            (0, 4, "Sub-calls", fields.max_sub_calls),
+            (1, 0, "Turns per call", fields.max_turns),
+            (1, 2, "Time", fields.timeout),
+        ]
+        for row, column, caption, widget in cells:
+            label = QLabel(caption)
+            label.setBuddy(widget)
+            grid.addWidget(label, row, column)
+            grid.addWidget(widget, row, column + 1)
+        grid.setColumnStretch(6, 1)
+        self.limits.hide()
+        line = QHBoxLayout()
+        line.setContentsMargins(0, 0, 0, 0)
+        line.addWidget(self.toggle)
+        line.addWidget(self.summary, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(line)
+        layout.addWidget(self.limits)
+
+    @property
+    def is_open(self) -> bool:
+        """True while the fields are shown."""
+        return self.toggle.isChecked()
+
+    def set_open(self, shown: bool) -> None:
+        """Open or fold the fields."""
+        self.toggle.setChecked(shown)
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.limits.setVisible(shown)
+
+    def summarise(self, defaults: RunDefaults) -> None:
+        """Show `defaults`' limits in the folded line."""
+        text = budget_summary(defaults)
+        self.summary.setText(text)
+        self.summary.setToolTip(text)

@@ -1,0 +1,93 @@
+"""Opens the real main window on whatever screen Qt was given and prints where its primary
+controls ended up, as one JSON object (run by `test_screen_fit` in a process of its own, since a
+screen's size is fixed when Qt starts).
+
+`{"screen": [x, y, w, h], "frame": [...], "window": [...], "states": {state: {control:
+{"rect": [...], "visible": bool}}}}`: rectangles in global coordinates, `screen` being the
+available area; one state with the budget folded, one with it open and a problem shown.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from PySide6.QtCore import QRect
+from PySide6.QtWidgets import QApplication, QWidget
+
+from rlm_desktop.ui.app import create_application
+from rlm_desktop.ui.main_window import MainWindow
+
+
+def _rect(rect: QRect) -> list[int]:
+    return [rect.x(), rect.y(), rect.width(), rect.height()]
+
+
+def _where(widget: QWidget) -> dict[str, object]:
+    top_left = widget.mapToGlobal(widget.rect().topLeft())
+    return {
+        "rect": _rect(QRect(top_left, widget.size())),
+        "visible": widget.isVisible(),
+    }
+
+
+def _controls(window: MainWindow) -> dict[str, dict[str, object]]:
+    ws = window.workspace
+    widgets: dict[str, QWidget] = {
+        "question": ws.controls.question,
+        "run": ws.controls.run_button,
+        "stop": ws.controls.stop_button,
+        "model": ws.controls.model,
+        "sub_model": ws.controls.sub_model,
+        "endpoint": ws.controls.endpoint,
+        "budget": ws.controls.budget.toggle,
+        "tree": ws.tree_panel.view,
+        "console": ws.console,
+        "documents": ws.documents,
+    }
+    if ws.controls.budget.is_open:
+        widgets["max_cost"] = ws.controls.max_cost
+        widgets["timeout"] = ws.controls.timeout
+    if ws.controls.fix_button.isVisible():
+        widgets["fix"] = ws.controls.fix_button
+    return {name: _where(widget) for name, widget in widgets.items()}
+
+
+def settle(app: QApplication) -> None:
+    """Let layouts and the window system catch up."""
+    for _ in range(5):
+        app.processEvents()
+
+
+def main() -> int:
+    """Show the window, report its controls folded and unfolded."""
+    app = create_application([])
+    assert isinstance(app, QApplication)
+    window = MainWindow(warm_up=False)
+    window.pages.setCurrentWidget(window.workspace)
+    window.show()
+    settle(app)
+    states = {"folded": _controls(window)}
+    window.workspace.controls.budget.set_open(True)
+    window.workspace.controls.show_problem(
+        "The root model 'openai/no-such-model' is not served at http://127.0.0.1:8000/v1; "
+        "pick one it lists: openai/test-model.",
+        "model",
+        "Choose the root model",
+    )
+    settle(app)
+    states["open"] = _controls(window)
+    screen = window.screen().availableGeometry()
+    report = {
+        "screen": _rect(screen),
+        "frame": _rect(window.frameGeometry()),
+        "window": _rect(QRect(window.mapToGlobal(window.rect().topLeft()), window.size())),
+        "states": states,
+    }
+    print(json.dumps(report))
+    window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The answer card tells how the run ended: its title, icon and colours follow the status."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QPalette
+from pytestqt.qtbot import QtBot
+
+from rlm_desktop.engine import events as ev
+from rlm_desktop.ui.run.answer_panel import AnswerPanel
+from rlm_desktop.ui.theme import LIGHT, style_sheet
+
+
+def _finished(status: ev.RunStatus, answer: str = "", error: str | None = None) -> ev.RunFinished:
+    return ev.RunFinished(
+        run_id="r",
+        status=status,
+        answer=answer,
+        cost_usd=0.01,
+        input_tokens=100,
+        output_tokens=10,
+        turns=2,
+        sub_calls=3,
+        max_depth_reached=1,
+        wall_s=2.0,
+        unpriced=False,
+        error=error,
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "title", "tone", "colour"),
+    [
+        ("completed", "Answer", "ok", LIGHT.ok),
+        ("cancelled", "Stopped", "stopped", LIGHT.warning),
+        ("max_turns", "Stopped at the turn limit", "limit", LIGHT.warning),
+        ("budget_exceeded", "Stopped by the budget", "limit", LIGHT.warning),
+        ("timeout", "Stopped by the time limit", "limit", LIGHT.warning),
+        ("error", "The run failed", "error", LIGHT.error),
+    ],
+)
+def test_the_card_follows_how_the_run_ended(
+    qtbot: QtBot, status: ev.RunStatus, title: str, tone: str, colour: str
+) -> None:
+    panel = AnswerPanel()
+    qtbot.addWidget(panel)
+    panel.setStyleSheet(style_sheet(LIGHT))
+    panel.show_result(
+        _finished(status, answer="42", error=None if status == "completed" else "why")
+    )
+    assert panel.title.text() == title
+    assert panel.tone == tone
+    assert panel.property("tone") == tone
+    assert not panel.icon.pixmap().isNull()
+    assert panel.title.palette().color(QPalette.ColorRole.WindowText).name() == colour
+    assert panel.palette().color(QPalette.ColorRole.Window).name() == (
+        LIGHT.answer_bg if status == "completed" else LIGHT.card
+    )
+    assert ("why" in panel.text.toPlainText()) is (status != "completed")
+
+
+def test_a_new_run_after_a_failure_starts_green_again(qtbot: QtBot) -> None:
+    panel = AnswerPanel()
+    qtbot.addWidget(panel)
+    panel.setStyleSheet(style_sheet(LIGHT))
+    panel.show_result(_finished("error", error="HTTP 500"))
+    panel.clear()
+    panel.show_result(_finished("completed", answer="42"))
+    assert panel.title.palette().color(QPalette.ColorRole.WindowText).name() == LIGHT.ok
