@@ -27,6 +27,7 @@ class ProgressPrinter:
         self._stream = stream
         self._verbose = verbose
         self._depth: dict[str, int] = {}
+        self._cells: dict[str, int] = {}
 
     def attach(self, bus: EventBus) -> None:
         """Start printing the events of `bus`."""
@@ -55,9 +56,10 @@ class ProgressPrinter:
                     True,
                 )
             case CellExecuted():
+                number = self._cells[event.call_id] = self._cells.get(event.call_id, 0) + 1
                 status = "error" if event.error else "ok"
                 return (
-                    f"{indent}[{event.call_id}] turn {event.turn + 1} cell {event.index + 1}: {status} ({event.duration_s:.2f}s)",
+                    f"{indent}[{event.call_id}] turn {event.turn + 1} cell {number}: {status} ({event.duration_s:.2f}s)",
                     False,
                 )
             case WorkerRestarted():

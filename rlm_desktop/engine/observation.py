@@ -26,9 +26,9 @@ def _marker(cut: int) -> str:
     return f"\n[... {cut:,} characters cut; print less or slice ...]\n"
 
 
-def format_cell(index: int, outcome: CellOutcome, limit: int) -> str:
-    """One cell's observation: stdout, stderr and the error, within `limit` characters."""
-    parts = [f"[cell {index}] ran in {outcome.duration_s:.2f} s"]
+def format_cell(number: int, outcome: CellOutcome, limit: int) -> str:
+    """One cell's observation (`number` counts the call's cells, as tracebacks do: `<cell 3>`)."""
+    parts = [f"[cell {number}] ran in {outcome.duration_s:.2f} s"]
     if outcome.stdout:
         parts.append(outcome.stdout.rstrip("\n"))
     if outcome.stderr:
@@ -44,10 +44,12 @@ def format_cell(index: int, outcome: CellOutcome, limit: int) -> str:
     return truncate_middle("\n".join(parts), limit)
 
 
-def format_observation(outcomes: list[CellOutcome], limit: int, note: str = "") -> str:
+def format_observation(
+    outcomes: list[CellOutcome], limit: int, note: str = "", first_cell: int = 1
+) -> str:
     """The observation for a whole turn; the limit is shared between its cells."""
     if not outcomes:
         return NO_CODE_NOTE
     share = max(200, limit // len(outcomes))
-    text = "\n\n".join(format_cell(i + 1, o, share) for i, o in enumerate(outcomes))
+    text = "\n\n".join(format_cell(first_cell + i, o, share) for i, o in enumerate(outcomes))
     return f"{text}\n\n{note}".rstrip() if note else text

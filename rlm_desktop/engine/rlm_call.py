@@ -139,6 +139,7 @@ class RLMCall:
         reply = completion.content
         self._remember_prose(reply)
         blocks = extract_code_blocks(reply)
+        first_cell = self._worker.cells_run + 1
         outcomes: list[CellOutcome] = []
         answer: tuple[str, AnswerSource] | None = None
         if blocks:
@@ -153,7 +154,7 @@ class RLMCall:
         note = (
             TRUNCATED_NOTE.format(tokens=completion.output_tokens) if completion.truncated else ""
         )
-        observation = format_observation(outcomes, rt.config.output_limit_chars, note)
+        observation = format_observation(outcomes, rt.config.output_limit_chars, note, first_cell)
         rt.emit(
             TurnExecuted(
                 run_id=rt.run_id,

@@ -86,7 +86,9 @@ _SOURCES = (  # in the order their hits are shown: the question and answer first
         "cells",
         ("code", "stdout", "stderr", "error"),
         "x.session_id, x.call_id, c.kind AS call_kind, c.parent_id IS NULL AS root,"
-        " x.turn, x.idx AS cell",
+        " x.turn, (SELECT count(*) FROM cells p WHERE p.session_id = x.session_id"
+        " AND p.call_id = x.call_id AND (p.turn < x.turn OR (p.turn = x.turn AND p.idx <= x.idx)))"
+        " AS cell",
         _CALL,
     ),
     _Source(
@@ -204,7 +206,10 @@ def _candidates(
 
 
 def place(hit: Row) -> str:
-    """Where a hit was found, as people read it: `output · root call · turn 2 · cell 1`."""
+    """Where a hit was found, as people read it: `output · root call · turn 2 · cell 3`.
+
+    The cell is numbered across its call, as tracebacks and the console name it (`<cell 3>`).
+    """
     field: str = hit["field"]
     parts = [FIELD_LABELS.get(field, field)]
     if hit.get("call_id") is not None:
@@ -216,7 +221,7 @@ def place(hit: Row) -> str:
     if hit.get("turn") is not None:
         parts.append(f"turn {hit['turn'] + 1}")
     if hit.get("cell") is not None:
-        parts.append(f"cell {hit['cell'] + 1}")
+        parts.append(f"cell {hit['cell']}")
     return " · ".join(parts)
 
 

@@ -225,3 +225,21 @@ async def test_show_vars_lists_the_user_variables(scripted_server: ScriptedServe
     await run_to_end(make_run(scripted_server))
 
     assert "{'total': 'int', 'names': 'list'}" in observation_after(scripted_server, 0)
+
+
+async def test_cells_are_numbered_across_the_call_as_tracebacks_name_them(
+    scripted_server: ScriptedServer,
+) -> None:
+    """Turn 2's first cell is the call's third: the model reads `[cell 3]` and `<cell 3>`."""
+    two_cells = "Two steps.\n```repl\nx = 1\n```\n```repl\ny = 2\n```"
+    raising = repl("print(x + y)\nraise ValueError('stop here')")
+    scripted_server.respond_with(scripted({QUERY: [two_cells, raising, repl("FINAL(x + y)")]}))
+    result, _ = await run_to_end(make_run(scripted_server))
+
+    assert result.status == "completed"
+    first = observation_after(scripted_server, 0)
+    assert "[cell 1]" in first
+    assert "[cell 2]" in first
+    second = observation_after(scripted_server, 1)
+    assert second.startswith("[cell 3]")
+    assert 'File "<cell 3>", line 2' in second

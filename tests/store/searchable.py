@@ -32,6 +32,7 @@ WORDS = {
     "wombat": ("stderr", "stderr · root call · turn 1 · cell 1"),
     "kiwi": ("error", "error · root call · turn 1 · cell 1"),
     "quokka": ("reply", "reply · root call · turn 1"),
+    "bilby": ("stdout", "output · root call · turn 2 · cell 2"),
 }
 """word -> (the field that holds it, where search says it was found)."""
 
@@ -56,6 +57,11 @@ def _events(run_id: str) -> Iterator[Event]:
         run_id, "c0", 0, 0.0, code="print(find('numbat'))", stdout="tank B: platypus\n",
         stderr="DeprecationWarning: wombat\n", error="KeyError: 'kiwi'",
         reply="I will look for a quokka.", observation="tank B", cell_s=0.1, turn_s=0.2,
+    )  # fmt: skip
+    yield TurnStarted(run_id=run_id, call_id="c0", index=1)
+    yield from turn_closed(
+        run_id, "c0", 1, 0.0, code="print(count())", stdout="one bilby\n", stderr="",
+        error=None, reply="Counting.", observation="one", cell_s=0.1, turn_s=0.2,
     )  # fmt: skip
     yield from answered(run_id, "c0", 0.0, ANSWER, input_tokens=50, output_tokens=9, cost_usd=0.01)
     yield run_finished(

@@ -46,7 +46,7 @@ async def test_a_real_run_is_recorded_as_it_happened(
     assert sub["status"] == "ok"
     assert MARKER in shown["turns"][0]["stdout"]
     places = {(hit["field"], hit["turn"], hit["cell"]) for hit in store.search(MARKER)}
-    assert places == {("code", 0, 0), ("stdout", 0, 0), ("reply", 0, None)}
+    assert places == {("code", 0, 1), ("stdout", 0, 1), ("reply", 0, None)}
     assert store.document_texts(run.run_id) == [(DOCUMENT.name, DOCUMENT.text)]
     exports = [export(store, run.run_id, fmt, include_content=True) for fmt in FORMATS]
     store.close()

@@ -85,6 +85,11 @@ class WorkerProcess:
         self.restarts = 0
 
     @property
+    def cells_run(self) -> int:
+        """Cells sent so far; the next one is named `<cell cells_run + 1>` in tracebacks."""
+        return self._cell_ids
+
+    @property
     def pid(self) -> int | None:
         """The worker's process id while it runs."""
         return self._pid
