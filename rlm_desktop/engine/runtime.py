@@ -259,7 +259,7 @@ class Runtime:
                 content=completion.content if completion else "",
                 input_tokens=completion.input_tokens if completion else 0,
                 output_tokens=completion.output_tokens if completion else 0,
-                cost_usd=completion.cost_usd if completion else 0.0,
+                cost_usd=completion.cost_usd if completion else self.llm.info(model).cost(0, 0),
                 latency_s=completion.latency_s if completion else 0.0,
                 finish_reason=completion.finish_reason if completion else None,
                 truncated=completion.truncated if completion else False,

@@ -61,6 +61,7 @@ async def test_a_bad_request_is_not_retried(scripted_server: ScriptedServer) -> 
     (responded,) = of_type(events, LLMResponded)
     assert responded.attempts == 1
     assert responded.error
+    assert responded.cost_usd is None, "a failed request to an unpriced model has no known cost"
     assert of_type(events, CallFinished)[0].status == "error"
 
 
