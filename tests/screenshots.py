@@ -205,6 +205,52 @@ async def main_async(window: Any, server: Any) -> None:
     ws.tree_panel.select(root)
     await pump(0.5)
     save(window, "finished-dark")
+    await the_first_hour(window, server)
+
+
+async def the_first_hour(window: Any, server: Any) -> None:
+    """What a newcomer meets: a small screen, a filtered tree, skipped files, a failed run."""
+    from tests.scripted_server import Reply
+
+    ws = window.workspace
+    settings = window.show_settings("appearance")
+    settings.appearance.theme.setCurrentIndex(settings.appearance.theme.findData("light"))
+    settings.accept()
+    ws.tree_panel.filter.setText("outage window")
+    await pump(0.8)
+    save(window, "filtered-tree")
+    ws.tree_panel.filter.clear()
+    window.resize(1024, 640)
+    await pump(0.8)
+    save(window, "small-screen")
+    window.resize(*SIZE)
+    ws.documents.clear()
+    ws.documents.add_paths([messy_folder()])
+    await wait_for(lambda: not ws.documents.loading)
+    ws.documents.skipped.toggle.click()
+    await pump(0.5)
+    save(ws.documents, "skipped-files")
+    server.respond_with(lambda _request: Reply(status=400, content="context length exceeded"))
+    ws.controls.question.setPlainText("Which incidents happened in this log?")
+    window.start_run()
+    await wait_for(lambda: ws.answer.isVisible())
+    await pump(0.5)
+    save(window, "failed-run")
+
+
+def messy_folder() -> Path:
+    """A folder as people have them: notes, a log, and files the loader must leave out."""
+    folder = Path(tempfile.mkdtemp(prefix="rlm-messy-")) / "project"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\n\nThe launch moved to March.\n", encoding="utf-8")
+    (folder / "server.log").write_text("2025-03-14T02:13:05Z ERROR payments pool\n" * 40)
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    (folder / "report.pdf").write_bytes(b"%PDF-1.7\n% damaged in transfer\n" + b"\x00" * 64)
+    (folder / "dump.bin").write_bytes(b"\x00\x01\x02" * 2000)
+    (folder / ".gitignore").write_text("build/\n", encoding="utf-8")
+    (folder / "build").mkdir()
+    (folder / "build" / "out.txt").write_text("generated\n", encoding="utf-8")
+    return folder
 
 
 def main() -> int:

@@ -230,7 +230,9 @@ class Runtime:
         try:
             completion = await self.llm.complete(model, messages, max_output, on_retry)
         except LLMError as error:
-            self.ledger.release(reservation)
+            # Settled at zero tokens: nothing is known to be spent, and a model without a price
+            # still counts as an unpriced call, as it does in the tree.
+            self.ledger.settle(reservation, 0, 0, info.cost(0, 0))
             self._responded(call_id, request_id, model, None, error)
             raise
         except BaseException:

@@ -62,6 +62,7 @@ async def test_a_bad_request_is_not_retried(scripted_server: ScriptedServer) -> 
     assert responded.attempts == 1
     assert responded.error
     assert responded.cost_usd is None, "a failed request to an unpriced model has no known cost"
+    assert result.unpriced, "the run counts it as a call to an unpriced model, as the tree does"
     assert of_type(events, CallFinished)[0].status == "error"
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.paths import resource
+from rlm_desktop.ui.documents.model import COLUMNS
 from rlm_desktop.ui.documents.pane import DocumentsPane
 from tests.documents.makers import make_pdf
 
@@ -232,3 +233,15 @@ def test_a_partly_scanned_pdf_loads_with_a_warning_on_its_row(
     tip = pane.model.data(index, Qt.ItemDataRole.ToolTipRole)
     assert "needs OCR: no text layer on page 2" in tip
     pane.shutdown()
+
+
+def test_a_narrow_pane_keeps_the_names_readable(qtbot: QtBot) -> None:
+    pane = _pane(qtbot)
+    type_column, chars_column = COLUMNS.index("Type"), COLUMNS.index("Chars")
+    assert not pane.view.isColumnHidden(type_column)
+    pane.resize(260, 600)
+    qtbot.waitUntil(lambda: pane.view.isColumnHidden(type_column), timeout=2_000)
+    assert pane.view.isColumnHidden(chars_column)
+    assert not pane.view.isColumnHidden(COLUMNS.index("Tokens"))
+    pane.resize(480, 600)
+    qtbot.waitUntil(lambda: not pane.view.isColumnHidden(type_column), timeout=2_000)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -31,12 +31,15 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop.documents.model import Document, DocumentTotals, LoadResult
 from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS, DEFAULT_MODEL
-from rlm_desktop.ui.documents.model import DocumentsModel, Entry, SavedDocument
+from rlm_desktop.ui.documents.model import COLUMNS, DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.documents.skipped import SkippedList
 from rlm_desktop.ui.theme import monospace_font
 from rlm_desktop.ui.widgets import tool_button
 
 PREVIEW_CHARS = 200_000
+NARROW_PX = 380
+"""Below this width the list drops its Type and Chars columns so that names stay readable."""
+OPTIONAL_COLUMNS = ("Type", "Chars")
 
 
 def load_in_thread(paths: Sequence[Path], model: str) -> LoadResult:
@@ -309,6 +312,13 @@ class DocumentsPane(QWidget):
             self._live_entries = None
         self.preview.clear()
         self.set_read_only(False)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """On a narrow pane keep the name, size and tokens, and leave out the rest."""
+        super().resizeEvent(event)
+        narrow = self.view.width() < NARROW_PX
+        for column in (COLUMNS.index(name) for name in OPTIONAL_COLUMNS):
+            self.view.setColumnHidden(column, narrow)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         """Accept files and folders dragged from a file manager."""

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QListWidget, QListWidgetItem, QToolButton, QVBoxLa
 
 from rlm_desktop.documents.model import Skipped
 
-MAX_VISIBLE_LINES = 8
+MAX_VISIBLE_LINES = 10
 """The open list grows to this many lines of text, then scrolls."""
 
 
@@ -40,8 +40,6 @@ class SkippedList(QWidget):
         self.list.setAlternatingRowColors(True)
         self.list.setSpacing(2)
         self.list.setHidden(True)
-        lines = self.list.fontMetrics().lineSpacing() * MAX_VISIBLE_LINES
-        self.list.setMaximumHeight(lines + 2 * self.list.frameWidth())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
@@ -96,6 +94,17 @@ class SkippedList(QWidget):
         arrow = "▾" if shown else "▸"
         self.toggle.setText(f"{len(self._skipped):,} skipped {arrow}")
         self.list.setVisible(shown and bool(self._skipped))
+        if self.list.isVisible():
+            self._fit_list()
+
+    def _fit_list(self) -> None:
+        """Room for two lines an entry (reasons wrap), up to `MAX_VISIBLE_LINES`; then it scrolls.
+
+        Fixed, so the documents list above gives up the space rather than this one.
+        """
+        line = self.list.fontMetrics().lineSpacing() + self.list.spacing()
+        lines = min(MAX_VISIBLE_LINES, 2 * self.list.count())
+        self.list.setFixedHeight(line * lines + 2 * self.list.frameWidth())
 
 
 def _display_name(path: Path, folders: list[Path]) -> str:
