@@ -353,3 +353,21 @@ def test_a_missing_key_exits_2_saying_where_to_put_it(document: Path, cli: Cli) 
         "rlm-desktop run: OpenAI needs an API key: set OPENAI_API_KEY, "
         "or save it in the app (Settings → Providers)\n"
     )
+
+
+def test_files_a_folder_leaves_out_are_named_with_their_reasons(
+    scripted_server: ScriptedServer, tmp_path: Path, cli: Cli
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "ledger.txt").write_text("line 1: amount 3\n", encoding="utf-8")
+    (folder / "dump.bin").write_bytes(b"\x00\x01\x02" * 500)
+    scripted_server.respond_with(scripted({QUERY: [repl("FINAL('3')")]}))
+    result = cli(*served(scripted_server, "--doc", str(folder), "--mode", "rlm", "--json"))
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["answer"] == "3"
+    left_out = [line for line in result.stderr.splitlines() if "left out" in line]
+    assert len(left_out) == 1
+    assert "dump.bin" in left_out[0]
+    assert "not a text document" in left_out[0]

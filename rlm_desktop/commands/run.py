@@ -7,7 +7,9 @@ import asyncio
 import json
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rlm_desktop import paths
 from rlm_desktop.commands.progress import ProgressPrinter
@@ -25,7 +27,11 @@ from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
 from rlm_desktop.engine.pricing import parse_prices
 
+if TYPE_CHECKING:
+    from rlm_desktop.documents import Skipped
+
 DEFAULTS = Budget()
+SKIPPED_SHOWN = 20
 """The command line's budget defaults are the engine's: no caps on cost, tokens or sub-calls."""
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 BudgetFlag = tuple[str, str, type[int] | type[float], str]
@@ -120,7 +126,20 @@ def load_documents(paths: list[str], model: str) -> list[ContextDocument]:
         raise ConfigError(f"{error.path}: {error.message}{more}")
     if not result.documents:
         raise ConfigError("no loadable documents in the given paths: " + ", ".join(paths))
+    for line in left_out(result.skipped):
+        say(line)
+    for document in result.documents:
+        for note in document.notes:
+            say(f"{document.name}: {note}")
     return [doc.to_context() for doc in result.documents]
+
+
+def left_out(skipped: Sequence[Skipped], shown: int = SKIPPED_SHOWN) -> list[str]:
+    """One line per file a folder held but the run leaves out, and why (nothing vanishes silently)."""
+    lines = [f"left out {skip.path}: {skip.reason}" for skip in skipped[:shown]]
+    if len(skipped) > shown:
+        lines.append(f"left out {len(skipped) - shown:,} more files")
+    return lines
 
 
 def credentials_for(model: str, api_base: str | None) -> Credentials:

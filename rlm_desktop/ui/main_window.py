@@ -279,8 +279,9 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def open_session(self, session_id: str) -> bool:
-        """Show a saved session read-only, replayed through the same path as a live run."""
+    def open_session(self, session_id: str, call_id: str = "") -> bool:
+        """Show a saved session read-only, replayed through the same path as a live run, with
+        `call_id` (where a search found its text) selected when given."""
         if self.starter.running:
             self.workspace.controls.show_error(
                 "A run is in progress: stop it (Esc) before opening a saved session."
@@ -304,6 +305,9 @@ class MainWindow(QMainWindow):
             self.workspace.model.close_unfinished()
         self.status.update_from(tree)
         self.setWindowTitle(f"{fmt.one_line(head.get('query') or '', 60)} — {TITLE}")
+        found = tree.nodes.get(call_id)
+        if found is not None:
+            self.workspace.tree_panel.select(found)
         return True
 
     def leave_review(self) -> None:

@@ -144,6 +144,9 @@ def test_a_search_says_where_it_found_the_text_and_opens_that_session(
     assert ws.reviewing is not None
     assert fmt.short_id("zoo-older") in ws.reviewing
     assert ANSWER in ws.answer.text.toPlainText()
+    selected = ws.tree_panel.selected()
+    assert selected is not None
+    assert selected.call_id == "c2", "the session opens at the call where the text was found"
 
 
 def test_the_save_dialogs_file_type_decides_the_export_format(

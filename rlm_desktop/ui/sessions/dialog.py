@@ -43,6 +43,8 @@ LIST_ONLY = (2, 3, 6)
 """Columns shown only for a search, and only without one (to leave the snippet room)."""
 SEARCH_QUESTION_WIDTH = 260
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
+CALL_ROLE = Qt.ItemDataRole.UserRole + 3
+"""The call where a search found its best match ("" for the question or answer)."""
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 SEARCH_SETTLE_MS = 200
 
@@ -53,9 +55,10 @@ def _models(row: dict[str, Any]) -> str:
 
 
 class SessionsDialog(QDialog):
-    """Lists sessions from the store; `open_session(id)` asks the window to show one."""
+    """Lists sessions from the store; `open_session(id, call_id)` asks the window to show one
+    (at the call where a search found its text, or "")."""
 
-    open_session = Signal(str)
+    open_session = Signal(str, str)
 
     def __init__(self, store: Store, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -160,6 +163,7 @@ class SessionsDialog(QDialog):
             for c, value in enumerate(values):
                 item = QTableWidgetItem(value)
                 item.setData(ID_ROLE, row["id"])
+                item.setData(CALL_ROLE, _best_call(row))
                 if c == 1:
                     item.setToolTip(row.get("query") or "")
                 if c in (2, 5, 6):
@@ -192,9 +196,9 @@ class SessionsDialog(QDialog):
 
     def open_selected(self) -> None:
         """Open the selected session in the window, read-only."""
-        session_id = self.selected_id()
-        if session_id is not None:
-            self.open_session.emit(session_id)
+        items = self.table.selectedItems()
+        if items:
+            self.open_session.emit(str(items[0].data(ID_ROLE)), str(items[0].data(CALL_ROLE)))
             self.accept()
 
     def delete_selected(self, confirm: bool = True) -> str | None:
@@ -255,6 +259,11 @@ def _found(row: dict[str, Any]) -> tuple[str, str]:
     others = row.get("matches", 1) - 1
     place = hits[0]["place"] + (f"  (+{others:,} more)" if others > 0 else "")
     return place, hits[0]["snippet"]
+
+
+def _best_call(row: dict[str, Any]) -> str:
+    hits = row.get("hits") or []
+    return str(hits[0].get("call_id") or "") if hits else ""
 
 
 def _hits_tip(row: dict[str, Any]) -> str:
