@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.ui.preferences import RunDefaults
+from rlm_desktop.ui.widgets import captioned_grid
 
 
 def budget_summary(d: RunDefaults) -> str:
@@ -97,11 +98,7 @@ class BudgetSection(QWidget):
             (1, 0, "Turns per call", fields.max_turns),
             (1, 2, "Time", fields.timeout),
         ]
-        for row, column, caption, widget in cells:
-            label = QLabel(caption)
-            label.setBuddy(widget)
-            grid.addWidget(label, row, column)
-            grid.addWidget(widget, row, column + 1)
+        captioned_grid(grid, cells)
         grid.setColumnStretch(6, 1)
         self.limits.hide()
         line = QHBoxLayout()

@@ -30,6 +30,7 @@ from rlm_desktop.ui.preferences import RunDefaults
 from rlm_desktop.ui.run.budget import BudgetFields, BudgetSection
 from rlm_desktop.ui.run.endpoint import EndpointPicker
 from rlm_desktop.ui.theme import repolish
+from rlm_desktop.ui.widgets import captioned_grid
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.config import Budget, ConfigError, Mode
@@ -199,14 +200,7 @@ class RunControls(QWidget):
             (1, 2, "&Depth", self.max_depth),
             (1, 4, "&Profile", self.profile),
         ]
-        for row, column, caption, widget in cells:
-            label = QLabel(caption)
-            label.setBuddy(widget)
-            settings.addWidget(label, row, column)
-            if widget is self.max_depth:
-                settings.addWidget(widget, row, column + 1, Qt.AlignmentFlag.AlignLeft)
-            else:
-                settings.addWidget(widget, row, column + 1)
+        captioned_grid(settings, cells, left_aligned=[self.max_depth])
         for column, stretch in ((1, 3), (3, 3), (5, 2)):
             settings.setColumnStretch(column, stretch)
 
