@@ -343,6 +343,7 @@ class MainWindow(QMainWindow):
         if header is not None:
             self.workspace.tree_panel.view.header().restoreState(header)
         self.workspace.controls.budget.set_open(self.prefs.get_bool("window/budget_open"))
+        self.workspace.console.wrap.setChecked(self.prefs.get_bool("window/wrap_code"))
 
     def fit_to_screen(self) -> None:
         """Keep the window, frame and all, inside its screen's available area: a small screen,
@@ -359,7 +360,7 @@ class MainWindow(QMainWindow):
             self.move(QPoint(x, y))
 
     def save_layout(self) -> None:
-        """Remember geometry, splitter positions and tree columns."""
+        """Remember geometry, splitter positions, tree columns, the budget row and code wrapping."""
         self.prefs.set_window_state("geometry", self.saveGeometry())
         for splitter in self.workspace.splitters():
             self.prefs.set_window_state(splitter.objectName(), splitter.saveState())
@@ -367,6 +368,7 @@ class MainWindow(QMainWindow):
             "treeHeader", self.workspace.tree_panel.view.header().saveState()
         )
         self.prefs.set("window/budget_open", self.workspace.controls.budget.is_open)
+        self.prefs.set("window/wrap_code", self.workspace.console.wrap.isChecked())
 
     def showEvent(self, event: QShowEvent) -> None:
         """Fit the window to its screen again once shown, when its frame's size is known."""

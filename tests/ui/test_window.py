@@ -187,3 +187,14 @@ def test_a_setting_the_engine_refuses_is_named_as_the_window_calls_it(
         "Prices (Settings → Run defaults): line 1 ('openai/gpt-5-mini = cheap') is not understood"
     )
     assert not window.starter.running
+
+
+def test_layout_choices_survive_a_restart(window: MainWindow, qtbot: QtBot) -> None:
+    window.workspace.console.wrap.setChecked(True)
+    window.workspace.controls.budget.set_open(True)
+    window.save_layout()
+    again = MainWindow(warm_up=False)
+    qtbot.addWidget(again)
+    assert again.workspace.console.wrap.isChecked()
+    assert again.workspace.controls.budget.is_open
+    again.shutdown()
