@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
-    QAction,
     QCloseEvent,
-    QGuiApplication,
     QKeySequence,
     QPaintEvent,
     QShowEvent,
 )
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QMainWindow,
     QMessageBox,
     QStackedWidget,
@@ -26,25 +22,22 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.providers import keys, registry
+from rlm_desktop.ui.actions import window_action
 from rlm_desktop.ui.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.run.starter import RunStarter
 from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.theme import icon, monospace_font
 from rlm_desktop.ui.welcome import WelcomePage
+from rlm_desktop.ui.window_layout import WindowLayout
 from rlm_desktop.ui.workspace import Workspace
 
 if TYPE_CHECKING:
     from rlm_desktop.ui.sessions.dialog import SessionsDialog
     from rlm_desktop.ui.settings.dialog import SettingsDialog
 
-Keys: TypeAlias = QKeySequence | QKeySequence.StandardKey | list[QKeySequence] | None
-"""An action's shortcut: one key sequence, a platform's standard one, several, or none."""
-
 TITLE = "RLM Desktop"
 WARM_UP_DELAY_MS = 800
 """Start-up work waits this long after the first paint, so the window settles first."""
-FIRST_SIZE = QSize(1440, 900)
-"""The window's size at its first start, where the screen has room for it."""
 
 
 class MainWindow(QMainWindow):
@@ -81,9 +74,8 @@ class MainWindow(QMainWindow):
         self._warm_up = warm_up
         self._build_actions()
         self._connect()
-        self.resize(FIRST_SIZE)
-        self._restore_layout()
-        self.fit_to_screen()
+        self.layout_memory = WindowLayout(self, self.workspace, self.prefs)
+        self.layout_memory.restore()
         self.starter.apply_preferences()
         configured = self.provider_configured()
         self.pages.setCurrentWidget(self.workspace if configured else self.welcome)
@@ -101,64 +93,55 @@ class MainWindow(QMainWindow):
             return True
         return keys.any_key([*registry.PROVIDERS, *self.prefs.extra_providers()])
 
-    def _action(
-        self,
-        text: str,
-        keys: Keys,
-        slot: Callable[[], object],
-        button: QAbstractButton | None = None,
-    ) -> QAction:
-        """A window-wide action; a `button` that does the same gets the keys in its tooltip."""
-        action = QAction(text, self)
-        if isinstance(keys, list):
-            action.setShortcuts(keys)
-        elif keys is not None:
-            action.setShortcut(keys)
-        action.setToolTip(text.replace("&", "").rstrip("…"))
-        action.triggered.connect(slot)
-        self.addAction(action)
-        if button is not None and not action.shortcut().isEmpty():
-            shortcut = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-            if f"({shortcut})" not in button.toolTip():
-                button.setToolTip(f"{button.toolTip()} ({shortcut})")
-        return action
-
     def _build_actions(self) -> None:
         ws = self.workspace
         docs, tree = ws.documents, ws.tree_panel
-        self.run_action = self._action(
-            "&Run", [QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")], self.start_run
+        self.run_action = window_action(
+            self, "&Run", [QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")], self.start_run
         )
-        self.stop_action = self._action("&Stop", QKeySequence("Esc"), self.stop_run)
-        self.add_files_action = self._action(
-            "Add &files…", QKeySequence.StandardKey.Open, docs.choose_files, docs.add_files_button
+        self.stop_action = window_action(self, "&Stop", QKeySequence("Esc"), self.stop_run)
+        self.add_files_action = window_action(
+            self,
+            "Add &files…",
+            QKeySequence.StandardKey.Open,
+            docs.choose_files,
+            docs.add_files_button,
         )
-        self.add_folder_action = self._action(
-            "Add f&older…", QKeySequence("Ctrl+Shift+O"), docs.choose_folder, docs.add_folder_button
+        self.add_folder_action = window_action(
+            self,
+            "Add f&older…",
+            QKeySequence("Ctrl+Shift+O"),
+            docs.choose_folder,
+            docs.add_folder_button,
         )
-        self.sessions_action = self._action(
-            "&Sessions…", QKeySequence("Ctrl+Shift+S"), self.show_sessions
+        self.sessions_action = window_action(
+            self, "&Sessions…", QKeySequence("Ctrl+Shift+S"), self.show_sessions
         )
-        self.settings_action = self._action(
-            "S&ettings…", QKeySequence("Ctrl+,"), lambda: self.show_settings()
+        self.settings_action = window_action(
+            self, "S&ettings…", QKeySequence("Ctrl+,"), lambda: self.show_settings()
         )
-        self.quit_action = self._action("&Quit", QKeySequence.StandardKey.Quit, self.close)
-        self.welcome_action = self._action("&Welcome page", None, self.show_welcome)
-        self.about_action = self._action("&About RLM Desktop", None, self.show_about)
+        self.quit_action = window_action(self, "&Quit", QKeySequence.StandardKey.Quit, self.close)
+        self.welcome_action = window_action(self, "&Welcome page", None, self.show_welcome)
+        self.about_action = window_action(self, "&About RLM Desktop", None, self.show_about)
         view_actions = [
-            self._action(
-                "&Expand all", QKeySequence("Ctrl+Shift+E"), tree.expand_all, tree.expand_button
+            window_action(
+                self,
+                "&Expand all",
+                QKeySequence("Ctrl+Shift+E"),
+                tree.expand_all,
+                tree.expand_button,
             ),
-            self._action(
+            window_action(
+                self,
                 "&Collapse all",
                 QKeySequence("Ctrl+Shift+C"),
                 tree.collapse_all,
                 tree.collapse_button,
             ),
-            self._action(
-                "&Next error", QKeySequence("F8"), tree.next_error, tree.next_error_button
+            window_action(
+                self, "&Next error", QKeySequence("F8"), tree.next_error, tree.next_error_button
             ),
-            self._action("&Filter calls", QKeySequence("Ctrl+F"), tree.filter.setFocus),
+            window_action(self, "&Filter calls", QKeySequence("Ctrl+F"), tree.filter.setFocus),
         ]
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
@@ -331,44 +314,13 @@ class MainWindow(QMainWindow):
 
     # Window state ---------------------------------------------------------------------------
 
-    def _restore_layout(self) -> None:
-        geometry = self.prefs.window_state("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        for splitter in self.workspace.splitters():
-            state = self.prefs.window_state(splitter.objectName())
-            if state is not None:
-                splitter.restoreState(state)
-        header = self.prefs.window_state("treeHeader")
-        if header is not None:
-            self.workspace.tree_panel.view.header().restoreState(header)
-        self.workspace.controls.budget.set_open(self.prefs.get_bool("window/budget_open"))
-        self.workspace.console.wrap.setChecked(self.prefs.get_bool("window/wrap_code"))
-
     def fit_to_screen(self) -> None:
-        """Keep the window, frame and all, inside its screen's available area: a small screen,
-        or a size remembered from a larger one."""
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        area = screen.availableGeometry()
-        frame = self.frameGeometry().size() - self.size()
-        size = self.size().boundedTo(area.size() - frame)
-        self.resize(size)
-        outer = self.frameGeometry()
-        x = min(max(outer.x(), area.x()), area.x() + area.width() - outer.width())
-        y = min(max(outer.y(), area.y()), area.y() + area.height() - outer.height())
-        if (x, y) != (outer.x(), outer.y()):
-            self.move(QPoint(x, y))
+        """Keep the window, frame and all, inside its screen's available area."""
+        self.layout_memory.fit_to_screen()
 
     def save_layout(self) -> None:
         """Remember geometry, splitter positions, tree columns, the budget row and code wrapping."""
-        self.prefs.set_window_state("geometry", self.saveGeometry())
-        for splitter in self.workspace.splitters():
-            self.prefs.set_window_state(splitter.objectName(), splitter.saveState())
-        self.prefs.set_window_state(
-            "treeHeader", self.workspace.tree_panel.view.header().saveState()
-        )
-        self.prefs.set("window/budget_open", self.workspace.controls.budget.is_open)
-        self.prefs.set("window/wrap_code", self.workspace.console.wrap.isChecked())
+        self.layout_memory.save()
 
     def showEvent(self, event: QShowEvent) -> None:
         """Fit the window to its screen again once shown, when its frame's size is known."""

@@ -1,0 +1,64 @@
+"""What the window remembers of its layout, and keeping it on the screen it is shown on."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QSize
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QMainWindow
+
+from rlm_desktop.ui.preferences import Preferences
+from rlm_desktop.ui.workspace import Workspace
+
+FIRST_SIZE = QSize(1440, 900)
+"""The window's size at its first start, where the screen has room for it."""
+
+
+class WindowLayout:
+    """Saves and restores the geometry, splitters, tree columns, budget row and code wrapping."""
+
+    def __init__(self, window: QMainWindow, workspace: Workspace, prefs: Preferences) -> None:
+        self.window = window
+        self.workspace = workspace
+        self.prefs = prefs
+
+    def restore(self) -> None:
+        """The first size, then whatever was remembered, kept inside the screen."""
+        self.window.resize(FIRST_SIZE)
+        geometry = self.prefs.window_state("geometry")
+        if geometry is not None:
+            self.window.restoreGeometry(geometry)
+        for splitter in self.workspace.splitters():
+            state = self.prefs.window_state(splitter.objectName())
+            if state is not None:
+                splitter.restoreState(state)
+        header = self.prefs.window_state("treeHeader")
+        if header is not None:
+            self.workspace.tree_panel.view.header().restoreState(header)
+        self.workspace.controls.budget.set_open(self.prefs.get_bool("window/budget_open"))
+        self.workspace.console.wrap.setChecked(self.prefs.get_bool("window/wrap_code"))
+        self.fit_to_screen()
+
+    def fit_to_screen(self) -> None:
+        """Keep the window, frame and all, inside its screen's available area: a small screen,
+        or a size remembered from a larger one."""
+        window = self.window
+        screen = window.screen() or QGuiApplication.primaryScreen()
+        area = screen.availableGeometry()
+        frame = window.frameGeometry().size() - window.size()
+        window.resize(window.size().boundedTo(area.size() - frame))
+        outer = window.frameGeometry()
+        x = min(max(outer.x(), area.x()), area.x() + area.width() - outer.width())
+        y = min(max(outer.y(), area.y()), area.y() + area.height() - outer.height())
+        if (x, y) != (outer.x(), outer.y()):
+            window.move(QPoint(x, y))
+
+    def save(self) -> None:
+        """Remember the layout (written with the other settings)."""
+        self.prefs.set_window_state("geometry", self.window.saveGeometry())
+        for splitter in self.workspace.splitters():
+            self.prefs.set_window_state(splitter.objectName(), splitter.saveState())
+        self.prefs.set_window_state(
+            "treeHeader", self.workspace.tree_panel.view.header().saveState()
+        )
+        self.prefs.set("window/budget_open", self.workspace.controls.budget.is_open)
+        self.prefs.set("window/wrap_code", self.workspace.console.wrap.isChecked())
