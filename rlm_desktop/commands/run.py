@@ -54,6 +54,8 @@ FLAGS = {
     "mode": "--mode",
     "profile": "--profile",
     "prices": "--price",
+    "allow_read": "--allow-read",
+    "require_isolation": "--require-sandbox",
     **{field: flag for flag, field, _kind, _help in BUDGET_FLAGS},
 }
 """The flag that sets each `RunConfig`/`Budget` field: how the engine's errors name them here."""
@@ -93,6 +95,18 @@ def add_run_parser(
         metavar="MODEL=IN,OUT",
         help="your price for a model, USD per million input and output tokens (repeatable)",
     )
+    parser.add_argument(
+        "--allow-read",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a folder model code may read, read-only (repeatable); nothing else is opened",
+    )
+    parser.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="refuse to run model code unless the kernel sandbox isolates files and network",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     return parser
 
@@ -107,6 +121,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         mode=args.mode,
         profile=args.profile,
         prices=parse_prices("\n".join(args.price)),
+        allow_read=tuple(args.allow_read),
+        require_isolation=args.require_sandbox,
         budget=Budget(
             **{field: getattr(args, field) for _flag, field, _kind, _help in BUDGET_FLAGS}
         ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -12,6 +13,12 @@ PLACEHOLDER_API_KEY = "sk-local-placeholder"
 DEFAULT_MODEL = "openai/gpt-5-mini"
 DEFAULT_MODE: Mode = "auto"
 AUTO_DIRECT_MAX_TOKENS = 16_000
+DEFAULT_MAX_TASKS = 256
+"""Tasks (processes and threads) all of a run's model code may have at once, the launcher included.
+A worker is two threads at rest, so 64 concurrent child calls under a root take about 130. Each
+process is held to `memory_limit_mb` of address space (threads share their process's), so the run's
+model code can reserve at most about DEFAULT_MAX_TASKS x memory_limit_mb of address space; lower
+either to lower that total (a cap on resident memory as a whole would need a cgroup)."""
 
 
 class ConfigError(ValueError):
@@ -105,6 +112,14 @@ class RunConfig:
     auto_direct_max_tokens: int = AUTO_DIRECT_MAX_TOKENS
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)
     """User prices per model: (USD per input token, USD per output token)."""
+    allow_read: tuple[str, ...] = ()
+    """Folders (or files) model code may read, read-only, besides Python's own; nothing else of
+    the machine is opened to it where the kernel sandbox applies."""
+    require_isolation: bool = False
+    """Refuse to run model code unless the sandbox isolates both the filesystem and the network."""
+    max_tasks: int = DEFAULT_MAX_TASKS
+    """Processes and threads all of a run's model code may have at once (the sandbox's cap; the
+    address space they can reserve is at most about max_tasks x memory_limit_mb)."""
 
     @property
     def effective_sub_model(self) -> str:
@@ -121,10 +136,16 @@ class RunConfig:
             raise ConfigError(f"{self.mode!r} is unknown: use auto, rlm or direct", "mode")
         if not self.output_limit_chars >= 200:
             raise ConfigError("must be at least 200 characters", "output_limit_chars")
+        if not self.max_tasks >= 16:
+            raise ConfigError("must be at least 16", "max_tasks")
+        for path in self.allow_read:
+            if not os.path.exists(os.path.expanduser(path)):
+                raise ConfigError(f"{path!r} does not exist", "allow_read")
         self.budget.validate()
 
     def to_settings(self) -> dict[str, Any]:
         """A JSON-ready record of the settings (no secrets: there are none in this object)."""
         data = dataclasses.asdict(self)
         data["prices"] = {name: list(pair) for name, pair in self.prices.items()}
+        data["allow_read"] = list(self.allow_read)
         return data

@@ -215,6 +215,9 @@ class RunTotals:
     unpriced: bool
     error: str | None = None
     http_status: int | None = None
+    sandbox: str = ""
+    """The kernel sandbox level model code ran under (`landlock+netns+pidns`, `landlock`,
+    `process-only`, ...), or `unused` when the run started no REPL."""
 
 
 @dataclass(frozen=True, kw_only=True)

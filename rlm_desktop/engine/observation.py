@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from rlm_desktop.engine.sandbox.process import CellOutcome
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # process.py cuts texts with `truncate_middle`, so no import at run time
+    from rlm_desktop.engine.sandbox.process import CellOutcome
 
 NO_CODE_NOTE = (
     "Your reply had no ```repl code block, so nothing ran. Write code in a ```repl block to work "
@@ -26,6 +29,12 @@ def _marker(cut: int) -> str:
     return f"\n[... {cut:,} characters cut; print less or slice ...]\n"
 
 
+def restored_note(names: tuple[str, ...] | list[str]) -> str:
+    """The one-line note for tools a cell overwrote or deleted and the REPL put back."""
+    they = "they were" if len(names) > 1 else "it was"
+    return f"Note: you overwrote {', '.join(names)}; {they} restored."
+
+
 def format_cell(number: int, outcome: CellOutcome, limit: int) -> str:
     """One cell's observation (`number` counts the call's cells, as tracebacks do: `<cell 3>`)."""
     parts = [f"[cell {number}] ran in {outcome.duration_s:.2f} s"]
@@ -35,10 +44,14 @@ def format_cell(number: int, outcome: CellOutcome, limit: int) -> str:
         parts.append("stderr:\n" + outcome.stderr.rstrip("\n"))
     if outcome.error:
         parts.append(outcome.error)
+    if outcome.worker_note:
+        parts.append(f"Note: {outcome.worker_note}.")
     if outcome.variables_lost:
         parts.append(
             "Note: the REPL was restarted; your variables are gone (`context` is loaded again)."
         )
+    if outcome.restored:
+        parts.append(restored_note(outcome.restored))
     if len(parts) == 1:
         parts.append("(no output)")
     return truncate_middle("\n".join(parts), limit)

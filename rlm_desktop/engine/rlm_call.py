@@ -218,7 +218,9 @@ class RLMCall:
         if self._worker.restarts > restarts:
             rt.emit(
                 WorkerRestarted(
-                    run_id=rt.run_id, call_id=self.call_id, reason=outcome.error or "restarted"
+                    run_id=rt.run_id,
+                    call_id=self.call_id,
+                    reason=outcome.error or outcome.worker_note or "restarted",
                 )
             )
         if outcome.partial:

@@ -32,7 +32,8 @@ from rlm_desktop.engine.pricing import PriceBook
 from rlm_desktop.engine.profiles import choose_profile
 from rlm_desktop.engine.rlm_call import CallOutcome, RLMCall
 from rlm_desktop.engine.runtime import Runtime, internal_error
-from rlm_desktop.engine.sandbox.launcher import Launcher
+from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
+from rlm_desktop.engine.sandbox.level import NOT_USED, refuse_unless_isolated
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,8 @@ class Run:
     async def _start_and_wait(self, runtime: Runtime, started: float) -> CallOutcome:
         await asyncio.to_thread(warm_up, self.config.model, self.config.effective_sub_model)
         mode, reason = self._choose_mode(runtime)
+        if mode == "rlm" and self.config.require_isolation:
+            await self._require_isolation(runtime)
         self._announce()
         self.bus.publish(ModeChosen(run_id=self.run_id, mode=mode, reason=reason))
         main = self._main = asyncio.create_task(self._root(runtime, mode == "direct"))
@@ -160,6 +163,16 @@ class Run:
             return main.result()
         except asyncio.CancelledError:
             return CallOutcome("cancelled", "", "cancelled by the user")
+
+    async def _require_isolation(self, runtime: Runtime) -> None:
+        """Start the sandbox before anything else; refuse the run if it does not isolate."""
+        try:
+            report = await runtime.launcher.start()
+        except (OSError, WorkerDied) as error:
+            raise ConfigError(
+                f"is set but the sandbox could not start: {error}", "require_isolation"
+            ) from error
+        refuse_unless_isolated(report)
 
     def _draft(self) -> str:
         return self._root_call.partial_answer if self._root_call else ""
@@ -209,7 +222,12 @@ class Run:
             llm=llm,
             ledger=ledger,
             scratch_dir=scratch,
-            launcher=Launcher(scratch, config.stored_output_cap_chars),
+            launcher=Launcher(
+                scratch,
+                config.stored_output_cap_chars,
+                allow_read=config.allow_read,
+                max_tasks=config.max_tasks,
+            ),
         )
         holder.append(runtime)
         return runtime
@@ -266,6 +284,7 @@ class Run:
             unpriced=ledger.unpriced_calls > 0,
             error=None if status == "completed" else outcome.error,
             http_status=None if status == "completed" else outcome.http_status,
+            sandbox=runtime.launcher.sandbox.level if runtime.launcher.sandbox else NOT_USED,
         )
         fields = dataclasses.asdict(totals)
         self.bus.publish(RunFinished(run_id=self.run_id, **fields))

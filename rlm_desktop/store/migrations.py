@@ -242,3 +242,9 @@ def m003_search_everything_a_run_holds(db: Database) -> None:
     _deferred_fts(db, "cells", ("code", "stdout", "stderr", "error"))
     _deferred_fts(db, "calls", ("prompt", "response", "error"))
     _deferred_fts(db, "turns", ("reply",))
+
+
+@MIGRATIONS()
+def m004_sessions_sandbox(db: Database) -> None:
+    """`sessions.sandbox`: the level of the kernel sandbox the run's REPL workers got."""
+    db.execute("ALTER TABLE sessions ADD COLUMN sandbox TEXT")

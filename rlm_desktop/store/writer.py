@@ -218,6 +218,8 @@ class SessionWriter:
             )
         elif kind == "RunFinished":
             self._session.update({name: d.get(name) for name in _RUN_FINISHED}, ended_at=d["ts"])
+            if d.get("sandbox"):  # events from before m004 carry none: the column stays NULL
+                self._session["sandbox"] = d["sandbox"]
         statement = _STATEMENTS.get(kind)
         if statement is not None:
             self._conn.execute(statement, d)

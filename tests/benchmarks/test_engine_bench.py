@@ -16,6 +16,7 @@ import pytest
 from rlm_desktop import paths
 from rlm_desktop.engine import Budget, ContextDocument, Run, RunConfig, RunResult
 from rlm_desktop.engine.events import CallStarted, CellExecuted, Event, TurnExecuted
+from rlm_desktop.engine.sandbox.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
 from tests.benchmarks.report import record_figure
 from tests.scripted_rlm import Responder, scripted
@@ -150,3 +151,39 @@ async def test_large_context_reaches_repl(tmp_path: Path) -> None:
         f"{rss / size:.2f}x",
         f"{rss / 2**20:.0f} MiB resident; target < 3x",
     )
+
+
+async def test_worker_start_with_and_without_the_sandbox(tmp_path: Path) -> None:
+    """Reported, not asserted: what confining the launcher and each worker costs."""
+
+    async def no_calls(op: str, args: dict[str, Any]) -> Any:
+        raise AssertionError("no sub-calls expected")
+
+    for confined in (False, True):
+        scratch = tmp_path / f"scratch-{confined}"
+        launcher = Launcher(scratch, 10_000, sandbox=confined)
+        started = time.perf_counter()
+        report = await launcher.start()
+        launcher_s = time.perf_counter() - started
+        times = []
+        for index in range(20):
+            worker = WorkerProcess(
+                "ctx",
+                [],
+                scratch_dir=scratch / f"call-{index}",
+                memory_limit_mb=None,
+                output_cap_chars=10_000,
+                handler=no_calls,
+                launcher=launcher,
+            )
+            started = time.perf_counter()
+            await worker.start()
+            times.append(time.perf_counter() - started)
+            await worker.close()
+        await launcher.close()
+        record_figure(
+            "engine",
+            f"worker start, sandbox {report.level}",
+            f"{statistics.median(times) * 1000:.1f} ms",
+            f"median of 20 forks; launcher start {launcher_s * 1000:.0f} ms",
+        )

@@ -33,6 +33,11 @@ DOCUMENT = ContextDocument(
 
 E = TypeVar("E", bound=Event)
 
+HOST_PID = "int(__import__('os').readlink('/proc/self'))"
+"""Model code's expression for its worker's pid as the tests see it: inside the sandbox's PID
+namespace `os.getpid()` is the namespace's number, while `/proc/self` (the host's /proc) names it
+as this process sees it."""
+
 
 def make_run(
     server: ScriptedServer,

@@ -14,6 +14,7 @@ from rlm_desktop.engine import Budget, Run, RunResult
 from rlm_desktop.engine.events import CallFinished, CallStarted, Event, RunFinished
 from rlm_desktop.engine.litellm_loader import load_litellm
 from tests.engine.scripting import (
+    HOST_PID,
     QUERY,
     is_sub_call,
     live_descendants,
@@ -28,8 +29,12 @@ from tests.scripted_server import Reply, ScriptedServer
 
 
 def mark_pid(folder: Path) -> str:
-    """Model code that leaves its worker's pid in `folder`."""
-    return f"import os\nopen(os.path.join({str(folder)!r}, str(os.getpid())), 'w').close()"
+    """Model code that leaves its worker's pid in its own scratch folder, under `folder`.
+
+    (The sandbox lets model code write nowhere else; `pids_in` remembers what it saw, since the
+    scratch folders go with the run.)
+    """
+    return f"open('pid-' + str({HOST_PID}), 'w').close()"
 
 
 async def wait_until(condition: object, what: str, timeout_s: float = 15.0) -> None:
@@ -53,14 +58,17 @@ async def cancel_and_time(run: Run, task: asyncio.Task[RunResult]) -> tuple[RunR
 
 
 @pytest.fixture
-def marks(tmp_path: Path) -> Path:
-    folder = tmp_path / "pids"
-    folder.mkdir()
-    return folder
+def marks(isolated_home: Path) -> Path:
+    return isolated_home / "scratch"
+
+
+_SEEN: dict[Path, set[int]] = {}
 
 
 def pids_in(folder: Path) -> list[int]:
-    return [int(p.name) for p in folder.iterdir()]
+    seen = _SEEN.setdefault(folder, set())
+    seen.update(int(p.name.removeprefix("pid-")) for p in folder.glob("*/*/pid-*"))
+    return sorted(seen)
 
 
 def sleeping_run(

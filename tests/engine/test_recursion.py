@@ -7,6 +7,7 @@ import re
 from rlm_desktop.engine import Budget
 from rlm_desktop.engine.events import CallFinished, CallStarted, CellExecuted
 from tests.engine.scripting import (
+    HOST_PID,
     QUERY,
     is_sub_call,
     make_run,
@@ -32,13 +33,13 @@ def pid_of(events: list[CellExecuted], call_id: str) -> int:
 async def test_a_depth_two_child_has_its_own_repl(scripted_server: ScriptedServer) -> None:
     root = [
         repl(
-            "import os\nprint('pid', os.getpid())\n"
+            f"import os\nprint('pid', {HOST_PID})\n"
             f"reply = rlm_query({CHILD!r}, context=context[:400])\nprint('child said', reply)"
         ),
         repl("FINAL(reply)"),
     ]
     child = [
-        repl("import os\nprint('pid', os.getpid())\nprint('chars', len(context))"),
+        repl(f"import os\nprint('pid', {HOST_PID})\nprint('chars', len(context))"),
         repl("FINAL('child answer: 2')"),
     ]
     scripted_server.respond_with(scripted({QUERY: root, CHILD: child}))

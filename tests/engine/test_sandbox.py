@@ -15,6 +15,7 @@ from rlm_desktop.engine import Budget, ContextDocument, Credentials
 from rlm_desktop.engine.events import CellExecuted, WorkerRestarted
 from tests.engine.scripting import (
     DOCUMENT,
+    HOST_PID,
     QUERY,
     make_run,
     observation_after,
@@ -26,7 +27,7 @@ from tests.engine.scripting import (
 )
 from tests.scripted_server import ScriptedServer
 
-PRINT_PID = "import os\nprint('pid', os.getpid())"
+PRINT_PID = f"import os\nprint('pid', {HOST_PID})"
 
 
 def pids(cells: list[CellExecuted]) -> list[int]:

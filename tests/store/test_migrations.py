@@ -45,6 +45,7 @@ EXPECTED_COLUMNS = {
         "writer_pid": int,
         "writer_started": float,
         "writer_host": str,
+        "sandbox": str,
     },
     "texts": {"sha256": str, "text": str, "chars": int},
     "documents": {
@@ -139,6 +140,7 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
         "m001_initial",
         "m002_calls_wall_s",
         "m003_search_everything_a_run_holds",
+        "m004_sessions_sandbox",
     ]
     assert store.db.journal_mode == "wal"
 
@@ -158,7 +160,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 3
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 4
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 

@@ -8,11 +8,16 @@ import json
 import os
 import signal
 import socket
+import struct
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from rlm_desktop.engine.config import DEFAULT_MAX_TASKS
 from rlm_desktop.engine.sandbox.environment import worker_environment
 from rlm_desktop.engine.sandbox.hardening import protect_application_process
+from rlm_desktop.engine.sandbox.level import SandboxReport, sandbox_spec
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 
@@ -21,12 +26,38 @@ class WorkerDied(Exception):
     """A worker (or the launcher) exited while it was needed."""
 
 
-class Launcher:
-    """Starts the launcher lazily and asks it for workers; each comes with its own socket."""
+_UCRED = struct.Struct("=iII")  # struct ucred: pid, uid, gid
 
-    def __init__(self, scratch_dir: Path, output_cap_chars: int) -> None:
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class Launcher:
+    """Starts the launcher lazily and asks it for workers; each comes with its own socket.
+
+    The launcher confines itself (confine.py) before it forks any worker: `allow_read` are the
+    folders model code may read besides Python's own, `max_tasks` caps its processes and threads.
+    `sandbox=False` (benchmarks only) leaves it unconfined, reported as level `none`.
+    """
+
+    def __init__(
+        self,
+        scratch_dir: Path,
+        output_cap_chars: int,
+        *,
+        allow_read: Sequence[str] = (),
+        max_tasks: int = DEFAULT_MAX_TASKS,
+        sandbox: bool = True,
+    ) -> None:
         self._scratch = scratch_dir
+        self._confine = sandbox
         self._output_cap = output_cap_chars
+        self._allow_read = tuple(allow_read)
+        self._max_tasks = max_tasks
+        self.sandbox: SandboxReport | None = None
+        """The sandbox the launcher reported, once it has started."""
         self._control: socket.socket | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._lock = asyncio.Lock()
@@ -50,11 +81,31 @@ class Launcher:
             await self.close()
             raise
 
+    async def start(self) -> SandboxReport:
+        """Start the launcher now (if it is not running) and return the sandbox it reported."""
+        async with self._lock:
+            if self._control is None:
+                try:
+                    await self._start()
+                except (OSError, WorkerDied):
+                    await self.close()
+                    raise
+            assert self.sandbox is not None
+            return self.sandbox
+
     async def _start(self) -> None:
         protect_application_process()
         self._scratch.mkdir(parents=True, exist_ok=True)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ours.setblocking(False)
+        if hasattr(socket, "SO_PASSCRED"):
+            # Every message then carries its sender's pid as this process sees it.
+            ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        env = worker_environment(self._scratch, self._output_cap)
+        if self._confine:
+            env["RLM_SANDBOX"] = json.dumps(
+                sandbox_spec(self._scratch, self._allow_read, self._max_tasks)
+            )
         self._control = ours
         try:
             self._process = await asyncio.create_subprocess_exec(
@@ -69,11 +120,13 @@ class Launcher:
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.DEVNULL,
                 cwd=self._scratch,
-                env=worker_environment(self._scratch, self._output_cap),
+                env=env,
                 start_new_session=True,
             )
         finally:
             theirs.close()
+        message, _ = await self._receive()
+        self.sandbox = SandboxReport.from_message(message.get("sandbox", {}))
 
     async def _request(self, cwd: Path) -> tuple[int, socket.socket]:
         assert self._control is not None
@@ -84,14 +137,50 @@ class Launcher:
             )
         finally:
             worker_end.close()
-        reply = await asyncio.get_running_loop().sock_recv(self._control, 4096)
-        if not reply:
+        try:
+            reply, sender = await self._receive()
+        except WorkerDied:
             parent_end.close()
+            raise
+        if "pid" not in reply:
+            parent_end.close()
+            raise WorkerDied(str(reply.get("error", "the launcher sent no worker")))
+        # The worker itself sends the reply: its pid as the kernel reports it to us is right even
+        # when the worker runs in a PID namespace of its own.
+        return (sender or int(reply["pid"])), parent_end
+
+    async def _receive(self) -> tuple[dict[str, Any], int | None]:
+        """One message from the control socket and its sender's pid (None if the kernel gave none)."""
+        control = self._control
+        assert control is not None
+        loop = asyncio.get_running_loop()
+        fd = control.fileno()
+        while True:
+            try:
+                data, ancillary, _flags, _address = control.recvmsg(
+                    65536, socket.CMSG_SPACE(_UCRED.size)
+                )
+                break
+            except BlockingIOError:
+                ready = loop.create_future()
+                loop.add_reader(fd, _settle, ready)
+                try:
+                    await ready
+                finally:
+                    loop.remove_reader(fd)
+        if not data:
             raise WorkerDied("the worker launcher exited")
-        return int(json.loads(reply)["pid"]), parent_end
+        sender = None
+        for level, kind, payload in ancillary:
+            credentials = getattr(socket, "SCM_CREDENTIALS", None)
+            if level == socket.SOL_SOCKET and kind == credentials and len(payload) >= _UCRED.size:
+                sender = _UCRED.unpack(payload[: _UCRED.size])[0] or None
+        message: dict[str, Any] = json.loads(data)
+        return message, sender
 
     async def close(self) -> None:
-        """Stop the launcher (workers it forked are killed by their owners)."""
+        """Stop the launcher; in a PID namespace every process of the run ends with it (elsewhere
+        the workers it forked are killed by their owners)."""
         control, self._control = self._control, None
         if control is not None:
             control.close()

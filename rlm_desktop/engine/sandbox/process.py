@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -14,11 +15,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop.engine.observation import truncate_middle
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 
 HEADER = struct.Struct(">I")
 INTERRUPT_GRACE_S = 2.0
-STREAM_LIMIT = 1 << 30
+STREAM_LIMIT = 1 << 20
+"""The reader's buffer size; a frame larger than this is still read whole (up to the frame limit)."""
+BYTES_PER_CAP_CHAR = 8
+"""Frame bytes allowed per character of the output cap: stdout and stderr, up to 4 UTF-8 bytes each."""
+CONTEXT_FACTOR = 2
+"""Frame bytes allowed per byte of the context, so a cell can hand it all on to `rlm_query`."""
+FRAME_OVERHEAD = 1_000_000
+"""Room for everything else in a frame: the error, the answer draft, the field names."""
+BODY_STALL_S = 5.0
+"""A frame's body must keep arriving: this long without a byte of it stops the worker."""
+CALL_OPS = ("llm_query", "llm_query_batched", "rlm_query", "rlm_query_batched")
 
 CallHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
@@ -36,6 +48,30 @@ class CellOutcome:
     timed_out: bool = False
     variables_lost: bool = False
     partial: str | None = None
+    restored: tuple[str, ...] = ()
+    """Tools (and `context`, `answer`) the cell overwrote or deleted, which the worker put back."""
+    worker_note: str | None = None
+    """Why the worker was restarted before this cell ran (it had stopped between cells)."""
+
+
+class ProtocolViolation(WorkerDied):
+    """The worker sent a frame the app does not accept; the worker is stopped at once."""
+
+
+def frame_limit(output_cap_chars: int, context_bytes: int) -> int:
+    """The largest frame the app reads from a worker; a larger announced frame stops the worker.
+
+    An honest worker's largest frames are a cell result (stdout and stderr, each cut at
+    `output_cap_chars` characters by the worker, at up to 4 UTF-8 bytes a character, so
+    `BYTES_PER_CAP_CHAR` per cap character) and a sub-call that passes the context on
+    (`CONTEXT_FACTOR` times its encoded size), plus `FRAME_OVERHEAD`. With the default cap of
+    1,000,000 characters and a small context that is 9 MB. The worker is told the limit and cuts its
+    own results to fit (and refuses oversized sub-calls), so only a worker whose socket was written
+    to by model code ever exceeds it.
+    """
+    return max(BYTES_PER_CAP_CHAR * output_cap_chars, CONTEXT_FACTOR * context_bytes) + (
+        FRAME_OVERHEAD
+    )
 
 
 class SubCallFailure(Exception):
@@ -62,7 +98,7 @@ class WorkerProcess:
         handler: CallHandler,
         launcher: Launcher | None = None,
     ) -> None:
-        self._init_frame = _frame(
+        init = _encode(
             {
                 "type": "init",
                 "context": context,
@@ -71,6 +107,11 @@ class WorkerProcess:
                 "sys_path": site.getsitepackages(),
             }
         )
+        self.frame_limit = frame_limit(output_cap_chars, len(init))
+        init = init[:-1] + f', "frame_limit": {self.frame_limit}}}'.encode()
+        self._init_frame = HEADER.pack(len(init)) + init
+        self._output_cap = output_cap_chars
+        self._stopped_because: str | None = None
         self._scratch = scratch_dir
         self._own_launcher = launcher is None
         self._launcher = launcher or Launcher(scratch_dir, output_cap_chars)
@@ -102,16 +143,21 @@ class WorkerProcess:
     async def start(self) -> None:
         """Fork a worker and hand it the context; returns once it is ready for cells."""
         self._ready = asyncio.get_running_loop().create_future()
+        self._stopped_because = None
         self._pid, sock = await self._launcher.spawn(self._scratch)
         reader, self._writer = await asyncio.open_unix_connection(sock=sock, limit=STREAM_LIMIT)
-        self._reader_task = asyncio.create_task(self._read_loop(reader))
+        self._reader_task = asyncio.create_task(self._read_loop(reader, self._pid))
         self._writer.write(self._init_frame)
         await self._writer.drain()
         await self._ready
 
     async def execute(self, code: str, timeout_s: float) -> CellOutcome:
         """Run one cell. Past `timeout_s` it is interrupted; if that fails the worker is restarted."""
+        note = None
         if not self.running:
+            if self._reader_task is not None:
+                reason = self._stopped_because or "the REPL worker had stopped"
+                note = f"{reason}; it was restarted before this cell"
             await self.restart()
         self._cell_ids += 1
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -119,7 +165,10 @@ class WorkerProcess:
         self._send({"type": "exec", "id": self._cell_ids, "code": code, "index": self._cell_ids})
         try:
             result = await asyncio.wait_for(asyncio.shield(future), timeout_s)
-            return _outcome(result)
+            outcome = _outcome(result, self._output_cap)
+            if note is not None:
+                return dataclasses.replace(outcome, variables_lost=True, worker_note=note)
+            return outcome
         except TimeoutError:
             return await self._interrupt(future, timeout_s)
         except WorkerDied as died:
@@ -135,12 +184,17 @@ class WorkerProcess:
                 os.kill(self._pid, signal.SIGINT)
         try:
             result = await asyncio.wait_for(asyncio.shield(future), INTERRUPT_GRACE_S)
-            outcome = _outcome(result)
+            outcome = _outcome(result, self._output_cap)
             message = (
                 f"TimeoutError: the cell ran past the {timeout_s:g} s limit and was interrupted"
             )
             return CellOutcome(
-                outcome.stdout, outcome.stderr, message, outcome.duration_s, timed_out=True
+                outcome.stdout,
+                outcome.stderr,
+                message,
+                outcome.duration_s,
+                timed_out=True,
+                restored=outcome.restored,
             )
         except (TimeoutError, WorkerDied):
             await self.restart()
@@ -187,18 +241,34 @@ class WorkerProcess:
         for task in list(self._call_tasks):
             task.cancel()
 
-    async def _read_loop(self, reader: asyncio.StreamReader) -> None:
+    async def _read_loop(self, reader: asyncio.StreamReader, pid: int) -> None:
+        """Read the worker's frames; trust none of them (model code can write to this socket).
+
+        A frame announced larger than `frame_limit` stops the worker before its body is read; a
+        body that is not a JSON object with the fields its type needs stops it too. Either way
+        the cell in progress ends with the reason, as for any other worker death.
+        """
+        died = WorkerDied(
+            "the REPL worker died (killed, out of memory, or crashed); its variables are lost"
+        )
         try:
             while True:
                 header = await reader.readexactly(HEADER.size)
                 (length,) = HEADER.unpack(header)
-                message = json.loads(await reader.readexactly(length))
-                self._dispatch(message)
+                if length > self.frame_limit:
+                    raise ProtocolViolation(
+                        f"the REPL worker sent a {_size(length)} message "
+                        f"(limit {_size(self.frame_limit)}); it was stopped"
+                    )
+                self._dispatch(_checked(await _read_body(reader, length)))
         except (asyncio.IncompleteReadError, ConnectionResetError):
             pass
-        died = WorkerDied(
-            "the REPL worker died (killed, out of memory, or crashed); its variables are lost"
-        )
+        except ProtocolViolation as violation:
+            died = violation
+            self._cancel_calls()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        self._stopped_because = str(died)
         for future in (self._ready, self._cell_future):
             if future is not None and not future.done():
                 future.set_exception(died)
@@ -209,7 +279,7 @@ class WorkerProcess:
         if kind == "ready" and self._ready is not None and not self._ready.done():
             self._ready.set_result(None)
         elif kind == "cell_result" and self._cell_future is not None:
-            if not self._cell_future.done():
+            if message.get("id") == self._cell_ids and not self._cell_future.done():
                 self._cell_future.set_result(message)
         elif kind == "call":
             task = asyncio.create_task(self._serve_call(message))
@@ -239,19 +309,146 @@ class WorkerProcess:
                 self._send(reply)
 
 
+def _encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
 def _frame(message: dict[str, Any]) -> bytes:
-    data = json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    data = _encode(message)
     return HEADER.pack(len(data)) + data
 
 
-def _outcome(result: dict[str, Any]) -> CellOutcome:
+async def _read_body(reader: asyncio.StreamReader, length: int) -> bytes:
+    """`length` bytes, or `ProtocolViolation` once none of them came for `BODY_STALL_S`."""
+    body = bytearray()
+    while len(body) < length:
+        try:
+            chunk = await asyncio.wait_for(reader.read(length - len(body)), BODY_STALL_S)
+        except TimeoutError:
+            raise ProtocolViolation(
+                f"the REPL worker sent an incomplete message ({_size(len(body))} of "
+                f"{_size(length)}, then nothing for {BODY_STALL_S:g} s); it was stopped"
+            ) from None
+        if not chunk:
+            raise asyncio.IncompleteReadError(bytes(body), length)
+        body += chunk
+    return bytes(body)
+
+
+def _size(length: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if length >= scale:
+            return f"{length / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{length} bytes"
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_optional_text(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _is_texts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_context(value: Any) -> bool:
+    return value is None or isinstance(value, str) or _is_texts(value)
+
+
+def _is_contexts(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and all(_is_context(v) for v in value))
+
+
+# The fields each frame type needs (required) and may have (optional), with their checks.
+FRAME_FIELDS: dict[
+    str, tuple[dict[str, Callable[[Any], bool]], dict[str, Callable[[Any], bool]]]
+] = {
+    "ready": ({"pid": _is_int}, {}),
+    "cell_result": (
+        {"id": _is_int, "stdout": _is_text, "stderr": _is_text, "error": _is_optional_text},
+        {
+            "duration_s": _is_number,
+            "final": _is_optional_text,
+            "final_source": _is_optional_text,
+            "partial": _is_optional_text,
+            "interrupted": lambda v: isinstance(v, bool),
+            "restored": _is_texts,
+        },
+    ),
+    "call": (
+        {"id": _is_int, "op": lambda v: v in CALL_OPS, "args": lambda v: isinstance(v, dict)},
+        {},
+    ),
+}
+CALL_ARGS: dict[str, dict[str, Callable[[Any], bool]]] = {
+    "llm_query": {"prompt": _is_text},
+    "llm_query_batched": {"prompts": _is_texts},
+    "rlm_query": {"prompt": _is_text},
+    "rlm_query_batched": {"prompts": _is_texts},
+}
+CALL_OPTIONAL_ARGS: dict[str, Callable[[Any], bool]] = {
+    "model": _is_optional_text,
+    "context": _is_context,
+    "contexts": _is_contexts,
+}
+
+
+def _checked(body: bytes) -> dict[str, Any]:
+    """The frame `body` as a message, if it is a JSON object of a known type with its fields."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        raise ProtocolViolation(
+            f"the REPL worker sent a message that is not valid JSON ({_size(len(body))}); "
+            "it was stopped"
+        ) from None
+    if not isinstance(message, dict):
+        raise ProtocolViolation(
+            f"the REPL worker sent a message that is not a JSON object "
+            f"({type(message).__name__}); it was stopped"
+        )
+    kind = message.get("type")
+    if not isinstance(kind, str) or kind not in FRAME_FIELDS:
+        raise ProtocolViolation(
+            f"the REPL worker sent a message of unknown type {str(kind)[:40]!r}; it was stopped"
+        )
+    required, optional = FRAME_FIELDS[kind]
+    wrong = [k for k, ok in required.items() if k not in message or not ok(message[k])]
+    wrong += [k for k, ok in optional.items() if k in message and not ok(message[k])]
+    if kind == "call" and not wrong:
+        args = message["args"]
+        wrong = [f"args.{k}" for k, ok in CALL_ARGS[message["op"]].items() if not ok(args.get(k))]
+        wrong += [f"args.{k}" for k, ok in CALL_OPTIONAL_ARGS.items() if not ok(args.get(k))]
+    if wrong:
+        raise ProtocolViolation(
+            f"the REPL worker sent a {kind!r} message with missing or malformed fields "
+            f"({', '.join(wrong)}); it was stopped"
+        )
+    return message
+
+
+def _outcome(result: dict[str, Any], cap: int) -> CellOutcome:
+    """The cell's outcome, its texts cut to `cap` characters whatever the worker claims."""
+    error = result.get("error")
     return CellOutcome(
-        stdout=result.get("stdout", ""),
-        stderr=result.get("stderr", ""),
-        error=result.get("error"),
+        stdout=truncate_middle(result.get("stdout", ""), cap),
+        stderr=truncate_middle(result.get("stderr", ""), cap),
+        error=truncate_middle(error, cap) if error is not None else None,
         duration_s=float(result.get("duration_s", 0.0)),
         final=result.get("final"),
         final_source=result.get("final_source"),
         timed_out=bool(result.get("interrupted")),
         partial=result.get("partial"),
+        restored=tuple(result.get("restored", ())),
     )

@@ -52,16 +52,40 @@ class RLMChildError(LLMCallError):
 ERRORS = {cls.__name__: cls for cls in (BudgetExceededError, LLMCallError, RLMChildError)}
 
 
+class MessageTooLarge(ValueError):
+    """A message is larger than the app accepts from a worker (it would stop the worker)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"{_megabytes(size)} is over the {_megabytes(limit)} limit")
+        self.size = size
+        self.limit = limit
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
 class Channel:
-    """Framed JSON over the two protocol pipes; `send` is safe from any thread."""
+    """Framed JSON over the two protocol pipes; `send` is safe from any thread.
+
+    `limit` is the largest frame the app accepts (it sends it in the init message); the app stops a
+    worker that sends more, so `send` refuses such a message instead.
+    """
 
     def __init__(self, reader: Any, writer: Any) -> None:
         self._reader = reader
         self._writer = writer
         self._lock = threading.Lock()
+        self.limit: int | None = None
 
     def send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        data = _encode(message)
+        if self.limit is not None and len(data) > self.limit:
+            raise MessageTooLarge(len(data), self.limit)
         with self._lock:
             self._writer.write(HEADER.pack(len(data)) + data)
             self._writer.flush()
@@ -119,7 +143,12 @@ class Proxy:
         with self._lock:
             self._pending[request_id] = (done, slot)
         try:
-            self._channel.send({"type": "call", "id": request_id, "op": op, "args": arguments})
+            try:
+                self._channel.send({"type": "call", "id": request_id, "op": op, "args": arguments})
+            except MessageTooLarge as error:
+                raise LLMCallError(
+                    f"{op}: the request is too large to send ({error}); send less text per call"
+                ) from None
             done.wait()
         finally:
             with self._lock:
@@ -160,6 +189,26 @@ class Repl:
             **ERRORS,
         )
         self._builtin_names = set(self.namespace)
+        skip = ("__name__", "__builtins__", "answer")
+        self._tools = {k: v for k, v in self.namespace.items() if k not in skip}
+
+    def restore_tools(self) -> list[str]:
+        """Put back the tools and `context` a cell rebound or deleted; returns their names.
+
+        Identity is what counts: `context` mutated in place is the model's business and stays.
+        `answer` is the model's to fill in, so it is only replaced when it is no longer a dict.
+        """
+        restored = []
+        for name, value in self._tools.items():
+            if name not in self.namespace or self.namespace[name] is not value:
+                self.namespace[name] = value
+                restored.append(name)
+        if not isinstance(self.namespace.get("answer"), dict):
+            self.namespace["answer"] = {"content": "", "ready": False}
+            restored.append("answer")
+        if self.namespace.get("__builtins__") is not __builtins__:
+            self.namespace["__builtins__"] = __builtins__
+        return restored
 
     def llm_query(self, prompt: Any, model: str | None = None) -> str:
         """One sub-LLM call; returns its reply text."""
@@ -279,7 +328,25 @@ def run_cell(repl: Repl, code: str, index: int) -> dict[str, Any]:
         "duration_s": time.perf_counter() - started,
         "final": repl.final,
         "final_source": repl.final_source,
+        "restored": repl.restore_tools(),
     }
+
+
+def _fit(result: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    """Cut the longest text fields of a cell result until its frame is within `limit` bytes."""
+    fields = ("stdout", "stderr", "error", "partial", "final")
+    for _ in range(64):
+        if limit is None or len(_encode(result)) <= limit:
+            break
+        key = max(fields, key=lambda k: len(result.get(k) or ""))
+        text = result.get(key) or ""
+        if not text:
+            break
+        keep = len(text) // 2
+        result[key] = (
+            text[:keep] + f"\n[... {len(text) - keep:,} characters not sent: too large ...]"
+        )
+    return result
 
 
 def _format_error(exc: BaseException) -> str:
@@ -311,6 +378,7 @@ def serve(channel: Channel) -> None:
     if init is None:
         return
     _apply_limits(init.get("memory_limit_mb"))
+    channel.limit = init.get("frame_limit")
     sys.path.extend(p for p in init.get("sys_path", []) if p not in sys.path)
     proxy = Proxy(channel)
     repl = Repl(proxy, init["context"], init.get("meta", []))
@@ -340,13 +408,17 @@ def serve(channel: Channel) -> None:
         except Interrupted:
             result = {
                 "type": "cell_result",
+                "stdout": "",
+                "stderr": "",
                 "error": "TimeoutError: interrupted",
                 "interrupted": True,
+                "duration_s": 0.0,
+                "restored": repl.restore_tools(),
             }
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         result["id"] = request.get("id")
-        channel.send(result)
+        channel.send(_fit(result, channel.limit))
 
 
 def _become_worker(request: dict[str, Any], data: socket.socket) -> Channel:
@@ -357,6 +429,9 @@ def _become_worker(request: dict[str, Any], data: socket.socket) -> Channel:
     os.chdir(cwd)
     os.environ["HOME"] = cwd
     os.environ["TMPDIR"] = os.path.join(cwd, "tmp")
+    if SANDBOX.get("filesystem"):
+        # A layer of this call's own: write only its scratch folder, read only its own /proc.
+        SANDBOX["module"].confine_worker(SANDBOX["spec"], cwd)
     reader = data.makefile("rb", buffering=1 << 20)
     writer = data.makefile("wb", buffering=1 << 16)
     return Channel(reader, writer)
@@ -377,22 +452,55 @@ def launcher(control: socket.socket) -> None:
         if not message or not fds:
             return
         request = json.loads(message)
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as error:  # the sandbox's task cap is reached
+            os.close(fds[0])
+            control.send(json.dumps({"error": f"cannot start a worker: {error}"}).encode())
+            continue
         if pid == 0:
             try:
+                # The worker answers itself: the kernel attaches its pid as the app sees it
+                # (SCM_CREDENTIALS), which differs from os.getpid() inside a PID namespace.
+                control.send(json.dumps({"pid": os.getpid()}).encode())
                 control.close()
                 serve(_become_worker(request, socket.socket(fileno=fds[0])))
             finally:
                 os._exit(0)
         os.close(fds[0])
-        control.send(json.dumps({"pid": pid}).encode())
+
+
+SANDBOX: dict[str, Any] = {}
+"""What `confine.confine_launcher` applied (`level`, `filesystem`, ...), its `spec` and `module`."""
+
+
+def _confine_module() -> Any:
+    """confine.py from this script's folder (`python -I` leaves the folder off sys.path)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "confine.py")
+    spec = importlib.util.spec_from_file_location("rlm_worker_confine", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def main() -> None:
-    """`worker.py --launcher FD`: serve spawn requests on the control socket FD."""
+    """`worker.py --launcher FD`: confine this process, report the level, serve spawn requests."""
     if len(sys.argv) != 3 or sys.argv[1] != "--launcher":
         sys.exit("usage: worker.py --launcher FD (started by RLM Desktop, not by hand)")
-    launcher(socket.socket(fileno=int(sys.argv[2])))
+    fd = int(sys.argv[2])
+    spec = json.loads(os.environ.pop("RLM_SANDBOX", "null") or "null")
+    report: dict[str, Any] = {"level": "none", "filesystem": False, "network": False}
+    if spec is not None:
+        module = _confine_module()
+        report = module.confine_launcher(spec, fd)
+        SANDBOX.update(report, spec=spec, module=module)
+    control = socket.socket(fileno=fd)
+    control.send(json.dumps({"sandbox": report}).encode())
+    launcher(control)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,333 @@
+"""The kernel sandbox of the REPL workers (Linux): namespaces, a task cap and Landlock.
+
+Standard library only, loaded by worker.py from its own folder (`python -I` drops the script's
+folder from sys.path). The launcher confines itself once, before any model code runs, so every
+worker it forks inherits the sandbox and cannot lift it; each worker then adds a narrower Landlock
+layer of its own (Landlock layers stack: a process can only narrow what it may do).
+
+What the launcher sets up, each piece falling back cleanly where the kernel lacks it:
+- a new user namespace holding a network namespace (no interface but a down loopback: no network
+  at all; already-open Unix sockets keep working) and a PID namespace whose PID 1 is the launcher,
+  so killing the launcher kills every process of the run, `setsid` and double-forked ones included;
+- a task cap: RLIMIT_NPROC (counted per user namespace since Linux 5.14; the kernel exempts root)
+  and the PID namespace's own `pid_max` (Linux 6.14+) as a backstop that holds for root too;
+- Landlock: read (and execute) Python and the system libraries, read what the user opened, write
+  only the run's scratch folder; no TCP connect or bind (ABI 4+); no signals to, and no abstract
+  Unix sockets of, processes outside the sandbox (ABI 6+);
+- seccomp: no new Unix socket (Landlock leaves connecting to one by path open).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+import struct
+import sys
+from typing import Any
+
+SYSTEM_READ = (
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/bin",
+    "/sbin",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/pki",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/mime.types",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/sys/devices/system/cpu",
+    "/dev/urandom",
+    "/dev/random",
+    "/dev/zero",
+)
+DEVICES_READ_WRITE = ("/dev/null",)
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+PID_MAX_MIN = 301
+RESERVED_PIDS = 300
+
+SYS_LANDLOCK_CREATE_RULESET = 444
+SYS_LANDLOCK_ADD_RULE = 445
+SYS_LANDLOCK_RESTRICT_SELF = 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_RULE_PATH_BENEATH = 1
+
+FS_EXECUTE = 1 << 0
+FS_WRITE_FILE = 1 << 1
+FS_READ_FILE = 1 << 2
+FS_READ_DIR = 1 << 3
+FS_REFER = 1 << 13
+FS_TRUNCATE = 1 << 14
+FS_ABI1 = (1 << 13) - 1
+FS_FILE_ONLY = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE
+FS_READ = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
+NET_BIND_TCP = 1 << 0
+NET_CONNECT_TCP = 1 << 1
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
+SCOPE_SIGNAL = 1 << 1
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _libc() -> Any:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 when Landlock is missing or disabled."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    result = _libc().syscall(
+        SYS_LANDLOCK_CREATE_RULESET,
+        None,
+        ctypes.c_size_t(0),
+        ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION),
+    )
+    return max(int(result), 0)
+
+
+def _handled_fs(abi: int) -> int:
+    return FS_ABI1 | (FS_REFER if abi >= 2 else 0) | (FS_TRUNCATE if abi >= 3 else 0)
+
+
+def _restrict(read: list[str], read_write: list[str], write: list[str]) -> int:
+    """Add one Landlock layer: `read` readable, `read_write` devices, `write` fully writable.
+
+    Returns the ABI used (0: Landlock unavailable, nothing done). Raises OSError if it fails half way.
+    """
+    abi = landlock_abi()
+    if abi < 1:
+        return 0
+    libc = _libc()
+    handled_fs = _handled_fs(abi)
+    fields = [handled_fs]
+    if abi >= 4:
+        fields.append(NET_BIND_TCP | NET_CONNECT_TCP)
+    if abi >= 6:
+        fields.append(SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    attr = ctypes.create_string_buffer(struct.pack(f"={len(fields)}Q", *fields))
+    ruleset = libc.syscall(
+        SYS_LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(len(attr.raw)), ctypes.c_uint32(0)
+    )
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    try:
+        groups = (
+            (read, FS_READ),
+            (read_write, FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE),
+            (write, handled_fs & ~FS_EXECUTE),
+        )
+        for paths, access in groups:
+            for path in paths:
+                _add_path(libc, ruleset, path, access & handled_fs)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "PR_SET_NO_NEW_PRIVS failed")
+        if libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+def _add_path(libc: Any, ruleset: int, path: str, access: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # a path this system does not have
+    try:
+        if not os.path.isdir(path):
+            access &= FS_FILE_ONLY
+        rule = _PathBeneath(allowed_access=access, parent_fd=fd)
+        if (
+            libc.syscall(
+                SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0
+            )
+            != 0
+        ):
+            raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+    finally:
+        os.close(fd)
+
+
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+NR_SOCKET = {"x86_64": 41, "aarch64": 198}
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+X32_SYSCALL_BIT = 0x40000000
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    ]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _forbid_new_unix_sockets(libc: Any) -> bool:
+    """A seccomp filter: `socket(AF_UNIX, ...)` fails with EACCES; everything else is allowed.
+
+    Landlock does not govern connecting to a Unix socket by path, and a network namespace does not
+    separate them: without this, model code could reach the session bus (and the keyring behind it)
+    or a container engine's socket. Sockets already open (the worker's own) and `socketpair` keep
+    working. Other architectures' system calls (x32, i386) are refused outright.
+    """
+    machine = os.uname().machine
+    if machine not in AUDIT_ARCH:
+        return False
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    program = [
+        (ld, 0, 0, 4),  # the architecture
+        (jeq, 0, 7, AUDIT_ARCH[machine]),
+        (ld, 0, 0, 0),  # the system call number
+        (jge, 5, 0, X32_SYSCALL_BIT),
+        (jeq, 0, 2, NR_SOCKET[machine]),
+        (ld, 0, 0, 16),  # socket's first argument: the address family
+        (jeq, 1, 0, 1),  # AF_UNIX
+        (ret, 0, 0, SECCOMP_RET_ALLOW),
+        (ret, 0, 0, SECCOMP_RET_ERRNO | 13),  # EACCES
+        (ret, 0, 0, SECCOMP_RET_ERRNO | 38),  # ENOSYS
+    ]
+    filters = (_SockFilter * len(program))(*(_SockFilter(*line) for line in program))
+    fprog = _SockFprog(len(program), filters)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    return bool(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0)
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as file:
+        file.write(text)
+
+
+def _enter_namespaces(libc: Any, keep_fd: int) -> list[str]:
+    """Unshare user + network (+ PID) namespaces; with a PID namespace, fork and become its PID 1.
+
+    The original process stays outside as a plain waiter (it closes `keep_fd`, the control socket,
+    so that the app sees the end of the launcher when PID 1 ends) and exits with PID 1's status.
+    """
+    uid, gid = os.getuid(), os.getgid()
+    options = (
+        (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, ["netns", "pidns"]),
+        (CLONE_NEWUSER | CLONE_NEWNET, ["netns"]),
+    )
+    pieces = next((names for flags, names in options if libc.unshare(flags) == 0), [])
+    if not pieces:
+        return []
+    try:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    except OSError:
+        pass  # ids stay unmapped (nobody); the namespaces still hold
+    if "pidns" not in pieces:
+        return pieces
+    pid = os.fork()
+    if pid == 0:
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        return pieces
+    os.close(keep_fd)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            status = 0
+            break
+        except InterruptedError:
+            continue
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF if status else 0)
+
+
+def _cap_tasks(max_tasks: int, in_pidns: bool) -> bool:
+    """Cap the tasks (processes and threads) of the sandbox; True when a cap holds even for root."""
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NPROC, (max_tasks, max_tasks))
+    if not in_pidns:
+        return os.getuid() != 0
+    try:
+        # Past the first wrap-around the kernel hands out pids from RESERVED_PIDS up.
+        _write("/proc/sys/kernel/pid_max", str(max(PID_MAX_MIN, RESERVED_PIDS + max_tasks)))
+        return True
+    except OSError:
+        return os.getuid() != 0
+
+
+def _drop_capabilities(libc: Any) -> None:
+    """Drop the capabilities a new user namespace grants its first process."""
+    header = struct.pack("=Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = bytes(24)  # two {effective, permitted, inheritable} sets, all empty
+    libc.capset(ctypes.c_char_p(header), ctypes.c_char_p(data))
+
+
+def python_read_paths(spec: dict[str, Any]) -> list[str]:
+    return [*SYSTEM_READ, *spec.get("read", [])]
+
+
+def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
+    """Sandbox this launcher (and so every worker it forks); report what applied.
+
+    `spec`: `read` (Python's folders), `allow_read` (what the user opened), `write` (the run's
+    scratch folder), `max_tasks`. Returns {"level", "filesystem", "network", "processes"}.
+    """
+    pieces: list[str] = []
+    network = processes = False
+    if sys.platform.startswith("linux"):
+        libc = _libc()
+        pieces = _enter_namespaces(libc, control_fd)
+        processes = _cap_tasks(int(spec.get("max_tasks", 256)), "pidns" in pieces)
+        processes = processes and "pidns" in pieces
+        _drop_capabilities(libc)
+        read = python_read_paths(spec) + list(spec.get("allow_read", [])) + ["/proc"]
+        try:
+            abi = _restrict(read, list(DEVICES_READ_WRITE), [spec["write"]])
+        except (OSError, KeyError):
+            abi = 0  # a failed layer is never half applied: restrict_self is the last step
+        if abi:
+            pieces.insert(0, "landlock")
+        if _forbid_new_unix_sockets(libc):
+            pieces.append("seccomp")
+        network = "netns" in pieces or abi >= 4
+    return {
+        "level": "+".join(pieces) or "process-only",
+        "filesystem": "landlock" in pieces,
+        "network": network,
+        "processes": processes,
+    }
+
+
+def confine_worker(spec: dict[str, Any], scratch: str) -> None:
+    """Narrow a freshly forked worker: write only its own scratch folder, read only its own /proc."""
+    read = python_read_paths(spec) + list(spec.get("allow_read", [])) + ["/proc/self"]
+    _restrict(read, list(DEVICES_READ_WRITE), [scratch])

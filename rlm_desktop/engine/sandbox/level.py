@@ -1,0 +1,80 @@
+"""The sandbox a run's REPL workers get: what the app asks for, and the level the kernel granted."""
+
+from __future__ import annotations
+
+import site
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rlm_desktop.engine.config import DEFAULT_MAX_TASKS, ConfigError
+
+NOT_USED = "unused"
+"""The level reported by a run that never started a REPL (a direct answer)."""
+
+
+@dataclass(frozen=True)
+class SandboxReport:
+    """What the launcher set up: `level` like `landlock+netns+pidns`, and what it isolates."""
+
+    level: str
+    filesystem: bool
+    network: bool
+    processes: bool = False
+
+    @classmethod
+    def from_message(cls, message: dict[str, Any]) -> SandboxReport:
+        return cls(
+            level=str(message.get("level", "none")),
+            filesystem=bool(message.get("filesystem")),
+            network=bool(message.get("network")),
+            processes=bool(message.get("processes")),
+        )
+
+    @property
+    def isolated(self) -> bool:
+        """True when model code can neither read outside its openings nor reach the network."""
+        return self.filesystem and self.network
+
+
+def python_folders() -> list[str]:
+    """What the worker's interpreter reads: its prefixes, site-packages and this folder."""
+    folders = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        *site.getsitepackages(),
+        str(Path(__file__).resolve().parent),
+    }
+    return sorted(folders)
+
+
+def sandbox_spec(
+    scratch_dir: Path, allow_read: Sequence[str], max_tasks: int = DEFAULT_MAX_TASKS
+) -> dict[str, Any]:
+    """The request the launcher confines itself by (see confine.py)."""
+    return {
+        "read": python_folders(),
+        "allow_read": [str(Path(p).expanduser().resolve()) for p in allow_read],
+        "write": str(scratch_dir.resolve()),
+        "max_tasks": max_tasks,
+    }
+
+
+def refuse_unless_isolated(report: SandboxReport) -> None:
+    """Raise `ConfigError` (on `require_isolation`) unless `report` isolates the filesystem and
+    the network, naming what is missing."""
+    missing = [
+        name
+        for name, held in (("filesystem", report.filesystem), ("network", report.network))
+        if not held
+    ]
+    if missing:
+        raise ConfigError(
+            f"is set but this system's sandbox ({report.level}) does not isolate the "
+            f"{' or the '.join(missing)}; model code was not run",
+            "require_isolation",
+        )
