@@ -116,3 +116,11 @@ def one_line(text: str | None, limit: int = 120) -> str:
     """Collapse whitespace and cut at `limit` characters with an ellipsis."""
     flat = " ".join((text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def sandbox(level: str | None) -> str:
+    """The sandbox a run's model code ran under, e.g. "landlock+netns+pidns"; "" when the run
+    ran no model code (a direct answer) or was saved before the level was kept."""
+    from rlm_desktop.engine.sandbox.level import NOT_USED
+
+    return "" if not level or level == NOT_USED else level

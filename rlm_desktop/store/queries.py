@@ -97,7 +97,7 @@ def sessions_with_ids(conn: sqlite3.Connection, ids: list[str]) -> list[Row]:
 def _listed(conn: sqlite3.Connection, where: str, params: list[Any], limit: int) -> list[Row]:
     found = rows(
         conn,
-        f"SELECT {_SESSION_COLUMNS}, (SELECT count(*) FROM documents d"
+        f"SELECT {_SESSION_COLUMNS}, sandbox, (SELECT count(*) FROM documents d"
         f" WHERE d.session_id = s.id) AS documents FROM sessions s {where}"
         " ORDER BY started_at DESC LIMIT ?",
         [*params, limit],

@@ -6,6 +6,8 @@ the data folder, `RLM_DESKTOP_HOME` isolates tests and portable installs alike.
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, fields
 from typing import TypeVar
 
@@ -145,6 +147,32 @@ class Preferences:
     def set_prices_text(self, text: str) -> None:
         """Save the user's model prices."""
         self.set("run/prices", text.strip())
+
+    def allowed_folders(self) -> list[str]:
+        """The folders the user opened to model code (read-only), as saved, missing ones included."""
+        try:
+            folders = json.loads(self.get_str("sandbox/allow_read", "[]"))
+        except ValueError:
+            return []
+        return [str(f) for f in folders if f] if isinstance(folders, list) else []
+
+    def opened_folders(self) -> tuple[str, ...]:
+        """The saved folders that exist now: what runs open to model code (a missing one is
+        left out, so it cannot stop a run)."""
+        return tuple(f for f in self.allowed_folders() if os.path.isdir(f))
+
+    def set_allowed_folders(self, folders: list[str]) -> None:
+        """Save the folders opened to model code."""
+        self.set("sandbox/allow_read", json.dumps(list(dict.fromkeys(folders))))
+
+    @property
+    def require_isolation(self) -> bool:
+        """True when runs must refuse model code without filesystem and network isolation."""
+        return self.get_bool("sandbox/require_isolation")
+
+    def set_require_isolation(self, required: bool) -> None:
+        """Save whether runs refuse model code without isolation."""
+        self.set("sandbox/require_isolation", bool(required))
 
     def base_url(self, provider: str) -> str:
         """The configured base URL of a local provider ("" when none)."""

@@ -10,6 +10,7 @@ import signal
 import socket
 import struct
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -189,3 +190,15 @@ class Launcher:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             await process.wait()
+
+
+async def probe_sandbox(scratch_root: Path) -> SandboxReport:
+    """The sandbox this machine gives model code: a launcher started in a temporary folder under
+    `scratch_root` reports it, then ends (about 40 ms). Raises OSError or WorkerDied if the
+    launcher cannot start."""
+    with tempfile.TemporaryDirectory(prefix="probe-", dir=scratch_root) as folder:
+        launcher = Launcher(Path(folder), 1000)
+        try:
+            return await launcher.start()
+        finally:
+            await launcher.close()

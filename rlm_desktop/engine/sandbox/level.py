@@ -38,6 +38,28 @@ class SandboxReport:
         """True when model code can neither read outside its openings nor reach the network."""
         return self.filesystem and self.network
 
+    def describe(self) -> str:
+        """What the sandbox lets model code do, in one sentence, naming what is missing."""
+        kernel = self.filesystem or self.network or self.processes
+        opening = (
+            f"Model code runs in a sandbox: {self.level}"
+            if kernel
+            else f"Model code runs in a process of its own, with no kernel sandbox ({self.level})"
+        )
+        files = (
+            "reads only Python, its packages and the folders you open; writes only its scratch "
+            "folder"
+            if self.filesystem
+            else "it can read and write every file your account can"
+        )
+        network = "no network" if self.network else "it can reach the network"
+        processes = (
+            "all its processes end with the run"
+            if self.processes
+            else "processes it starts in the background can outlive the run"
+        )
+        return f"{opening} — {files}; {network}; {processes}."
+
 
 def python_folders() -> list[str]:
     """What the worker's interpreter reads: its prefixes, site-packages and this folder."""

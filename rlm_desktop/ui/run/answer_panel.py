@@ -1,4 +1,4 @@
-"""The run's final answer, shown prominently with its cost, tokens and time.
+"""The run's final answer, shown prominently with its cost, tokens, time and sandbox level.
 
 The card's colour, icon and title follow how the run ended (`formatting.status_tone`): green
 only for a completed run, the warning colour for a run stopped by the user or a limit, the error
@@ -77,9 +77,11 @@ class AnswerPanel(QFrame):
             repolish(widget)
         cost = fmt.cost(finished.cost_usd, finished.unpriced, long=True)
         tokens = finished.input_tokens + finished.output_tokens
+        sandbox = fmt.sandbox(finished.sandbox)
         self.stats.setText(
             f"{cost} · {fmt.tokens(tokens)} tokens · {fmt.seconds(finished.wall_s)} · "
             f"{finished.sub_calls} sub-calls · depth {finished.max_depth_reached}"
+            + (f" · sandbox {sandbox}" if sandbox else "")
         )
         error = finished.error or ""
         if finished.http_status in AUTH_STATUS:

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from rlm_desktop.ui.preferences import RunDefaults
 from rlm_desktop.ui.run.budget import BudgetFields, BudgetSection
 from rlm_desktop.ui.run.endpoint import EndpointPicker
+from rlm_desktop.ui.settings.sandbox import REQUIRE_ISOLATION
 from rlm_desktop.ui.theme import repolish
 from rlm_desktop.ui.widgets import captioned_grid
 
@@ -50,6 +51,7 @@ SETTING_LABELS = {
     "max_turns": "Turns per call",
     "timeout_s": "The time limit",
     "prices": "Prices (Settings → Run defaults):",
+    "require_isolation": f"“{REQUIRE_ISOLATION}” (Settings → Sandbox)",
 }
 """How the engine's settings are called in the window, for its `ConfigError` messages and its
 pre-flight problems."""

@@ -202,7 +202,12 @@ class RunStarter(QObject):
             controls.show_error(problem)
             return False
         try:
-            config = build_config(request, self.prefs.prices_text())
+            config = build_config(
+                request,
+                self.prefs.prices_text(),
+                allow_read=self.prefs.opened_folders(),
+                require_isolation=self.prefs.require_isolation,
+            )
             config.validate()
         except ConfigError as exc:
             controls.show_error(describe_config_error(exc))
@@ -283,8 +288,15 @@ def _profile_names() -> list[str]:
     return [profile.name for profile in list_profiles(paths.profile_folders())]
 
 
-def build_config(request: RunRequest, prices_text: str = "") -> RunConfig:
-    """The engine's `RunConfig` for what the run controls ask, with the user's prices."""
+def build_config(
+    request: RunRequest,
+    prices_text: str = "",
+    *,
+    allow_read: tuple[str, ...] = (),
+    require_isolation: bool = False,
+) -> RunConfig:
+    """The engine's `RunConfig` for what the run controls ask, with the user's prices and the
+    sandbox settings (Settings → Sandbox)."""
     from rlm_desktop.engine.config import RunConfig
     from rlm_desktop.engine.pricing import parse_prices
 
@@ -297,4 +309,6 @@ def build_config(request: RunRequest, prices_text: str = "") -> RunConfig:
         profile=request.profile,
         budget=request.budget,
         prices=parse_prices(prices_text),
+        allow_read=allow_read,
+        require_isolation=require_isolation,
     )

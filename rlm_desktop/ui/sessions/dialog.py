@@ -35,11 +35,12 @@ if TYPE_CHECKING:
     from rlm_desktop.store import Store
 
 COLUMNS = (
-    "Date", "Question", "Documents", "Models", "Status", "Cost", "Time", "Found in", "Match",
+    "Date", "Question", "Documents", "Models", "Status", "Cost", "Time", "Sandbox", "Found in",
+    "Match",
 )  # fmt: skip
-FOUND, MATCH = 7, 8
+SANDBOX, FOUND, MATCH = 7, 8, 9
 SEARCH_ONLY = (FOUND, MATCH)
-LIST_ONLY = (2, 3, 6)
+LIST_ONLY = (2, 3, 6, SANDBOX)
 """Columns shown only for a search, and only without one (to leave the snippet room)."""
 SEARCH_QUESTION_WIDTH = 260
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -158,6 +159,7 @@ class SessionsDialog(QDialog):
                 fmt.status_text(row.get("status") or ""),
                 cost,
                 fmt.seconds(row.get("wall_s")),
+                fmt.sandbox(row.get("sandbox")) or "—",
                 *_found(row),
             )
             for c, value in enumerate(values):

@@ -1,1 +1,2 @@
-"""The settings dialog: providers and keys, run defaults, prompt profiles, appearance."""
+"""The settings dialog: providers and keys, run defaults, the sandbox, prompt profiles,
+appearance."""

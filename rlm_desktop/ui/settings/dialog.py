@@ -1,4 +1,5 @@
-"""The settings dialog: providers and keys, run defaults, prompt profiles, appearance."""
+"""The settings dialog: providers and keys, run defaults, the sandbox, prompt profiles,
+appearance."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.run.controls import RunControls
 from rlm_desktop.ui.settings.profiles import ProfilesPage, load_profiles
 from rlm_desktop.ui.settings.providers import ProvidersPage
+from rlm_desktop.ui.settings.sandbox import SandboxPage
 from rlm_desktop.ui.theme import apply_fonts, apply_theme
 
 THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
@@ -181,12 +183,12 @@ class AppearancePage(QWidget):
 
 
 class SettingsDialog(QDialog):
-    """Four pages; changes to keys apply at once, the rest when the dialog closes.
+    """Five pages; changes to keys and the sandbox apply at once, the rest when the dialog closes.
 
     `models` are the names the window's model pickers offer (litellm's by default).
     """
 
-    PAGES = ("providers", "defaults", "profiles", "appearance")
+    PAGES = ("providers", "defaults", "sandbox", "profiles", "appearance")
 
     def __init__(
         self,
@@ -203,11 +205,13 @@ class SettingsDialog(QDialog):
         self.defaults = DefaultsPage(prefs, models)
         self.providers.servers_changed.connect(self.defaults.refresh_servers)
         self.providers.models_found.connect(self.defaults.add_models)
+        self.sandbox = SandboxPage(prefs)
         self.profiles = ProfilesPage()
         self.appearance = AppearancePage(prefs)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.providers, "Providers")
         self.tabs.addTab(self.defaults, "Run defaults")
+        self.tabs.addTab(self.sandbox, "Sandbox")
         self.tabs.addTab(self.profiles, "Prompt profiles")
         self.tabs.addTab(self.appearance, "Appearance")
         if page in self.PAGES:
@@ -221,7 +225,8 @@ class SettingsDialog(QDialog):
         self.resize(QSize(900, 620).boundedTo(screen * 0.94))
 
     def done(self, result: int) -> None:
-        """Save the defaults and fonts, then close."""
+        """Save the defaults and fonts, then close (a sandbox probe still running is stopped)."""
+        self.sandbox.stop_probe()
         self.defaults.save()
         self.appearance.save()
         super().done(result)

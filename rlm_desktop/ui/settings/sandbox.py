@@ -1,0 +1,167 @@
+"""Settings → Sandbox: the sandbox this machine gives model code, the folders it may read, and
+whether runs refuse model code without isolation. Changes are saved at once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rlm_desktop import paths
+from rlm_desktop.ui.preferences import Preferences
+
+if TYPE_CHECKING:
+    from rlm_desktop.engine.sandbox.level import SandboxReport
+
+log = logging.getLogger(__name__)
+CHECKING = "Checking the sandbox this machine gives model code…"
+MISSING = "missing: not opened to model code"
+FULL_ISOLATION_HINT = (
+    "Full isolation needs Landlock (Linux 5.13 or later, enabled) for files, and Landlock 4 "
+    "(Linux 6.7) or unprivileged user namespaces for the network."
+)
+REQUIRE_ISOLATION = "Refuse to run model code without filesystem and network isolation"
+PATH_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class SandboxPage(QWidget):
+    """Shows the level a real launcher reports here (probed when the page is first shown), the
+    folders model code may read (read-only), and the "refuse without isolation" choice."""
+
+    def __init__(self, prefs: Preferences, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.prefs = prefs
+        self.report: SandboxReport | None = None
+        """What the probe found, once it has."""
+        self.probe: asyncio.Task[None] | None = None
+        self.level = QLabel(CHECKING)
+        self.level.setAccessibleName("Sandbox on this machine")
+        self.level.setWordWrap(True)
+        self.level.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.hint = QLabel(FULL_ISOLATION_HINT)
+        self.hint.setObjectName("muted")
+        self.hint.setWordWrap(True)
+        self.hint.hide()
+        folders_note = QLabel(
+            "Folders model code may read (read-only), besides Python and its packages. The "
+            "documents you load reach it as <code>context</code> either way."
+        )
+        folders_note.setWordWrap(True)
+        self.folders = QListWidget()
+        self.folders.setAccessibleName("Folders model code may read")
+        self.folders.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.add_button = QPushButton("Add folder…")
+        self.add_button.clicked.connect(lambda: self.add_folder())
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.clicked.connect(self.remove_selected)
+        self.folders.itemSelectionChanged.connect(self._enable)
+        self.require = QCheckBox(
+            "Refuse to run model code without filesystem and network isolation"
+        )
+        self.require.setChecked(prefs.require_isolation)
+        self.require.toggled.connect(prefs.set_require_isolation)
+        require_note = QLabel(
+            "Then a run on a machine that gives less stops before any model code runs, and "
+            "says what is missing."
+        )
+        require_note.setObjectName("muted")
+        require_note.setWordWrap(True)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.add_button)
+        buttons.addWidget(self.remove_button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.level)
+        layout.addWidget(self.hint)
+        layout.addSpacing(8)
+        layout.addWidget(folders_note)
+        layout.addWidget(self.folders, 1)
+        layout.addLayout(buttons)
+        layout.addSpacing(8)
+        layout.addWidget(self.require)
+        layout.addWidget(require_note)
+        self.list_folders()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Probe the sandbox the first time the page shows; mark folders gone meanwhile."""
+        super().showEvent(event)
+        self.list_folders()
+        if self.probe is None:
+            self.probe = asyncio.ensure_future(self._probe())
+
+    async def _probe(self) -> None:
+        from rlm_desktop.engine.sandbox.launcher import WorkerDied, probe_sandbox
+
+        try:
+            report = await probe_sandbox(paths.scratch_root())
+        except (OSError, WorkerDied) as error:
+            log.info("sandbox probe: %s", error)
+            self.level.setText(f"The sandbox could not start on this machine: {error}")
+            self.hint.show()
+            return
+        self.show_report(report)
+
+    def show_report(self, report: SandboxReport) -> None:
+        """Say what the sandbox lets model code do here, and how to get more if it is not full."""
+        self.report = report
+        self.level.setText(report.describe())
+        self.hint.setVisible(not report.isolated)
+
+    def stop_probe(self) -> None:
+        """Cancel a probe still running (the dialog is closing); its launcher ends with it."""
+        if self.probe is not None and not self.probe.done():
+            self.probe.cancel()
+
+    def list_folders(self) -> None:
+        """List the saved folders, those that no longer exist marked as not opened."""
+        opened = set(self.prefs.opened_folders())
+        self.folders.clear()
+        for folder in self.prefs.allowed_folders():
+            item = QListWidgetItem(folder if folder in opened else f"{folder}  ({MISSING})")
+            item.setData(PATH_ROLE, folder)
+            if folder not in opened:
+                item.setForeground(self.palette().placeholderText())
+                item.setToolTip(f"{folder} does not exist now, so runs do not open it.")
+            self.folders.addItem(item)
+        self._enable()
+
+    def folder_paths(self) -> list[str]:
+        """The folders as listed, in order."""
+        items = (self.folders.item(row) for row in range(self.folders.count()))
+        return [str(item.data(PATH_ROLE)) for item in items if item is not None]
+
+    def add_folder(self, folder: str | None = None) -> str | None:
+        """Open `folder` (chosen in a folder dialog when None) to model code; returns it."""
+        if folder is None:
+            folder = QFileDialog.getExistingDirectory(self, "A folder model code may read")
+            if not folder:
+                return None
+        path = str(Path(folder).expanduser().resolve())
+        self.prefs.set_allowed_folders([*self.prefs.allowed_folders(), path])
+        self.list_folders()
+        return path
+
+    def remove_selected(self) -> None:
+        """Close the selected folders to model code."""
+        chosen = {str(item.data(PATH_ROLE)) for item in self.folders.selectedItems()}
+        self.prefs.set_allowed_folders([f for f in self.prefs.allowed_folders() if f not in chosen])
+        self.list_folders()
+
+    def _enable(self) -> None:
+        self.remove_button.setEnabled(bool(self.folders.selectedItems()))
