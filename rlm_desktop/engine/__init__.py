@@ -1,10 +1,32 @@
-"""The RLM engine: asyncio, Qt-free. Start here: `Run(config, documents, folders=...).execute()`."""
+"""The RLM engine: asyncio, Qt-free. Start here: `Run(config, documents, folders=...).execute()`.
 
-from rlm_desktop.engine.bus import EventBus, Subscription
-from rlm_desktop.engine.config import Budget, ConfigError, RunConfig
-from rlm_desktop.engine.context import ContextDocument
-from rlm_desktop.engine.llm import Credentials
-from rlm_desktop.engine.run import Run, RunResult
+The names below are loaded when first used, so that importing a light module of the engine (its
+configuration, say, which the window reads at start-up) does not load the run machinery too.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlm_desktop.engine.bus import EventBus, Subscription
+    from rlm_desktop.engine.config import Budget, ConfigError, RunConfig
+    from rlm_desktop.engine.context import ContextDocument
+    from rlm_desktop.engine.llm import Credentials
+    from rlm_desktop.engine.run import Run, RunResult
+
+_HOMES = {
+    "Budget": "config",
+    "ConfigError": "config",
+    "ContextDocument": "context",
+    "Credentials": "llm",
+    "EventBus": "bus",
+    "Run": "run",
+    "RunConfig": "config",
+    "RunResult": "run",
+    "Subscription": "bus",
+}
 
 __all__ = [
     "Budget",
@@ -17,3 +39,10 @@ __all__ = [
     "RunResult",
     "Subscription",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
