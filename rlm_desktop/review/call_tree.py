@@ -67,7 +67,7 @@ class CallTree:
         # Most frequent first: a fan-out is mostly requests, replies and call starts and ends.
         match event:
             case ev.LLMRequestSent():
-                self._on_request_sent(event, changes)
+                self._count(event.call_id, "requests", changes)
             case ev.LLMResponded():
                 self._on_responded(event, changes)
             case ev.CallStarted():
@@ -85,9 +85,9 @@ class CallTree:
             case ev.AnswerSubmitted():
                 self._on_answer(event, changes)
             case ev.LLMRetried():
-                self._on_retried(event, changes)
+                self._count(event.call_id, "retries", changes)
             case ev.WorkerRestarted():
-                self._on_worker_restarted(event, changes)
+                self._count(event.call_id, "worker_restarts", changes)
             case ev.BudgetExceeded():
                 self._on_budget_exceeded(event, changes)
             case ev.RunStarted():
@@ -109,14 +109,18 @@ class CallTree:
             return
         for node in self.nodes.values():
             if node.running:
-                node.status, node.ended_ts = status, self.run.last_ts
-                self._close_turns(node)
-                self._propagate(node, running=-1, **node.ending_counts())
-                if node.parent is not None:
-                    self.sub_calls_running -= 1
-                    self.sub_calls_done += 1
-                self._touch(node, changes)
-                changes.turns.add(node)
+                self._end(node, status, self.run.last_ts, changes)
+
+    def _end(self, node: CallNode, status: str, ts: float | None, changes: Changes) -> None:
+        """A call ends with `status`: its open turns close and the totals above it count it done."""
+        node.status, node.ended_ts = status, ts
+        self._close_turns(node)
+        self._propagate(node, running=-1, **node.ending_counts())
+        if node.parent is not None:
+            self.sub_calls_running -= 1
+            self.sub_calls_done += 1
+        self._touch(node, changes)
+        changes.turns.add(node)
 
     def _close_turns(self, node: CallNode) -> None:
         if not node.failed:
@@ -179,16 +183,11 @@ class CallTree:
         changes.updated.update(node.ancestors())
         changes.run = True
 
-    def _on_request_sent(self, e: ev.LLMRequestSent, changes: Changes) -> None:
-        node = self.nodes.get(e.call_id)
+    def _count(self, call_id: str, counter: str, changes: Changes) -> None:
+        """One more request, retry or worker restart for the call (an unknown call is ignored)."""
+        node = self.nodes.get(call_id)
         if node is not None:
-            node.requests += 1
-            self._touch(node, changes)
-
-    def _on_retried(self, e: ev.LLMRetried, changes: Changes) -> None:
-        node = self.nodes.get(e.call_id)
-        if node is not None:
-            node.retries += 1
+            setattr(node, counter, getattr(node, counter) + 1)
             self._touch(node, changes)
 
     def _on_responded(self, e: ev.LLMResponded, changes: Changes) -> None:
@@ -252,12 +251,6 @@ class CallTree:
         turn.reply, turn.observation, turn.duration_s = e.reply, e.observation, e.duration_s
         changes.turns.add(node)
 
-    def _on_worker_restarted(self, e: ev.WorkerRestarted, changes: Changes) -> None:
-        node = self.nodes.get(e.call_id)
-        if node is not None:
-            node.worker_restarts += 1
-            self._touch(node, changes)
-
     def _on_answer(self, e: ev.AnswerSubmitted, changes: Changes) -> None:
         node = self.nodes.get(e.call_id)
         if node is not None:
@@ -277,10 +270,8 @@ class CallTree:
         node = self.nodes.get(e.call_id)
         if node is None or not node.running:
             return
-        node.status, node.ended_ts = e.status, e.ts
         node.response = e.response or node.response
         node.error = e.error or node.error
-        self._close_turns(node)
         if node.requests == 0 and (e.input_tokens or e.output_tokens or e.cost_usd):
             node.input_tokens, node.output_tokens = e.input_tokens, e.output_tokens
             node.cost_usd = e.cost_usd or 0.0
@@ -294,12 +285,7 @@ class CallTree:
             )
         elif not node.requests_done and node.model in self.run.unpriced_models:
             node.unpriced = True
-        self._propagate(node, running=-1, **node.ending_counts())
-        if node.parent is not None:
-            self.sub_calls_running -= 1
-            self.sub_calls_done += 1
-        self._touch(node, changes)
-        changes.turns.add(node)
+        self._end(node, e.status, e.ts, changes)
         changes.run = True
 
     def _on_run_finished(self, e: ev.RunFinished, changes: Changes) -> None:
