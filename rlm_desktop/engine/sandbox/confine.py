@@ -15,6 +15,10 @@ What the launcher sets up, each piece falling back cleanly where the kernel lack
   only the run's scratch folder; no TCP connect or bind (ABI 4+); no signals to, and no abstract
   Unix sockets of, processes outside the sandbox (ABI 6+);
 - seccomp: no new Unix socket (Landlock leaves connecting to one by path open).
+
+On macOS the app starts the launcher under a Seatbelt profile (seatbelt.py) with the same policy;
+the launcher reports `sandbox-exec` once the kernel confirms it. Elsewhere the level is
+`process-only`: a process of its own with a clean environment and resource limits, no more.
 """
 
 from __future__ import annotations
@@ -295,6 +299,19 @@ def python_read_paths(spec: dict[str, Any]) -> list[str]:
     return [*SYSTEM_READ, *spec.get("read", [])]
 
 
+def _seatbelt_holds(spec: dict[str, Any]) -> bool:
+    """macOS: True when the app started this launcher under its Seatbelt profile (seatbelt.py)
+    and the kernel confirms this process is sandboxed."""
+    if sys.platform != "darwin" or spec.get("outer") != "sandbox-exec":
+        return False
+    try:
+        check = ctypes.CDLL("/usr/lib/libSystem.dylib").sandbox_check
+    except (OSError, AttributeError):
+        return False
+    check.restype = ctypes.c_int
+    return bool(check(os.getpid(), None, 0) == 1)
+
+
 def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
     """Sandbox this launcher (and so every worker it forks); report what applied.
 
@@ -319,9 +336,11 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
         if _forbid_new_unix_sockets(libc):
             pieces.append("seccomp")
         network = "netns" in pieces or abi >= 4
+    elif _seatbelt_holds(spec):
+        pieces, network = ["sandbox-exec"], True
     return {
         "level": "+".join(pieces) or "process-only",
-        "filesystem": "landlock" in pieces,
+        "filesystem": "landlock" in pieces or "sandbox-exec" in pieces,
         "network": network,
         "processes": processes,
     }

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_desktop.engine.config import DEFAULT_MAX_TASKS
+from rlm_desktop.engine.sandbox import seatbelt
 from rlm_desktop.engine.sandbox.environment import worker_environment
 from rlm_desktop.engine.sandbox.hardening import protect_application_process
 from rlm_desktop.engine.sandbox.level import SandboxReport, sandbox_spec
@@ -103,19 +104,17 @@ class Launcher:
             # Every message then carries its sender's pid as this process sees it.
             ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         env = worker_environment(self._scratch, self._output_cap)
+        command = [sys.executable, "-I", "-S", str(WORKER_SCRIPT), "--launcher", str(theirs.fileno())]
         if self._confine:
-            env["RLM_SANDBOX"] = json.dumps(
-                sandbox_spec(self._scratch, self._allow_read, self._max_tasks)
-            )
+            spec = sandbox_spec(self._scratch, self._allow_read, self._max_tasks)
+            if seatbelt.applies(sys.platform):
+                spec["outer"] = seatbelt.LEVEL
+                command = seatbelt.seatbelt_command(command, spec)
+            env["RLM_SANDBOX"] = json.dumps(spec)
         self._control = ours
         try:
             self._process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-I",
-                "-S",
-                str(WORKER_SCRIPT),
-                "--launcher",
-                str(theirs.fileno()),
+                *command,
                 pass_fds=[theirs.fileno()],
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL,
