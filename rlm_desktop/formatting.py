@@ -98,11 +98,17 @@ def seconds(s: float | None) -> str:
     return f"{hours}:{minutes:02d}:{rest:02d}"
 
 
-def when(ts: float | None, *, with_seconds: bool = False, missing: str = "") -> str:
-    """A timestamp as local date and time (`missing` when there is none)."""
+def when(
+    ts: float | None, *, with_seconds: bool = False, with_zone: bool = False, missing: str = ""
+) -> str:
+    """A timestamp as local date and time (`missing` when there is none); `with_zone` adds the
+    offset from UTC (`2026-11-30 16:08:24 +01:00`), for text read elsewhere."""
     if not ts:
         return missing
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M" + (":%S" if with_seconds else ""))
+    moment = datetime.fromtimestamp(ts).astimezone()
+    shown = moment.strftime("%Y-%m-%d %H:%M" + (":%S" if with_seconds else ""))
+    offset = moment.strftime("%z")
+    return f"{shown} {offset[:3]}:{offset[3:5]}" if with_zone else shown
 
 
 def plural(count: int, noun: str, many: str = "") -> str:

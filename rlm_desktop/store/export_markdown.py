@@ -18,17 +18,32 @@ def fence(text: str, language: str = "") -> str:
     return f"{marks}{language}\n{text.rstrip()}\n{marks}"
 
 
-def _cap(text: str) -> str:
-    if len(text) <= OUTPUT_CAP:
+def _cap(text: str, limit: int = OUTPUT_CAP) -> str:
+    """`text` cut from the middle past `limit` characters: its start and its end (where a
+    traceback's last line is) both stay."""
+    if len(text) <= limit:
         return text
-    cut = len(text) - OUTPUT_CAP
-    return f"{text[:OUTPUT_CAP]}\n… {cut:,} more characters (export as jsonl for the full text)"
+    head = text[: limit // 2]
+    tail = text[-(limit - limit // 2) :]
+    cut = len(text) - len(head) - len(tail)
+    return f"{head}\n… {cut:,} characters cut (export as jsonl for the full text) …\n{tail}"
+
+
+def code_span(text: str) -> str:
+    """`text` as inline code, delimited by more backticks than it holds (nothing in it renders)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    marks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{marks}{pad}{text}{pad}{marks}"
 
 
 def call_line(call: Row, *, markdown: bool = True) -> str:
     """One line describing a call of the tree (`markdown=False`: plain text for a terminal)."""
     seconds = f" · {call['wall_s']:.1f} s" if call.get("wall_s") is not None else ""
-    error = f" · error: {call['error'].splitlines()[0]}" if call.get("error") else ""
+    error = ""
+    if call.get("error"):
+        first = call["error"].splitlines()[0]
+        error = f" · error: {code_span(first) if markdown else first}"
     name = f"`{call['id']}`" if markdown else call["id"]
     return (
         f"{name} {call['kind']} · {call['model']} · depth {call['depth']} · "
@@ -37,14 +52,23 @@ def call_line(call: Row, *, markdown: bool = True) -> str:
     )
 
 
+def _inline(value: object) -> str:
+    """Untrusted text on one line of Markdown: no HTML, no line break."""
+    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return " ".join(text.split())
+
+
 def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return _inline(value).replace("\\", "\\\\").replace("|", "\\|") or "—"
 
 
-def _table(rows: list[tuple[str, object]]) -> list[str]:
-    lines = ["| | |", "|---|---|"]
-    lines.extend(f"| {name} | {_cell(value)} |" for name, value in rows)
-    return lines
+def table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> list[str]:
+    """A table with a real header row, pipes spaced the same way on every row."""
+    return [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join("---" for _ in header) + " |",
+        *("| " + " | ".join(_cell(value) for value in row) + " |" for row in rows),
+    ]
 
 
 def _settings(detail: SessionDetail) -> list[str]:
@@ -60,7 +84,7 @@ def _settings(detail: SessionDetail) -> list[str]:
         ("Profile", session["profile"]),
     ]
     rows.extend((name, value) for name, value in budget.items() if value is not None)
-    return ["## Settings", "", *_table(rows)]
+    return ["## Settings", "", *table(("Setting", "Value"), rows)]
 
 
 def _cost(detail: SessionDetail) -> list[str]:
@@ -75,27 +99,78 @@ def _cost(detail: SessionDetail) -> list[str]:
         ("Sub-calls", session["sub_calls"]),
         ("Deepest level", session["max_depth_reached"]),
         ("Wall time", wall),
-        ("Started", fmt.when(session["started_at"], with_seconds=True, missing="—")),
+        (
+            "Started",
+            fmt.when(session["started_at"], with_seconds=True, with_zone=True, missing="—"),
+        ),
+        ("Ended", fmt.when(session["ended_at"], with_seconds=True, with_zone=True, missing="—")),
     ]
-    return ["## Cost", "", *_table(rows)]
+    return ["## Cost", "", *table(("Figure", "Value"), rows)]
 
 
 def _documents(detail: SessionDetail) -> list[str]:
     documents = detail.session["documents"]
     if not documents:
         return []
-    lines = [
-        "## Documents",
-        "",
-        "| Name | Path | Characters | Tokens | SHA-256 |",
-        "|---|---|---|---|---|",
-    ]
-    for doc in documents:
-        digest = (doc["sha256"] or "")[:12]
-        lines.append(
-            f"| {doc['name']} | {doc['path'] or ''} | {doc['chars'] or 0:,} | "
-            f"{doc['tokens'] if doc['tokens'] is not None else '—'} | {digest} |"
+    rows: list[tuple[object, ...]] = [
+        (
+            doc["name"],
+            doc["path"] or "",
+            f"{doc['chars'] or 0:,}",
+            doc["tokens"] if doc["tokens"] is not None else "—",
+            (doc["sha256"] or "")[:12],
         )
+        for doc in documents
+    ]
+    header = ("Name", "Path", "Characters", "Tokens", "SHA-256")
+    return ["## Documents", "", *table(header, rows)]
+
+
+def _output(cell: Row) -> list[str]:
+    """What a cell printed, its stderr and its error: each kept, each cut from the middle."""
+    seconds = f" ({cell['duration_s']:.2f} s)" if cell["duration_s"] is not None else ""
+    parts = [
+        (f"Output{seconds}:", cell["stdout"] or ""),
+        ("Standard error:", cell["stderr"] or ""),
+        ("Error:", cell["error"] or ""),
+    ]
+    shown = [(label, text) for label, text in parts if text.strip()]
+    if not shown:
+        return [f"Output{seconds}: nothing printed.", ""]
+    lines: list[str] = []
+    for label, text in shown:
+        lines += [label, "", fence(_cap(text), "text"), ""]
+    return lines
+
+
+def _in_flight_reply(detail: SessionDetail, call_id: str, turn: int) -> str:
+    """The model's reply for a turn the run ended in (no `TurnExecuted` recorded it)."""
+    replies = [
+        request["content"]
+        for request in detail.requests_of(call_id)
+        if request.get("turn") == turn and request.get("content")
+    ]
+    return str(replies[-1]) if replies else ""
+
+
+def _turn(detail: SessionDetail, call: Row, turn: Row) -> list[str]:
+    number = turn["idx"] + 1
+    reply = turn["reply"]
+    lines = [f"#### Call {call['id']} · turn {number}", ""]
+    if reply is None:
+        reply = _in_flight_reply(detail, call["id"], turn["idx"])
+        lines += ["_The run ended during this turn; what it had done so far:_", ""]
+    prose = _CODE_BLOCK.sub("", reply or "").strip()
+    if prose:
+        lines += [fence(_cap(prose), "text"), ""]
+    cells = detail.cells_of(call["id"], turn["idx"])
+    for cell in cells:
+        lines += [fence(cell["code"] or "", "python"), "", *_output(cell)]
+    if turn["reply"] is None and reply:
+        ran = len(cells)
+        for block in _CODE_BLOCK.findall(reply)[ran:]:
+            code = block.split("\n", 1)[1].rsplit("```", 1)[0] if "\n" in block else ""
+            lines += [fence(code, "python"), "", "_Not finished when the run ended._", ""]
     return lines
 
 
@@ -105,50 +180,39 @@ def _turns(detail: SessionDetail) -> list[str]:
         turns = detail.turns_of(call["id"])
         if not turns:
             continue
-        lines += ["", f"### Call `{call['id']}` ({call['kind']}, depth {call['depth']})", ""]
-        lines += ["Prompt:", "", fence(_cap(call["prompt"] or ""), "text")]
+        lines += ["", f"### Call {call['id']} ({call['kind']}, depth {call['depth']})", ""]
+        lines += ["Prompt:", "", fence(_cap(call["prompt"] or ""), "text"), ""]
         for turn in turns:
-            lines += ["", f"#### Turn {turn['idx'] + 1}", ""]
-            prose = _CODE_BLOCK.sub("", turn["reply"] or "").strip()
-            if prose:
-                lines += [_cap(prose), ""]
-            for cell in detail.cells_of(call["id"], turn["idx"]):
-                lines += [fence(cell["code"] or "", "python"), ""]
-                output = (cell["stdout"] or "") + (cell["stderr"] or "") + (cell["error"] or "")
-                seconds = f"{cell['duration_s']:.2f} s" if cell["duration_s"] is not None else ""
-                lines += [
-                    f"Output ({seconds}):",
-                    "",
-                    fence(_cap(output) or "(nothing printed)"),
-                    "",
-                ]
+            lines += _turn(detail, call, turn)
     return lines if len(lines) > 1 else []
 
 
+def _tree(detail: SessionDetail) -> list[str]:
+    """The call tree as nested ordered lists: four spaces a level, which Python-Markdown and
+    CommonMark both nest (unordered lists would need two for the linters, too few for the former)."""
+    return [f"{'    ' * level}1. {call_line(call)}" for level, call in detail.walk()]
+
+
 def render(detail: SessionDetail, include_content: bool = False) -> str:
-    """The report (it always shows the run's code and output: that is its purpose)."""
+    """The report (it always shows the run's code and output: that is its purpose).
+
+    The question, the answer and the model's replies are shown verbatim in fences: they are
+    untrusted text, and rendered Markdown could load remote images or break the report's
+    structure. It lints clean under markdownlint's and pymarkdown's default rules but line length.
+    """
     session = detail.session
     status = session["status"] + (f" — {session['error']}" if session["error"] else "")
-    lines = [
-        f"# RLM session {detail.session_id}",
-        "",
-        f"**Question:** {session['query']}",
-        "",
-        f"**Status:** {status}",
-        "",
-        "## Answer",
-        "",
-        session["answer"] or "_(no answer)_",
-        "",
-        *_settings(detail),
-        "",
-        *_cost(detail),
-        "",
-        *_documents(detail),
-        "",
-        "## Call tree",
-        "",
+    answer = session["answer"]
+    sections = [
+        [f"# RLM session {detail.session_id}"],
+        ["## Question", "", fence(session["query"] or "", "text")],
+        [f"**Status:** {_inline(status)}"],
+        ["## Answer", "", fence(answer, "text") if answer else "No answer."],
+        _settings(detail),
+        _cost(detail),
+        _documents(detail),
+        ["## Call tree", "", *_tree(detail)],
+        _turns(detail),
     ]
-    lines += [f"{'  ' * level}- {call_line(call)}" for level, call in detail.walk()]
-    lines += ["", *_turns(detail)]
-    return "\n".join(lines).rstrip() + "\n"
+    text = "\n\n".join("\n".join(section) for section in sections if section)
+    return re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n"
