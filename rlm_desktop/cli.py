@@ -16,6 +16,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run Recursive Language Models over local documents. No command: open the GUI.",
     )
     parser.add_argument("--version", action="version", version=f"rlm-desktop {__version__}")
+    parser.add_argument(
+        "--self-check",
+        action="store_true",
+        help="check that this installation can run (imports, data folder, keyring, price map, "
+        "a REPL worker, Qt) and exit; 1 if any check fails",
+    )
+    parser.add_argument("--qt-probe", action="store_true", help=argparse.SUPPRESS)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     from rlm_desktop.commands.run import add_run_parser
     from rlm_desktop.commands.sessions import add_sessions_parser
@@ -31,6 +38,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     multiprocessing.freeze_support()  # a frozen build must not re-run itself in PDF workers
     args = build_parser().parse_args(argv)
+    if args.self_check or args.qt_probe:
+        from rlm_desktop.commands import self_check
+
+        return self_check.qt_probe() if args.qt_probe else self_check.self_check()
     if args.command is None:
         from rlm_desktop.ui.app import main as gui_main
 

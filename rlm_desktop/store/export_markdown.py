@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.store.detail import Row, SessionDetail
@@ -62,7 +63,7 @@ def _cell(value: object) -> str:
     return _inline(value).replace("\\", "\\\\").replace("|", "\\|") or "—"
 
 
-def table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> list[str]:
+def table(header: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> list[str]:
     """A table with a real header row, pipes spaced the same way on every row."""
     return [
         "| " + " | ".join(header) + " |",

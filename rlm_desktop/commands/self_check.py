@@ -1,0 +1,233 @@
+"""`rlm-desktop --self-check`: can this installation run? One line per check, exit 1 if any fails.
+
+Checks what a first run needs, in the order it needs it: the packages import, the data folder is
+writable, where API keys would be kept, litellm's price map is there, a REPL worker starts in the
+sandbox and runs `print(1)`, and Qt's platform plugin loads (in a child process: a plugin that
+fails to load aborts the process that tried). A missing keyring is a warning, not a failure: keys
+then come from environment variables or are kept for the session only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rlm_desktop.engine.sandbox.level import SandboxReport
+
+QT_PROBE_FLAG = "--qt-probe"
+PACKAGES = ("PySide6", "qasync", "sqlite_utils", "keyring", "pygments", "pypdf", "tiktoken")
+DISTRIBUTIONS = {"sqlite_utils": "sqlite-utils"}
+WORKER_TIMEOUT_S = 30.0
+QT_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One line of the self-check: `state` is `ok`, `warn` or `FAIL`."""
+
+    name: str
+    state: str
+    detail: str
+
+    def line(self) -> str:
+        return f"{self.state:<4}  {self.name}: {self.detail}"
+
+
+def _ok(name: str, detail: str) -> CheckResult:
+    return CheckResult(name, "ok", detail)
+
+
+def _fail(name: str, detail: str) -> CheckResult:
+    return CheckResult(name, "FAIL", detail)
+
+
+def _version(package: str, module: Any) -> str:
+    known = getattr(module, "__version__", None)
+    if isinstance(known, str):
+        return known
+    try:
+        return metadata.version(DISTRIBUTIONS.get(package, package))
+    except metadata.PackageNotFoundError:
+        return "(version unknown)"
+
+
+def check_imports() -> CheckResult:
+    """The packages the window and the engine import (litellm included: it takes seconds)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    found, missing = [], []
+    for package in (*PACKAGES, "litellm"):
+        try:
+            module = importlib.import_module(package)
+            found.append(f"{package} {_version(package, module)}")
+        except Exception as error:
+            missing.append(f"{package} ({type(error).__name__}: {error})")
+    if missing:
+        return _fail("imports", "cannot import " + "; ".join(missing))
+    return _ok("imports", ", ".join(found))
+
+
+def check_data_folder() -> CheckResult:
+    """The data folder exists and a file can be written there (where the database lives)."""
+    from rlm_desktop import paths
+
+    try:
+        folder = paths.data_dir()
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".self-check-"):
+            pass
+    except OSError as error:
+        return _fail("data folder", f"not writable: {error}")
+    return _ok("data folder", f"{folder} (writable; the database is {paths.database_path().name})")
+
+
+def check_keyring() -> CheckResult:
+    """Which keyring keeps API keys, and whether it keeps them encrypted."""
+    from rlm_desktop.providers import keys
+
+    described = keys.backend_description()
+    if not keys.keyring_available():
+        return CheckResult(
+            "keyring",
+            "warn",
+            f"{described}; keys come from environment variables or last for the session only",
+        )
+    insecure = any(word in described for word in ("Plaintext", "plaintext", "Null", "Uncrypted"))
+    security = "stores keys unencrypted" if insecure else "secure"
+    return CheckResult("keyring", "warn" if insecure else "ok", f"{described}, {security}")
+
+
+def check_price_map() -> CheckResult:
+    """litellm's bundled price map (the app never fetches it over the network)."""
+    from rlm_desktop.engine.litellm_loader import litellm_package_dir
+    from rlm_desktop.engine.pricing import PRICE_MAP_FILE, bundled_price_map
+
+    try:
+        models = bundled_price_map()
+    except (OSError, ValueError) as error:
+        return _fail("price map", f"unreadable: {error}")
+    if not models:
+        return _fail("price map", f"{PRICE_MAP_FILE} not found in litellm's package")
+    return _ok("price map", f"{len(models):,} models ({litellm_package_dir()})")
+
+
+async def _run_print_one(scratch: Path) -> tuple[str, SandboxReport | None]:
+    from rlm_desktop.engine.sandbox.launcher import Launcher
+    from rlm_desktop.engine.sandbox.process import WorkerProcess
+
+    async def no_sub_calls(operation: str, message: dict[str, Any]) -> Any:
+        raise RuntimeError("the self-check makes no sub-calls")
+
+    launcher = Launcher(scratch, 10_000)
+    worker = WorkerProcess(
+        "",
+        [],
+        scratch_dir=scratch,
+        memory_limit_mb=512,
+        output_cap_chars=10_000,
+        handler=no_sub_calls,
+        launcher=launcher,
+    )
+    try:
+        await worker.start()
+        outcome = await worker.execute("print(1)", WORKER_TIMEOUT_S)
+        return outcome.stdout + (outcome.error or ""), launcher.sandbox
+    finally:
+        await worker.close()
+        await launcher.close()
+
+
+def check_worker() -> CheckResult:
+    """A REPL worker starts (in the sandbox this machine gives) and runs `print(1)`."""
+    from rlm_desktop import paths
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="self-check-", dir=paths.scratch_root()) as folder:
+            printed, sandbox = asyncio.run(
+                asyncio.wait_for(_run_print_one(Path(folder)), WORKER_TIMEOUT_S)
+            )
+    except Exception as error:
+        return _fail("REPL worker", f"did not start: {type(error).__name__}: {error}")
+    if printed.strip() != "1":
+        return _fail("REPL worker", f"print(1) gave {printed.strip()[-200:]!r}")
+    if sandbox is None or not sandbox.isolated:
+        described = sandbox.describe() if sandbox else "the sandbox level was not reported"
+        return CheckResult("REPL worker", "warn", f"ran print(1); {described}")
+    return _ok("REPL worker", f"ran print(1) in the sandbox {sandbox.level}")
+
+
+def _self_command() -> list[str]:
+    if getattr(sys, "frozen", False):
+        return [sys.executable]
+    return [sys.executable, "-m", "rlm_desktop"]
+
+
+def check_qt() -> CheckResult:
+    """Qt's platform plugin loads (in a child process, which a failing plugin aborts)."""
+    try:
+        probe = subprocess.run(
+            [*_self_command(), QT_PROBE_FLAG],
+            capture_output=True,
+            text=True,
+            timeout=QT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return _fail("Qt platform", f"the probe did not run: {error}")
+    said = probe.stdout.strip()
+    if probe.returncode != 0 or not said:
+        lines = [line for line in probe.stderr.splitlines() if line.strip()]
+        reason = next(
+            (line for line in lines if "plugin" in line.lower()), lines[-1] if lines else ""
+        )
+        return _fail("Qt platform", reason or f"the probe exited with {probe.returncode}")
+    return _ok("Qt platform", said)
+
+
+def qt_probe() -> int:
+    """Start a QGuiApplication and name its platform plugin (`--qt-probe`, run by check_qt)."""
+    from PySide6 import __version__ as pyside_version
+    from PySide6.QtGui import QGuiApplication
+
+    app = QGuiApplication([sys.argv[0]])
+    print(f"plugin {app.platformName()} (PySide6 {pyside_version})")
+    return 0
+
+
+CHECKS: tuple[Callable[[], CheckResult], ...] = (
+    check_imports,
+    check_data_folder,
+    check_keyring,
+    check_price_map,
+    check_worker,
+    check_qt,
+)
+
+
+def self_check() -> int:
+    """Run every check, print one line each; 1 when any failed."""
+    from rlm_desktop import __version__
+
+    print(f"rlm-desktop {__version__} (Python {sys.version.split()[0]}, {sys.platform})")
+    failed = False
+    for check in CHECKS:
+        try:
+            result = check()
+        except Exception as error:
+            result = _fail(
+                check.__name__.removeprefix("check_"), f"{type(error).__name__}: {error}"
+            )
+        print(result.line(), flush=True)
+        failed = failed or result.state == "FAIL"
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    return 1 if failed else 0
