@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test bench lint screenshots clean
+.PHONY: run test bench bench-compare lint screenshots clean package package-test
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,18 @@ test: $(STAMP)
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/benchmarks -m bench -s -p no:randomly --timeout=900
 
+REFERENCE := .venv-reference
+REFERENCE_PIN := rlms==0.1.3
+
+$(REFERENCE)/.installed:
+	test -x $(REFERENCE)/bin/python || $(PYTHON) -m venv $(REFERENCE)
+	$(REFERENCE)/bin/python -m pip install --quiet $(REFERENCE_PIN)
+	touch $@
+
+# The reference implementation (PyPI rlms, pinned) in its own environment, the same scripted scenarios.
+bench-compare: $(STAMP) $(REFERENCE)/.installed
+	$(PY) -m tests.benchmarks.compare.run_compare
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check rlm_desktop tests
 	$(VENV)/bin/mypy
@@ -38,5 +50,26 @@ screenshots: $(STAMP)
 		{ echo "make screenshots needs: $(SCREENSHOT_DEBS)"; exit 1; }
 	$(PY) -m tests.screenshots
 
+# The frozen one-folder bundle dist/rlm-desktop/ (PyInstaller, pinned in the `package` extra).
+PACKAGE_STAMP := $(VENV)/.packaging-installed
+
+$(PACKAGE_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,package]'
+	touch $(PACKAGE_STAMP)
+
+package: $(PACKAGE_STAMP)
+	@start=$$(date +%s); \
+	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN --distpath dist \
+		--workpath build/pyinstaller packaging/rlm-desktop.spec || exit 1; \
+	echo "dist/rlm-desktop: $$(du -sh dist/rlm-desktop | cut -f1)," \
+		"$$(find dist/rlm-desktop -type f | wc -l) files, built in $$(( $$(date +%s) - start )) s"; \
+	du -sh dist/rlm-desktop/_internal/* | sort -h | tail -n 6
+
+# Not part of `make test`: builds the bundle, runs its --version, --self-check, a run and its
+# window offscreen, then installs the project with pipx into a temporary folder and runs it.
+package-test: package
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m package -p no:randomly -s --timeout=1800 \
+		tests/test_packaging_bundle.py tests/test_packaging_pipx.py
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

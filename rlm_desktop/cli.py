@@ -24,11 +24,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--qt-probe", action="store_true", help=argparse.SUPPRESS)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from rlm_desktop.commands.eval import add_eval_parser
     from rlm_desktop.commands.run import add_run_parser
     from rlm_desktop.commands.sessions import add_sessions_parser
 
     add_run_parser(subparsers)
     add_sessions_parser(subparsers)
+    add_eval_parser(subparsers)
     return parser
 
 
@@ -50,6 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rlm_desktop.commands.run import run_command
 
         return run_command(args)
+    if args.command == "eval":
+        from rlm_desktop.commands.eval import eval_command
+
+        return eval_command(args)
     from rlm_desktop.commands.sessions import run_sessions_command
 
     return run_sessions_command(args)

@@ -6,6 +6,8 @@ thing everywhere.
 
 from __future__ import annotations
 
+import os
+import re
 from datetime import datetime
 
 UNPRICED = "unpriced"
@@ -130,3 +132,33 @@ def sandbox(level: str | None) -> str:
     from rlm_desktop.engine.sandbox.level import NOT_USED
 
     return "" if not level or level == NOT_USED else level
+
+
+_UNSAFE_ON_A_TERMINAL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if 0xDC80 <= code <= 0xDCFF:  # a byte the file system's encoding could not decode
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
+
+
+def terminal_safe(name: str | os.PathLike[str]) -> str:
+    """A file name (or path) that prints as one inert line on a terminal.
+
+    Newlines, tabs and other control characters (ANSI escape sequences start with one), the
+    invisible marks that reorder text (bidi controls) and undecodable bytes (kept by Python as
+    lone surrogates, which would also fail to print) are shown as Python-style escapes:
+    `evil\\n\\x1b[31m.txt`, `caf\\xe9.txt`. Everything else, accents and backslashes included,
+    is left as it is.
+    """
+    return _UNSAFE_ON_A_TERMINAL.sub(_escape, os.fspath(name))

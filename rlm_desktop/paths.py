@@ -15,7 +15,23 @@ if TYPE_CHECKING:
 
 APP_NAME = "rlm-desktop"
 HOME_ENV = "RLM_DESKTOP_HOME"
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+
+
+def _resources_folder() -> Path:
+    """`resources/` beside the package (a checkout, an editable install, a frozen bundle), else
+    where a wheel installs it (pipx, pip): `<prefix>/share/rlm-desktop/resources`."""
+    import sysconfig
+
+    beside = Path(__file__).resolve().parent.parent / "resources"
+    installed = [
+        Path(sysconfig.get_path("data", scheme)) / "share" / APP_NAME / "resources"
+        for scheme in (sysconfig.get_default_scheme(), f"{os.name}_user")
+    ]
+    found = (f for f in (beside, *installed) if (f / "profiles" / "profiles.toml").is_file())
+    return next(found, beside)
+
+
+RESOURCES = _resources_folder()
 
 
 def data_dir() -> Path:

@@ -7,6 +7,7 @@ conftest so that tests of the Qt-free packages never import Qt.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ import qasync
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from rlm_desktop.ui.main_thread_gc import MainThreadGarbageCollector
 from tests.memory_keyring import MemoryKeyring
 
 if TYPE_CHECKING:
@@ -69,9 +71,13 @@ def qloop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
       loops) start clean;
     - `close()` releases the loop.
     """
+    collector = MainThreadGarbageCollector()
+    collector.start()  # as the app does: no Qt object is ever freed by a worker thread's GC
     loop = open_qloop(qapp)
     yield loop
     close_qloop(loop, qapp)
+    gc.collect()
+    collector.stop()
 
 
 @pytest.fixture

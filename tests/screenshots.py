@@ -209,6 +209,45 @@ async def main_async(window: Any, server: Any) -> None:
     await pump(0.5)
     save(window, "finished-dark")
     await the_first_hour(window, server)
+    await review_windows(window)
+
+
+async def review_windows(window: Any) -> None:
+    """What a reviewer and a presenter open: the timeline, a replay mid-way, the dashboard,
+    two runs compared, and the evaluation page."""
+    from rlm_desktop.paths import database_path
+    from rlm_desktop.store import Store
+
+    window.resize(*SIZE)
+    store = Store(database_path())
+    try:
+        sessions = {row["query"]: row["id"] for row in store.list_sessions()}
+    finally:
+        store.close()
+    incidents = sessions["Which incidents happened in this log, and when did each start and end?"]
+    first = sessions["How many ERROR lines are in the log?"]
+    window.open_session(incidents)
+    window.timeline_action.trigger()
+    await pump(1.5)
+    save(window, "timeline")
+    window.timeline_action.trigger()
+    window.replay_session(incidents)
+    await pump(1.2)
+    window.workspace.replay.pause()
+    await pump(0.3)
+    save(window, "replay")
+    dashboard = window.show_dashboard()
+    await pump(1.5)
+    save(dashboard, "dashboard")
+    dashboard.close()
+    compared = window.compare_sessions(first, incidents)
+    await pump(1.5)
+    save(compared, "compare")
+    compared.close()
+    evaluation = window.show_evaluation()
+    await pump(0.8)
+    save(evaluation, "evaluation")
+    evaluation.close()
 
 
 async def the_first_hour(window: Any, server: Any) -> None:

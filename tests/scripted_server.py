@@ -1,12 +1,14 @@
 """A scripted OpenAI-compatible HTTP server on 127.0.0.1 that litellm really talks to.
 
 Tests script replies in order (`enqueue`) or by content (`respond_with`), and can add latency, HTTP errors
-and `Retry-After` headers. It runs in a background thread, so it serves the test process, qasync loops and
+and `Retry-After` headers, inflate the usage it reports, echo the key it was sent in an error body, or
+stream a reply of any size (written piece by piece, never built in memory). It runs in a background thread, so it serves the test process, qasync loops and
 CLI subprocesses alike.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -28,6 +30,17 @@ class Reply:
     finish_reason: str = "stop"
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    usage_factor: float = 1.0
+    """Multiplies the usage reported (as a provider that counts more tokens than the app does)."""
+    echo_key: bool = False
+    """An error reply ends its message with the `Authorization` header it was sent."""
+    body_bytes: int = 0
+    """When set, a 200 reply whose content is this many bytes of `a`, streamed in 1 MB pieces."""
+    chunked: bool = False
+    """Send a `body_bytes` reply without its length (chunked), so only reading it tells its size."""
+
+
+HUGE_PIECE = 1024 * 1024
 
 
 class _Server(ThreadingHTTPServer):
@@ -78,6 +91,8 @@ def completion_response(
         if reply.completion_tokens is not None
         else estimate_tokens(reply.content)
     )
+    usage_in = int(usage_in * reply.usage_factor)
+    usage_out = int(usage_out * reply.usage_factor)
     body = {
         "id": f"chatcmpl-{time.monotonic_ns()}",
         "object": "chat.completion",
@@ -171,12 +186,14 @@ class ScriptedServer:
             return Reply(status=500, content="the scripted server has no reply for this request")
         return Reply(content=queued) if isinstance(queued, str) else queued
 
-    def _completion(self, request: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any]]:
+    def _reply(self, request: dict[str, Any], authorization: str) -> Reply:
         reply = self._next_reply(request)
         delay = reply.delay_s + self.latency_s
         if delay:
             time.sleep(delay)
-        return completion_response(request, reply)
+        if reply.echo_key:
+            reply = dataclasses.replace(reply, content=f"{reply.content} {authorization}")
+        return reply
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -226,11 +243,49 @@ class ScriptedServer:
                     server._in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
                 try:
-                    status, headers, body = server._completion(request)
+                    reply = server._reply(request, self.headers.get("Authorization", ""))
                 finally:
                     with server._lock:
                         server._in_flight -= 1
-                self._send(status, headers, body)
+                if reply.body_bytes and reply.status == 200:
+                    self._stream_huge(reply.body_bytes, reply.chunked)
+                else:
+                    self._send(*completion_response(request, reply))
+
+            def _stream_huge(self, size: int, chunked: bool) -> None:
+                head = (
+                    b'{"id": "chatcmpl-huge", "object": "chat.completion", "created": 0, '
+                    b'"model": "test-model", "choices": [{"index": 0, "message": '
+                    b'{"role": "assistant", "content": "'
+                )
+                tail = (
+                    b'"}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, '
+                    b'"completion_tokens": 1, "total_tokens": 2}}'
+                )
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if chunked:
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Content-Length", str(len(head) + size + len(tail)))
+                self.end_headers()
+                piece = b"a" * HUGE_PIECE
+
+                def write(data: bytes) -> None:
+                    if chunked:
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    else:
+                        self.wfile.write(data)
+
+                try:
+                    write(head)
+                    for start in range(0, size, HUGE_PIECE):
+                        write(piece[: min(HUGE_PIECE, size - start)])
+                    write(tail)
+                    if chunked:
+                        self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client stopped reading, as it should
 
         return Handler
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rlm_desktop import formatting as fmt
@@ -62,3 +64,22 @@ def test_status_tone(status: str, tone: str) -> None:
 def test_plural_with_its_own_plural_form() -> None:
     assert fmt.plural(1, "match", "matches") == "1 match"
     assert fmt.plural(3, "match", "matches") == "3 matches"
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("report 2024 – café.pdf", "report 2024 – café.pdf"),
+        ("evil\n\x1b[31mred.txt", "evil\\n\\x1b[31mred.txt"),
+        ("tab\there\r\x7f\x9b", "tab\\there\\r\\x7f\\x9b"),
+        ("caf\udce9.txt", "caf\\xe9.txt"),
+        ("lone\ud800", "lone\\ud800"),
+        ("invoice\u202efdp.exe", "invoice\\u202efdp.exe"),
+        ("line\u2028break", "line\\u2028break"),
+        ("C:\\Users\\ann\\notes.txt", "C:\\Users\\ann\\notes.txt"),
+    ],
+)
+def test_terminal_safe_names_print_as_one_inert_line(name: str, shown: str) -> None:
+    assert fmt.terminal_safe(name) == shown
+    assert fmt.terminal_safe(Path(name)) == shown
+    shown.encode("utf-8")  # printable whatever the name held

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import io
 import json
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +29,7 @@ from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
 from rlm_desktop.engine.pricing import parse_prices
+from rlm_desktop.formatting import terminal_safe
 
 if TYPE_CHECKING:
     from rlm_desktop.documents import Skipped
@@ -34,6 +38,8 @@ DEFAULTS = Budget()
 SKIPPED_SHOWN = 20
 """The command line's budget defaults are the engine's: no caps on cost, tokens or sub-calls."""
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_NOT_SAVED = 3
+"""The session database could not be opened, or the run could not be saved in it in full."""
 BudgetFlag = tuple[str, str, type[int] | type[float], str]
 BUDGET_FLAGS: tuple[BudgetFlag, ...] = (
     ("--max-depth", "max_depth", int, "REPL levels (1: root only)"),
@@ -107,6 +113,12 @@ def add_run_parser(
         action="store_true",
         help="refuse to run model code unless the kernel sandbox isolates files and network",
     )
+    parser.add_argument(
+        "--otlp-endpoint",
+        metavar="URL",
+        help="send the run's trace to this OTLP/HTTP receiver when it ends (default: "
+        "$OTEL_EXPORTER_OTLP_ENDPOINT; e.g. http://localhost:4318)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     return parser
 
@@ -129,30 +141,40 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     )
 
 
-def load_documents(paths: list[str], model: str) -> list[ContextDocument]:
-    """Load `--doc` paths; raise `ConfigError` naming the first bad one."""
+def load_documents(
+    paths: list[str], model: str, deadline: float | None = None
+) -> list[ContextDocument]:
+    """Load `--doc` paths, by `deadline` (a `time.monotonic()` reading: the run's time limit).
+
+    Each path that cannot be loaded is one line with its reason and the run goes on with the
+    rest; only when nothing loads is it a `ConfigError` (exit 2).
+    """
     from rlm_desktop.documents import LoadOptions, load_paths
 
     if not paths:
         raise ConfigError("no documents: pass --doc PATH (a file or a folder), once or more")
-    result = load_paths([Path(p) for p in paths], LoadOptions(model=model))
-    if result.errors:
-        error = result.errors[0]
-        more = f" (and {len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
-        raise ConfigError(f"{error.path}: {error.message}{more}")
-    if not result.documents:
-        raise ConfigError("no loadable documents in the given paths: " + ", ".join(paths))
+    result = load_paths([Path(p) for p in paths], LoadOptions(model=model, deadline=deadline))
     for line in left_out(result.skipped):
         say(line)
     for document in result.documents:
         for note in document.notes:
-            say(f"{document.name}: {note}")
+            say(f"{terminal_safe(document.name)}: {note}")
+    failed = [f"{terminal_safe(e.path)}: {terminal_safe(e.message)}" for e in result.errors]
+    if not result.documents and len(failed) < 2:
+        raise ConfigError(failed[0] if failed else "no loadable documents in the given paths")
+    for line in failed:
+        say(f"not loaded: {line}")
+    if not result.documents:
+        raise ConfigError("none of the --doc paths could be loaded; fix or drop them")
     return [doc.to_context() for doc in result.documents]
 
 
 def left_out(skipped: Sequence[Skipped], shown: int = SKIPPED_SHOWN) -> list[str]:
     """One line per file a folder held but the run leaves out, and why (nothing vanishes silently)."""
-    lines = [f"left out {skip.path}: {skip.reason}" for skip in skipped[:shown]]
+    lines = [
+        f"left out {terminal_safe(skip.path)}: {terminal_safe(skip.reason)}"
+        for skip in skipped[:shown]
+    ]
     if len(skipped) > shown:
         lines.append(f"left out {len(skipped) - shown:,} more files")
     return lines
@@ -211,10 +233,15 @@ def run_command(args: argparse.Namespace) -> int:
     The models, the endpoint and the key are checked before anything is sent (`preflight`);
     each problem is one line, and the exit code says whose it is to fix.
     """
+    from rlm_desktop.store import StoreError
+
     try:
         config = config_from_args(args)
         config.validate()
-        documents = load_documents(args.doc, config.model)
+        started = time.monotonic()  # the run's time limit covers loading its documents
+        timeout = config.budget.timeout_s
+        deadline = None if timeout is None else started + timeout
+        documents = load_documents(args.doc, config.model, deadline)
         run = Run(
             config,
             documents,
@@ -226,22 +253,64 @@ def run_command(args: argparse.Namespace) -> int:
             for problem in problems:
                 say(preflight_line(problem))
             return preflight_exit_code(problems)
-        result = asyncio.run(_execute(run, documents, quiet=args.json))
+        result, saved = asyncio.run(_execute(run, documents, quiet=args.json, started=started))
+        result = _send_traces(result, run.run_id, args.otlp_endpoint) if saved else result
     except ConfigError as error:
         say(error.worded(FLAGS))
         return EXIT_USAGE
     except KeyboardInterrupt:
         say("interrupted before the run started")
         return EXIT_INTERRUPTED
+    except StoreError as error:
+        say(str(error))
+        return EXIT_NOT_SAVED
+    except OSError as error:  # the data folder (scratch folders, database) cannot be made
+        say(
+            f"{error.filename or 'the data folder'}: {error.strerror or error}; make it "
+            f"writable, or point {paths.HOME_ENV} at a folder you can write"
+        )
+        return EXIT_NOT_SAVED
+    if isinstance(sys.stdout, io.TextIOWrapper):  # model code can print lone surrogates
+        sys.stdout.reconfigure(errors="backslashreplace")
     print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.answer)
     if result.status == "error":
         say(failure(result, config))
+    elif result.refused_calls and result.answer and result.error:
+        say(result.error)  # "answered after the budget ran out (N calls refused)"
+    for warning in result.warnings:
+        say(warning)
+    if not saved and result.status != "cancelled":
+        return EXIT_NOT_SAVED
     if result.status == "completed":
         return EXIT_OK
     return EXIT_INTERRUPTED if result.status == "cancelled" else EXIT_NOT_COMPLETED
 
 
-async def _execute(run: Run, documents: list[ContextDocument], quiet: bool) -> RunResult:
+def _send_traces(result: RunResult, session_id: str, endpoint: str | None) -> RunResult:
+    """The run's trace sent to the collector configured (flag or environment); a collector that
+    cannot take it adds one warning and changes nothing else."""
+    from rlm_desktop.store import Store
+    from rlm_desktop.store.exports import send_traces
+    from rlm_desktop.store.otlp_proto import configured_endpoint
+
+    collector = configured_endpoint(endpoint)
+    if collector is None:
+        return result
+    store = Store(paths.database_path())
+    try:
+        problem = send_traces(store, session_id, collector)
+    finally:
+        store.close()
+    if problem is None:
+        return result
+    return dataclasses.replace(result, warnings=[*result.warnings, problem])
+
+
+async def _execute(
+    run: Run, documents: list[ContextDocument], quiet: bool, started: float | None = None
+) -> tuple[RunResult, bool]:
+    """The run's result (with what could not be saved among its `warnings`), and whether its
+    session was saved in full."""
     from rlm_desktop.store import Store
 
     loop = asyncio.get_running_loop()
@@ -249,9 +318,17 @@ async def _execute(run: Run, documents: list[ContextDocument], quiet: bool) -> R
         loop.add_signal_handler(sig, run.cancel)
     ProgressPrinter(sys.stderr, verbose=not quiet).attach(run.bus)
     store = Store(paths.database_path())
-    recorder = store.record(run, documents=documents, secrets=[run.credentials.api_key])
     try:
-        return await run.execute()
+        recorder = store.record(run, documents=documents, secrets=[run.credentials.api_key])
+    except BaseException:
+        store.close()
+        raise
+    try:
+        result = await run.execute(started=started)
     finally:
         recorder.close()
         store.close()
+    unsaved = recorder.warnings
+    if not unsaved:
+        return result, True
+    return dataclasses.replace(result, warnings=[*result.warnings, *unsaved]), False

@@ -13,6 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
+from rlm_desktop.commands.health import add_health_parser, health_command
+
+EXPORT_FORMATS = ("md", "jsonl", "html", "otlp", "otlp-proto")
+"""The store's export formats, named here so that building the parser does not import the store
+(half a second); a test keeps the two equal."""
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
@@ -42,9 +47,11 @@ def add_sessions_parser(
     show.add_argument("id", help="a session id, or a unique prefix of one")
     show.add_argument("--json", action="store_true", help="print one JSON object")
 
-    export = commands.add_parser("export", help="write a session as jsonl, md or otlp")
+    export = commands.add_parser(
+        "export", help="write a session as jsonl, md, html or OTLP traces (otlp: JSON, otlp-proto)"
+    )
     export.add_argument("id", help="a session id, or a unique prefix of one")
-    export.add_argument("--format", required=True, choices=("jsonl", "md", "otlp"))
+    export.add_argument("--format", required=True, choices=EXPORT_FORMATS)
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     export.add_argument(
         "--include-content",
@@ -67,6 +74,7 @@ def add_sessions_parser(
         "--hits", type=int, default=SEARCH_HITS, help=f"places shown per session ({SEARCH_HITS})"
     )
     search.add_argument("--json", action="store_true", help="print one JSON object")
+    add_health_parser(commands)
     return parser
 
 
@@ -76,13 +84,15 @@ def run_sessions_command(args: argparse.Namespace) -> int:
 
     try:
         store = Store(paths.database_path())
-    except sqlite3.DatabaseError as error:
-        return _fail(f"cannot open the session database: {error} (is it a sessions.db file?)", 1)
+    except StoreError as error:  # a database that cannot be opened, read or written
+        return _fail(str(error), 1)
     try:
         handler = _HANDLERS[args.sessions_command]
         return handler(store, args)
     except StoreError as error:
         return _fail(str(error.args[0] if error.args else error), 2)
+    except sqlite3.Error as error:
+        return _fail(store.describe(error), 1)
     except BrokenPipeError:
         # The reader (`| head`) left: stop quietly, and keep Python from complaining at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -142,7 +152,8 @@ def _show(store: Store, args: argparse.Namespace) -> int:
         f"started {fmt.when(session['started_at'], missing='—')}"
     )
     for doc in session["documents"]:
-        print(f"Document: {doc['name']} ({doc['chars'] or 0:,} characters) {doc['path'] or ''}")
+        name, path = fmt.terminal_safe(doc["name"]), fmt.terminal_safe(doc["path"] or "")
+        print(f"Document: {name} ({doc['chars'] or 0:,} characters) {path}")
     if session["error"]:
         print(f"Error: {session['error']}")
     print("\nAnswer:\n" + (session["answer"] or "(no answer)"))
@@ -160,18 +171,19 @@ def _show(store: Store, args: argparse.Namespace) -> int:
 
 
 def _export(store: Store, args: argparse.Namespace) -> int:
-    from rlm_desktop.store import export
+    from rlm_desktop.store import export_bytes
 
-    text = export(store, args.id, args.format, include_content=args.include_content)
+    data = export_bytes(store, args.id, args.format, include_content=args.include_content)
     if args.output is None:
-        sys.stdout.write(text)
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
         return 0
     target = Path(args.output).expanduser()
     try:
-        target.write_text(text, encoding="utf-8")
+        target.write_bytes(data)
     except OSError as error:
         return _fail(f"cannot write {target}: {error.strerror or error}; choose another -o FILE", 2)
-    print(f"wrote {target} ({len(text.encode()):,} bytes)", file=sys.stderr)
+    print(f"wrote {target} ({len(data):,} bytes)", file=sys.stderr)
     return 0
 
 
@@ -216,4 +228,5 @@ _HANDLERS: dict[str, Callable[[Store, argparse.Namespace], int]] = {
     "export": _export,
     "delete": _delete,
     "search": _search,
+    "health": health_command,
 }

@@ -6,7 +6,8 @@
     result.errors      # LoadError(path, message): named paths that could not be loaded
 
 Heavy parsers (pypdf, python-docx, charset-normalizer, tiktoken) are imported only when needed;
-litellm and Qt are never imported.
+litellm and Qt are never imported. PDF and Word files are parsed in a worker process with a time
+and a memory bound (`reader`); links that lead out of a loaded folder are not followed (`walk`).
 """
 
 from rlm_desktop.documents.formats import DOCUMENT_TYPES

@@ -1,7 +1,11 @@
 """`load_paths`: files and folders in, documents out, with one clear line for each problem.
 
-A path the user named that cannot be loaded becomes a `LoadError` (the CLI exits with code 2);
-a file found inside a named folder that cannot or should not be loaded becomes a `Skipped`.
+A path the user named that cannot be loaded becomes a `LoadError` (the CLI names it and goes on
+with the rest); a file found inside a named folder that cannot or should not be loaded becomes a
+`Skipped`. PDF and Word files are read by a `BoundedReader` (a worker process with a time and a
+memory bound); a file that passes a bound, or the run's time limit (`LoadOptions.deadline`), is
+not loaded and says which.
+
 A file whose text is empty — a 0-byte file, whitespace only, a scanned PDF without a text
 layer — is not loaded: it would give the model nothing to read, and a named empty file is far
 more often a mistake (the wrong file, an export that failed) than an intent.
@@ -11,13 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from rlm_desktop.documents import formats
-from rlm_desktop.documents.decoding import Unreadable, decode, normalize_newlines
+from rlm_desktop.documents.decoding import Unreadable, normalize_newlines
+from rlm_desktop.documents.extract import COMPRESSED_TYPES, Extracted, extract
 from rlm_desktop.documents.model import (
     Document,
     LoadError,
@@ -26,35 +31,9 @@ from rlm_desktop.documents.model import (
     Skipped,
     human_size,
 )
+from rlm_desktop.documents.reader import BoundedReader, ReadTimedOut
 from rlm_desktop.documents.token_counts import TokenTally
 from rlm_desktop.documents.walk import Found, iter_folder
-
-
-@dataclass(frozen=True)
-class _Text:
-    text: str
-    encoding: str | None = None
-    pages: int | None = None
-    notes: tuple[str, ...] = ()
-
-
-def _extract(kind: str, data: bytes) -> _Text:
-    if kind == "pdf":
-        from rlm_desktop.documents.pdf import extract_pdf
-
-        pdf = extract_pdf(data)
-        return _Text(pdf.text, pages=pdf.pages, notes=pdf.notes)
-    if kind == "docx":
-        from rlm_desktop.documents.word import extract_docx
-
-        return _Text(extract_docx(data))
-    decoded = decode(data)
-    text = decoded.text
-    if kind == "html":
-        from rlm_desktop.documents.htmltext import html_to_text
-
-        text = html_to_text(text)
-    return _Text(text, decoded.encoding, notes=decoded.notes())
 
 
 class _Loader:
@@ -64,6 +43,7 @@ class _Loader:
         self.tally = TokenTally(options.model, options.exact_token_chars)
         self.total_bytes = 0
         self.seen: dict[str, Path] = {}
+        self.reader = BoundedReader(options.max_read_memory_bytes)
 
     def named(self, path: Path) -> None:
         if path.is_dir():
@@ -116,13 +96,26 @@ class _Loader:
         if key in self.seen:
             self.result.skipped.append(Skipped(path, f"already loaded as {self.seen[key]}"))
             return
-        message = self.check_size(path, named)
+        message = self.check_time() or self.check_size(path, named)
         if message is None:
             message = self.read(path, name)
         if message is None:
             self.seen[key] = path
         else:
             self.fail(path, message, named)
+
+    def remaining_s(self) -> float | None:
+        deadline = self.options.deadline
+        return None if deadline is None else deadline - time.monotonic()
+
+    def check_time(self) -> str | None:
+        remaining = self.remaining_s()
+        if remaining is not None and remaining <= 0:
+            return (
+                "not read: the run's time limit ran out while loading the documents before it; "
+                "raise the time limit or load fewer files"
+            )
+        return None
 
     def check_size(self, path: Path, named: bool) -> str | None:
         try:
@@ -148,6 +141,26 @@ class _Loader:
             )
         return None
 
+    def extract(self, kind: str, data: bytes) -> Extracted:
+        """The file's text; compressed formats are read by the bounded worker."""
+        if kind not in COMPRESSED_TYPES:
+            return extract(kind, data)
+        per_file = self.options.max_read_seconds
+        remaining = self.remaining_s()
+        seconds = per_file if remaining is None else min(per_file, remaining)
+        try:
+            return self.reader.read(kind, data, seconds)
+        except ReadTimedOut:
+            if seconds < per_file:
+                raise Unreadable(
+                    "the run's time limit ran out while it was being read, so reading it was "
+                    "stopped; raise the time limit or load fewer files"
+                ) from None
+            raise Unreadable(
+                f"still being read after {per_file:g} s (the per-file time limit), so reading it "
+                "was stopped; convert it to text with another tool and load that"
+            ) from None
+
     def read(self, path: Path, name: str) -> str | None:
         if self.options.on_file is not None:
             self.options.on_file(path)
@@ -160,7 +173,7 @@ class _Loader:
         if kind not in ("pdf", "docx"):
             data = normalize_newlines(data)  # rebinding frees the original: memory stays ~2x
         try:
-            extracted = _extract(kind, data)
+            extracted = self.extract(kind, data)
         except Unreadable as exc:
             return str(exc)
         except MemoryError:
@@ -196,9 +209,13 @@ def load_paths(paths: Iterable[Path | str], options: LoadOptions | None = None) 
     """Load files and folders, in the order given, into documents.
 
     Never raises for bad input: problems come back in `errors` (paths the user named) and
-    `skipped` (files inside folders), one line each.
+    `skipped` (files inside folders), one line each. The reader process started for PDF and
+    Word files is stopped before this returns.
     """
     loader = _Loader(options or LoadOptions())
-    for raw in paths:
-        loader.named(Path(os.path.abspath(Path(raw).expanduser())))
+    try:
+        for raw in paths:
+            loader.named(Path(os.path.abspath(Path(raw).expanduser())))
+    finally:
+        loader.reader.close()
     return loader.result

@@ -32,6 +32,10 @@ class LoadOptions:
     `exact_token_chars` bounds how much text is tokenised exactly; past it, counts are
     estimates from samples and are flagged as such. `exclude` adds gitignore-style patterns
     that apply inside folders.
+
+    PDF and Word files are read in a worker process within `max_read_seconds` and
+    `max_read_memory_bytes` (its address space) each; `deadline`, a `time.monotonic()` reading,
+    is when a run's time limit ends: files still unread then are not loaded.
     """
 
     max_file_bytes: int = 256 * MIB
@@ -41,6 +45,9 @@ class LoadOptions:
     use_gitignore: bool = True
     include_hidden: bool = False
     exclude: tuple[str, ...] = ()
+    max_read_seconds: float = 60.0
+    max_read_memory_bytes: int = 1024 * MIB
+    deadline: float | None = None
     on_file: Callable[[Path], None] | None = field(default=None, compare=False, repr=False)
     """Called with each file's path just before it is read: progress for long loads. An exception
     raised here ends the load and propagates to the caller (a way to cancel)."""
@@ -48,6 +55,8 @@ class LoadOptions:
     def __post_init__(self) -> None:
         if self.max_file_bytes <= 0 or self.max_total_bytes <= 0:
             raise ValueError("size limits must be positive numbers of bytes")
+        if self.max_read_seconds <= 0 or self.max_read_memory_bytes <= 0:
+            raise ValueError("read limits must be positive (seconds, bytes)")
         if self.exact_token_chars < 0:
             raise ValueError("exact_token_chars must be 0 or more")
 

@@ -4,7 +4,9 @@ The policy, close to ripgrep's defaults: entries are visited depth-first in case
 order; `.gitignore` files are honoured (those of the enclosing git repository above the folder
 too); hidden files and folders, version-control data, virtual environments, dependency, build and
 cache folders, binary and unsupported files, lock files and minified assets are skipped; symbolic
-links to folders are not followed. A skipped folder is reported once, not file by file.
+links to folders are not followed, and links to files outside the folder are skipped (a link to
+`~/.ssh/id_ed25519` must not put the key into the context; the user can open the target itself).
+A skipped folder is reported once, not file by file.
 """
 
 from __future__ import annotations
@@ -139,6 +141,17 @@ def _folder_reason(entry: os.DirEntry[str], options: LoadOptions) -> str | None:
     return None
 
 
+def _link_leaves(path: Path, inside: str) -> str | None:
+    """Why a link to a file is not followed: its target is outside the folder `inside`."""
+    target = os.path.realpath(path)
+    try:
+        if os.path.commonpath([target, inside]) == inside:
+            return None
+    except ValueError:  # another drive (Windows): outside
+        pass
+    return f"link to a file outside the folder ({target}); to load it, open that file directly"
+
+
 def _file_reason(path: Path, options: LoadOptions) -> str | None:
     if path.name.startswith(".") and not options.include_hidden:
         return "hidden file"
@@ -151,7 +164,7 @@ def iter_folder(root: Path, options: LoadOptions) -> Iterator[Found | Skipped]:
     rules = _repository_rules(root) if options.use_gitignore else _Rules()
     if options.exclude:
         rules.exclude(root, list(options.exclude))
-    yield from _walk(root, root.name, rules, options)
+    yield from _walk(root, root.name, rules, options, os.path.realpath(root))
 
 
 def _walk(
@@ -159,6 +172,7 @@ def _walk(
     prefix: str,
     rules: _Rules,
     options: LoadOptions,
+    inside: str,
 ) -> Iterator[Found | Skipped]:
     try:
         with os.scandir(folder) as listing:
@@ -177,6 +191,8 @@ def _walk(
             reason = _folder_reason(entry, options)
         elif not entry.is_file():
             reason = "broken link or special file (not a regular file)"
+        elif entry.is_symlink():
+            reason = _link_leaves(path, inside) or _file_reason(path, options)
         else:
             reason = _file_reason(path, options)
         if reason is None:
@@ -184,7 +200,7 @@ def _walk(
         if reason is not None:
             yield Skipped(path, reason)
         elif is_dir:
-            yield from _walk(path, f"{prefix}/{entry.name}", rules, options)
+            yield from _walk(path, f"{prefix}/{entry.name}", rules, options, inside)
         else:
             yield Found(path, f"{prefix}/{entry.name}")
     if pushed:

@@ -218,6 +218,11 @@ class RunTotals:
     sandbox: str = ""
     """The kernel sandbox level model code ran under (`landlock+netns+pidns`, `landlock`,
     `process-only`, ...), or `unused` when the run started no REPL."""
+    refused_calls: int = 0
+    """Calls a budget cap refused; with any, a run the model still answered is `budget_exceeded`."""
+    warnings: list[str] = field(default_factory=list)
+    """What went wrong besides the run itself, one line each: above all a session that could
+    not be saved in full (the recorder's `warnings`, added by whoever closed it)."""
 
 
 @dataclass(frozen=True, kw_only=True)

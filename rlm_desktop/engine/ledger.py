@@ -1,19 +1,35 @@
-"""The tree-wide budget ledger: every call reserves its worst case before it is sent.
+"""The tree-wide budget ledger: every call reserves what it may cost before it is sent.
 
-All methods run on the event loop's thread, so check-and-reserve is atomic without locks: fan-out in
-flight can never overshoot a cap, however many sub-calls are pending.
+All methods run on the event loop's thread, so check-and-reserve is atomic without locks.
+
+How hard the caps are. A call is dispatched only if the settled spend, plus what every call in
+flight holds, plus what this call would hold, stays within each cap. A call holds its input
+tokens (the app's estimate, times what the provider's reported usage has shown its counts to run
+above the estimate: see `calibration`) and its output-token cap, which is sent with the request;
+under a dollar cap a model without a price is refused (the user can give it one). When a reply
+reports more than its call held, the spend is real and is settled in full, the model's ratio grows,
+and every call of that model still in flight is made to hold more at once, so dispatch stops the
+moment settled spend plus reservations would pass the cap. The first request to a model is sent
+alone (its probe), so a provider that counts more than the app can overshoot a cap by at most one
+call's worth; one whose counts jump later can overshoot by what the calls already in flight then
+report beyond their holds. A call cancelled in flight (the time limit, a stop) is charged what it
+held: the provider may well have billed it.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from rlm_desktop.engine.calibration import UsageCalibration
 from rlm_desktop.engine.config import Budget
 from rlm_desktop.engine.pricing import ModelInfo
+
+TIME_LIMIT = "timeout_s"
 
 
 class BudgetExceededError(Exception):
@@ -27,7 +43,7 @@ class BudgetExceededError(Exception):
     @property
     def status(self) -> Literal["timeout", "budget_exceeded"]:
         """The run status this refusal ends a call with: the time limit is a timeout."""
-        return "timeout" if self.limit == "timeout_s" else "budget_exceeded"
+        return "timeout" if self.limit == TIME_LIMIT else "budget_exceeded"
 
 
 @dataclass
@@ -35,8 +51,18 @@ class Reservation:
     """What one in-flight call holds against the caps until it settles."""
 
     id: int
-    tokens: int
+    model: ModelInfo
+    estimate: int
+    """The app's own estimate of the input tokens (what calibration scales)."""
+    max_output: int
+    input_tokens: int
+    output_tokens: int
     cost_usd: float
+
+    @property
+    def tokens(self) -> int:
+        """Input plus output tokens held."""
+        return self.input_tokens + self.output_tokens
 
 
 @dataclass(frozen=True)
@@ -56,6 +82,7 @@ class BudgetLedger:
 
     def __init__(self, budget: Budget, on_change: Callable[[LedgerTotals], None] | None = None):
         self.budget = budget
+        self.calibration = UsageCalibration()
         self._on_change = on_change
         self._ids = itertools.count(1)
         self._reserved: dict[int, Reservation] = {}
@@ -66,40 +93,57 @@ class BudgetLedger:
         self.output_tokens = 0
         self.sub_calls = 0
         self.unpriced_calls = 0
+        self.refusals: Counter[str] = Counter()
+        """Calls refused, by the cap that refused them."""
         self.started = time.monotonic()
+
+    @property
+    def refused_calls(self) -> int:
+        """How many calls a cap refused in this run."""
+        return sum(self.refusals.values())
 
     def claim_sub_call(self) -> None:
         """Count one sub-call (`llm_query` or `rlm_query`) against `max_sub_calls`."""
         cap = self.budget.max_sub_calls
         if cap is not None and self.sub_calls + 1 > cap:
-            raise BudgetExceededError(
+            raise self._refuse(
                 "max_sub_calls", f"sub-call budget exhausted: {self.sub_calls} of {cap} used"
             )
         self.sub_calls += 1
         self._changed()
 
-    def reserve(self, model: ModelInfo, input_tokens: int, max_output_tokens: int) -> Reservation:
-        """Hold the worst case of a call; raise `BudgetExceededError` if it might not fit."""
+    def reserve(self, model: ModelInfo, estimate: int, max_output_tokens: int) -> Reservation:
+        """Hold what a call of `estimate` input tokens may use; raise `BudgetExceededError` if
+        that might not fit, or if a dollar cap is set and `model` has no price."""
         self.check_time()
-        tokens = input_tokens + max_output_tokens
-        cost = model.cost(input_tokens, max_output_tokens) or 0.0
+        cost_cap = self.budget.max_cost_usd
+        if cost_cap is not None and not model.priced:
+            raise self._refuse(
+                "max_cost_usd",
+                f"{model.name} has no price, so the dollar cap cannot count its calls: give it "
+                "a price (the prices setting) or run without a dollar cap",
+            )
+        held_in, held_out = self.calibration.hold(model.name, estimate, max_output_tokens)
+        tokens = held_in + held_out
+        cost = model.cost(held_in, held_out) or 0.0
         token_cap = self.budget.max_tokens
         used_tokens = self.input_tokens + self.output_tokens + self.reserved_tokens
         if token_cap is not None and used_tokens + tokens > token_cap:
-            raise BudgetExceededError(
+            raise self._refuse(
                 "max_tokens",
                 f"token budget: {used_tokens:,} used or reserved, this call could take {tokens:,} "
                 f"more, cap {token_cap:,}",
             )
-        cost_cap = self.budget.max_cost_usd
         used_cost = self.spent_cost_usd + self.reserved_cost_usd
         if cost_cap is not None and used_cost + cost > cost_cap:
-            raise BudgetExceededError(
+            raise self._refuse(
                 "max_cost_usd",
                 f"cost budget: ${used_cost:.4f} spent or reserved, this call could cost "
                 f"${cost:.4f} more, cap ${cost_cap:.4f}",
             )
-        reservation = Reservation(next(self._ids), tokens, cost)
+        reservation = Reservation(
+            next(self._ids), model, estimate, max_output_tokens, held_in, held_out, cost
+        )
         self._reserved[reservation.id] = reservation
         self.reserved_tokens += tokens
         self.reserved_cost_usd += cost
@@ -107,22 +151,55 @@ class BudgetLedger:
         return reservation
 
     def settle(
-        self, reservation: Reservation, input_tokens: int, output_tokens: int, cost: float | None
+        self,
+        reservation: Reservation,
+        input_tokens: int,
+        output_tokens: int,
+        cost: float | None,
+        *,
+        replied: bool = True,
     ) -> None:
-        """Replace a reservation with what the call actually used."""
+        """Replace a reservation with what the provider reported the call used; a reply
+        (`replied`, not a failed request) also teaches the model's calibration."""
         self._drop(reservation)
+        self._spend(input_tokens, output_tokens, cost)
+        name = reservation.model.name
+        if replied and self.calibration.learn(
+            name, reservation.estimate, reservation.max_output, input_tokens, output_tokens
+        ):
+            for held in self._reserved.values():
+                if held.model.name == name:
+                    self._regrow(held)
+        self._changed()
+
+    def charge(self, reservation: Reservation) -> None:
+        """Settle a call at what it held: it was cancelled in flight, or its reply was not read,
+        and the provider may have billed it anyway."""
+        if self._drop(reservation):
+            cost = reservation.model.cost(reservation.input_tokens, reservation.output_tokens)
+            self._spend(reservation.input_tokens, reservation.output_tokens, cost)
+            self._changed()
+
+    def release(self, reservation: Reservation) -> None:
+        """Give a reservation back unused (the call failed before anything was sent)."""
+        if self._drop(reservation):
+            self._changed()
+
+    def _spend(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
         if cost is None:
             self.unpriced_calls += 1
         else:
             self.spent_cost_usd += cost
-        self._changed()
 
-    def release(self, reservation: Reservation) -> None:
-        """Give a reservation back unused (the call failed before using anything)."""
-        if self._drop(reservation):
-            self._changed()
+    def _regrow(self, held: Reservation) -> None:
+        """Raise an in-flight reservation to its model's grown ratios."""
+        held_in, held_out = self.calibration.hold(held.model.name, held.estimate, held.max_output)
+        cost = held.model.cost(held_in, held_out) or 0.0
+        self.reserved_tokens += held_in + held_out - held.tokens
+        self.reserved_cost_usd += cost - held.cost_usd
+        held.input_tokens, held.output_tokens, held.cost_usd = held_in, held_out, cost
 
     def _drop(self, reservation: Reservation) -> bool:
         if self._reserved.pop(reservation.id, None) is None:
@@ -133,11 +210,15 @@ class BudgetLedger:
             self.reserved_cost_usd = 0.0  # no float drift once nothing is in flight
         return True
 
+    def _refuse(self, limit: str, detail: str) -> BudgetExceededError:
+        self.refusals[limit] += 1
+        return BudgetExceededError(limit, detail)
+
     def check_time(self) -> None:
         """Raise when the run's wall-clock budget is spent."""
         limit = self.budget.timeout_s
         if limit is not None and time.monotonic() - self.started > limit:
-            raise BudgetExceededError("timeout_s", f"time budget of {limit:g} s is spent")
+            raise self._refuse(TIME_LIMIT, f"time budget of {limit:g} s is spent")
 
     def totals(self) -> LedgerTotals:
         """Spent plus reserved amounts, and calls in flight."""

@@ -16,6 +16,7 @@ from typing import Any
 from rlm_desktop.engine.connection import cannot_connect, unreachable_address
 from rlm_desktop.engine.litellm_loader import load_litellm
 from rlm_desktop.engine.pricing import ModelInfo, PriceBook
+from rlm_desktop.redact import Redactor
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 BACKOFF_BASE_S = 0.5
@@ -35,13 +36,18 @@ class LLMError(Exception):
     """A request that failed for good (after retries, or with a non-retryable error).
 
     `status` is the provider's HTTP status when there was one: callers add their own advice for
-    401/403 (`AUTH_STATUS`), e.g. where their user sets the key.
+    401/403 (`AUTH_STATUS`), e.g. where their user sets the key. The message never carries the
+    run's key (it is scrubbed before the error is made). `replied` is True when the provider did
+    send a reply (one too large to read): it was produced, so it is paid for.
     """
 
-    def __init__(self, message: str, attempts: int, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, attempts: int, status: int | None = None, *, replied: bool = False
+    ) -> None:
         super().__init__(message)
         self.attempts = attempts
         self.status = status
+        self.replied = replied
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,12 @@ class Credentials:
 
 
 class LLMClient:
-    """Sends chat requests through litellm under one per-run concurrency limit."""
+    """Sends chat requests through litellm under one per-run concurrency limit.
+
+    Every request carries the output-token cap (`max_tokens`), and a reply larger than
+    `reply_limit.REPLY_LIMIT_BYTES` is not read (`LLMError`, not retried). Error texts are scrubbed
+    of the run's key and other secrets before they leave this class.
+    """
 
     def __init__(
         self,
@@ -91,6 +102,8 @@ class LLMClient:
         self._semaphore = asyncio.Semaphore(concurrency)
         self._timeout = request_timeout_s
         self._max_retries = max_retries
+        self._redactor = Redactor.for_run(credentials.api_key)
+        self._http: asyncio.Future[Any] | None = None
 
     def info(self, model: str) -> ModelInfo:
         """Prices and limits of `model`."""
@@ -105,7 +118,10 @@ class LLMClient:
     ) -> Completion:
         """One chat completion, retried with backoff on 429, 5xx, timeouts and dropped connections;
         a connection that never opens (refused, unknown host) fails at once."""
+        from rlm_desktop.engine.reply_limit import too_large, too_large_text
+
         litellm = load_litellm()
+        bounded = await self._bounded_client(litellm, model)
         attempt = 0
         started = time.monotonic()
         while True:
@@ -119,19 +135,45 @@ class LLMClient:
                         timeout=self._timeout,
                         num_retries=0,
                         max_retries=0,
+                        **bounded,
                         **self._endpoint_arguments(),
                     )
                 return self._completion(model, response, time.monotonic() - started, attempt)
             except asyncio.CancelledError:
                 raise
             except Exception as error:
+                if too_large(error):
+                    raise LLMError(too_large_text(), attempt, replied=True) from error
                 status = _status_of(error)
+                described = self._redactor.text(_describe(error, status))
                 if attempt > self._max_retries or not _is_retryable(error, status):
-                    raise LLMError(_describe(error, status), attempt, status) from error
+                    raise LLMError(described, attempt, status) from error
                 delay = _retry_delay(error, attempt)
                 if on_retry is not None:
-                    on_retry(attempt, delay, _describe(error, status))
+                    on_retry(attempt, delay, described)
                 await asyncio.sleep(delay)
+
+    async def _bounded_client(self, litellm: Any, model: str) -> dict[str, Any]:
+        """`client=` the size-capped HTTP handler, for the providers that take one. It is made
+        once per run, in a thread (its TLS set-up would otherwise stall the event loop)."""
+        from rlm_desktop.engine.reply_limit import bounded_handler, takes_bounded_client
+
+        if not takes_bounded_client(litellm, model, self._api_base):
+            return {}
+        if self._http is None:
+            self._http = asyncio.ensure_future(asyncio.to_thread(bounded_handler, self._timeout))
+        return {"client": await asyncio.shield(self._http)}
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the run's requests (a new one is made if asked again)."""
+        making, self._http = self._http, None
+        if making is None:
+            return
+        try:
+            handler = await making
+        except Exception:
+            return  # it was never made: nothing to close
+        await handler.close()
 
     def _endpoint_arguments(self) -> dict[str, Any]:
         arguments: dict[str, Any] = {}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from rlm_desktop.engine.config import ConfigError
+from rlm_desktop.engine.config import ConfigError, RunConfig
 from rlm_desktop.engine.litellm_loader import litellm_package_dir
 
 PRICE_MAP_FILE = "model_prices_and_context_window_backup.json"
@@ -72,6 +72,23 @@ class PriceBook:
             input_price = _as_float(entry.get("input_cost_per_token"))
             output_price = _as_float(entry.get("output_cost_per_token"))
         return ModelInfo(model, input_price, output_price, window, max_out)
+
+
+def refuse_unpriced_under_cap(config: RunConfig, prices: PriceBook) -> None:
+    """Raise `ConfigError` (setting `prices`) when a dollar cap is set and the run's model or
+    sub-model has no price: the cap could not count their calls. Models that model code names
+    itself are refused at their first call by the ledger."""
+    if config.budget.max_cost_usd is None:
+        return
+    for model in dict.fromkeys((config.model, config.effective_sub_model)):
+        if not prices.info(model).priced:
+            raise ConfigError(
+                f"has none for {model}, which litellm's price map does not price either, so the "
+                f"dollar cap cannot count its calls: give its price ({model} = INPUT, OUTPUT in "
+                "US dollars per million tokens; 0, 0 for a free local model) or remove the "
+                "dollar cap",
+                "prices",
+            )
 
 
 @cache

@@ -25,10 +25,10 @@ from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.direct import answer_directly, direct_fit
 from rlm_desktop.engine.events import ModeChosen, RunFinished, RunStarted, RunStatus, RunTotals
 from rlm_desktop.engine.folders import EngineFolders
-from rlm_desktop.engine.ledger import BudgetLedger
+from rlm_desktop.engine.ledger import TIME_LIMIT, BudgetLedger
 from rlm_desktop.engine.litellm_loader import release_logging_worker, warm_up
 from rlm_desktop.engine.llm import Credentials, LLMClient
-from rlm_desktop.engine.pricing import PriceBook
+from rlm_desktop.engine.pricing import PriceBook, refuse_unpriced_under_cap
 from rlm_desktop.engine.profiles import choose_profile
 from rlm_desktop.engine.rlm_call import CallOutcome, RLMCall
 from rlm_desktop.engine.runtime import Runtime, internal_error
@@ -76,6 +76,8 @@ class Run:
         run_id: str | None = None,
     ) -> None:
         config.validate()
+        self._prices = PriceBook(config.prices)
+        refuse_unpriced_under_cap(config, self._prices)
         self.config = config
         self.documents = list(documents)
         self.run_id = run_id or new_run_id()
@@ -107,16 +109,18 @@ class Run:
         if self._main is not None and not self._main.done():
             self._main.cancel()
 
-    async def execute(self) -> RunResult:
+    async def execute(self, *, started: float | None = None) -> RunResult:
         """Run to the end and return the result; events are published on `self.bus` meanwhile.
 
         Every run ends with one `RunFinished`: an exception the engine did not expect ends it as
         `error` ("internal error: <type>: <message>"), and cancelling the task ends it as
         `cancelled` before `CancelledError` is re-raised. Only a `ConfigError` found before the run
         starts (documents too long for `direct` mode) is raised, with nothing published.
+        `started`, a `time.monotonic()` reading, starts the run's clock earlier than this call
+        (the command line starts it before loading the documents, so the time limit covers that).
         """
         runtime = self._runtime
-        started = time.monotonic()
+        started = time.monotonic() if started is None else started
         runtime.ledger.started = started  # the time limit covers the whole run, start-up included
         try:
             outcome = await self._start_and_wait(runtime, started)
@@ -179,6 +183,7 @@ class Run:
 
     async def _clean_up(self, runtime: Runtime) -> None:
         runtime.kill_workers()
+        await runtime.llm.aclose()
         await runtime.launcher.close()
         release_logging_worker()
         shutil.rmtree(runtime.scratch_dir, ignore_errors=True)
@@ -204,7 +209,7 @@ class Run:
     def _make_runtime(self) -> Runtime:
         config = self.config
         llm = LLMClient(
-            prices=PriceBook(config.prices),
+            prices=self._prices,
             credentials=self._credentials,
             api_base=config.api_base,
             concurrency=config.budget.concurrency,
@@ -271,6 +276,9 @@ class Run:
         status = STATUS_BY_OUTCOME.get(outcome.status, "error")
         if self._cancel_requested and status != "completed":
             status = "cancelled"
+        error = outcome.error
+        if ledger.refused_calls and status in ("completed", "max_turns"):
+            status, error = _after_refusals(ledger)
         totals = RunTotals(
             status=status,
             answer=outcome.answer,
@@ -282,13 +290,25 @@ class Run:
             max_depth_reached=runtime.stats.max_depth_reached,
             wall_s=round(time.monotonic() - started, 3),
             unpriced=ledger.unpriced_calls > 0,
-            error=None if status == "completed" else outcome.error,
+            error=None if status == "completed" else error,
             http_status=None if status == "completed" else outcome.http_status,
             sandbox=runtime.launcher.sandbox.level if runtime.launcher.sandbox else NOT_USED,
+            refused_calls=ledger.refused_calls,
         )
         fields = dataclasses.asdict(totals)
         self.bus.publish(RunFinished(run_id=self.run_id, **fields))
         return RunResult(session_id=self.run_id, **fields)
+
+
+def _after_refusals(ledger: BudgetLedger) -> tuple[RunStatus, str]:
+    """How a run that the model ended, but in which a cap refused calls, ended: over its budget
+    (or its time, when only the clock refused), its answer kept and said to come after."""
+    refused = ledger.refused_calls
+    only_time = set(ledger.refusals) == {TIME_LIMIT}
+    noun = "call" if refused == 1 else "calls"
+    ran_out = "time limit" if only_time else "budget"
+    status: RunStatus = "timeout" if only_time else "budget_exceeded"
+    return status, f"answered after the {ran_out} ran out ({refused} {noun} refused)"
 
 
 async def _settled(task: asyncio.Task[CallOutcome]) -> None:

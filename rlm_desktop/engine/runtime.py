@@ -25,6 +25,7 @@ from rlm_desktop.engine.events import (
 )
 from rlm_desktop.engine.ledger import BudgetExceededError, BudgetLedger, LedgerTotals
 from rlm_desktop.engine.llm import Completion, LLMClient, LLMError, Message
+from rlm_desktop.engine.pricing import ModelInfo
 from rlm_desktop.engine.profiles import Profile
 from rlm_desktop.engine.sandbox.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
@@ -193,13 +194,28 @@ class Runtime:
     ) -> Completion:
         """One LLM request with its reservation, retries and events.
 
-        Raises `BudgetExceededError` before sending when the worst case does not fit, and `LLMError`
-        when the provider fails for good.
+        While `model` has not yet reported its usage, its requests go one at a time (the first is
+        the ledger's probe, see `ledger`). Raises `BudgetExceededError` before sending when what
+        the request would hold does not fit, and `LLMError` when the provider fails for good; a
+        request cancelled in flight is charged what it held.
         """
         info = self.llm.info(model)
         max_output = max(1, min(max_output_tokens, info.max_output_tokens))
+        calibration = self.ledger.calibration
+        probe = await calibration.take_turn(model)
         try:
-            reservation = self.ledger.reserve(info, estimate_messages(messages, model), max_output)
+            return await self._reserved_request(call_id, info, messages, max_output)
+        finally:
+            if probe:
+                calibration.probe_ended(model)
+
+    async def _reserved_request(
+        self, call_id: str, info: ModelInfo, messages: list[Message], max_output: int
+    ) -> Completion:
+        model = info.name
+        ledger = self.ledger
+        try:
+            reservation = ledger.reserve(info, estimate_messages(messages, model), max_output)
         except BudgetExceededError as error:
             self.budget_refused(call_id, error)
             raise
@@ -230,15 +246,18 @@ class Runtime:
         try:
             completion = await self.llm.complete(model, messages, max_output, on_retry)
         except LLMError as error:
-            # Settled at zero tokens: nothing is known to be spent, and a model without a price
-            # still counts as an unpriced call, as it does in the tree.
-            self.ledger.settle(reservation, 0, 0, info.cost(0, 0))
+            if error.replied:
+                ledger.charge(reservation)  # a reply too large to read was still produced
+            else:
+                # Nothing is known to be spent; a model without a price still counts as an
+                # unpriced call, as it does in the tree.
+                ledger.settle(reservation, 0, 0, info.cost(0, 0), replied=False)
             self._responded(call_id, request_id, model, None, error)
             raise
         except BaseException:
-            self.ledger.release(reservation)
+            ledger.charge(reservation)  # cancelled in flight: the provider may have billed it
             raise
-        self.ledger.settle(
+        ledger.settle(
             reservation, completion.input_tokens, completion.output_tokens, completion.cost_usd
         )
         self._responded(call_id, request_id, model, completion, None)

@@ -1,6 +1,6 @@
 """Every run kept in SQLite: recording, review, replay, search and export. Qt-free."""
 
-from rlm_desktop.store.exports import FORMATS, export
+from rlm_desktop.store.exports import FORMATS, export, export_bytes
 from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.store import (
     RecordableRun,
@@ -19,4 +19,5 @@ __all__ = [
     "Store",
     "StoreError",
     "export",
+    "export_bytes",
 ]

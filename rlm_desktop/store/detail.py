@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rlm_desktop.engine.parsing import extract_code_blocks
 from rlm_desktop.store import queries
 
 if TYPE_CHECKING:
@@ -58,6 +59,26 @@ class SessionDetail:
     def requests_of(self, call_id: str) -> list[Row]:
         """The LLM requests a call made, in order."""
         return self._requests.get(call_id, [])
+
+    def reply_of(self, call_id: str, turn: Row) -> str:
+        """The model's reply of a turn; for the turn a run ended in (no `TurnExecuted` recorded
+        it), the reply its request brought back, if any."""
+        if turn["reply"] is not None:
+            return str(turn["reply"])
+        replies = [
+            request["content"]
+            for request in self.requests_of(call_id)
+            if request.get("turn") == turn["idx"] and request.get("content")
+        ]
+        return str(replies[-1]) if replies else ""
+
+    def unfinished_code(self, call_id: str, turn: Row) -> list[str]:
+        """The code blocks of a turn the run ended in that never finished running (the first
+        of them was running when it ended); [] for a finished turn."""
+        if turn["reply"] is not None:
+            return []
+        ran = len(self.cells_of(call_id, turn["idx"]))
+        return extract_code_blocks(self.reply_of(call_id, turn))[ran:]
 
     def walk(self) -> list[tuple[int, Row]]:
         """Every call depth-first as `(level, call)`, children in start order."""

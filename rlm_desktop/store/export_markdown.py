@@ -6,10 +6,10 @@ import re
 from collections.abc import Sequence
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.engine.parsing import prose_without_code
 from rlm_desktop.store.detail import Row, SessionDetail
 
 OUTPUT_CAP = 4000
-_CODE_BLOCK = re.compile(r"^```(?:repl|python|py)\b.*?^```[ \t]*$", re.DOTALL | re.MULTILINE)
 
 
 def fence(text: str, language: str = "") -> str:
@@ -19,7 +19,7 @@ def fence(text: str, language: str = "") -> str:
     return f"{marks}{language}\n{text.rstrip()}\n{marks}"
 
 
-def _cap(text: str, limit: int = OUTPUT_CAP) -> str:
+def cut_middle(text: str, limit: int = OUTPUT_CAP) -> str:
     """`text` cut from the middle past `limit` characters: its start and its end (where a
     traceback's last line is) both stay."""
     if len(text) <= limit:
@@ -140,38 +140,21 @@ def _output(cell: Row) -> list[str]:
         return [f"Output{seconds}: nothing printed.", ""]
     lines: list[str] = []
     for label, text in shown:
-        lines += [label, "", fence(_cap(text), "text"), ""]
+        lines += [label, "", fence(cut_middle(text), "text"), ""]
     return lines
 
 
-def _in_flight_reply(detail: SessionDetail, call_id: str, turn: int) -> str:
-    """The model's reply for a turn the run ended in (no `TurnExecuted` recorded it)."""
-    replies = [
-        request["content"]
-        for request in detail.requests_of(call_id)
-        if request.get("turn") == turn and request.get("content")
-    ]
-    return str(replies[-1]) if replies else ""
-
-
 def _turn(detail: SessionDetail, call: Row, turn: Row) -> list[str]:
-    number = turn["idx"] + 1
-    reply = turn["reply"]
-    lines = [f"#### Call {call['id']} · turn {number}", ""]
-    if reply is None:
-        reply = _in_flight_reply(detail, call["id"], turn["idx"])
+    lines = [f"#### Call {call['id']} · turn {turn['idx'] + 1}", ""]
+    if turn["reply"] is None:
         lines += ["_The run ended during this turn; what it had done so far:_", ""]
-    prose = _CODE_BLOCK.sub("", reply or "").strip()
+    prose = prose_without_code(detail.reply_of(call["id"], turn))
     if prose:
-        lines += [fence(_cap(prose), "text"), ""]
-    cells = detail.cells_of(call["id"], turn["idx"])
-    for cell in cells:
+        lines += [fence(cut_middle(prose), "text"), ""]
+    for cell in detail.cells_of(call["id"], turn["idx"]):
         lines += [fence(cell["code"] or "", "python"), "", *_output(cell)]
-    if turn["reply"] is None and reply:
-        ran = len(cells)
-        for block in _CODE_BLOCK.findall(reply)[ran:]:
-            code = block.split("\n", 1)[1].rsplit("```", 1)[0] if "\n" in block else ""
-            lines += [fence(code, "python"), "", "_Not finished when the run ended._", ""]
+    for code in detail.unfinished_code(call["id"], turn):
+        lines += [fence(code, "python"), "", "_Not finished when the run ended._", ""]
     return lines
 
 
@@ -182,7 +165,7 @@ def _turns(detail: SessionDetail) -> list[str]:
         if not turns:
             continue
         lines += ["", f"### Call {call['id']} ({call['kind']}, depth {call['depth']})", ""]
-        lines += ["Prompt:", "", fence(_cap(call["prompt"] or ""), "text"), ""]
+        lines += ["Prompt:", "", fence(cut_middle(call["prompt"] or ""), "text"), ""]
         for turn in turns:
             lines += _turn(detail, call, turn)
     return lines if len(lines) > 1 else []

@@ -1,50 +1,125 @@
-"""OTLP/JSON traces following the OpenTelemetry GenAI semantic conventions.
+"""Traces of a session by the OpenTelemetry GenAI semantic conventions: OTLP/JSON and protobuf.
 
 Each RLM call is an `invoke_agent` span, each LLM request (and each plain LLM sub-call) a `chat`
 span, and each REPL cell an `execute_tool` span with `gen_ai.tool.name = repl`; a sub-call is the
-child of the cell that made it. Ids are derived from the session and call ids, so exporting twice
-gives the same trace. Prompt, completion and code text are included only with `include_content`.
-The file can be posted to an OTLP/HTTP collector (`/v1/traces`, JSON) such as Langfuse or Phoenix.
+child of the cell that made it; code that was running when the run ended gets its span, ended with
+the run. Ids are derived from the session and call ids, so exporting twice gives the same trace.
+Prompt, completion and code text are included only with `include_content`.
+
+`spans()` builds the records once; `render` writes OTLP/JSON (hex ids, as the OTLP spec asks),
+`to_sdk_spans` hands them to the OpenTelemetry SDK, whose encoder and exporter write protobuf
+(`otlp_send.py`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
-from rlm_desktop.providers.registry import provider_for_model
+from rlm_desktop.providers.registry import LITELLM_PREFIXES, provider_for_model, split_model
 from rlm_desktop.store.detail import Row, SessionDetail
 
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
-STATUS_UNSET, STATUS_OK, STATUS_ERROR = 0, 1, 2
-_OK = {"ok", "completed"}
+STATUS_UNSET, STATUS_ERROR = 0, 2
+SCOPE = "rlm_desktop"
+_HTTP_STATUS = re.compile(r"^HTTP (\d{3})\b")
+_TYPE_NAME = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exceeded|Timeout|Interrupt)\w*):")
+_STATUS_ERROR_TYPES = {"timeout": "timeout", "cancelled": "cancelled", "interrupted": "interrupted"}
+# The conventions' well-known `gen_ai.provider.name` values where litellm's names differ.
+_PROVIDER_NAMES = {
+    "gemini": "gcp.gemini",
+    "vertex_ai": "gcp.vertex_ai",
+    "bedrock": "aws.bedrock",
+    "azure": "azure.ai.openai",
+    "azure_ai": "azure.ai.inference",
+    "mistral": "mistral_ai",
+    "xai": "x_ai",
+    "watsonx": "ibm.watsonx.ai",
+}
+_DEFAULT_HOSTS = {
+    "openai": ("api.openai.com", 443),
+    "anthropic": ("api.anthropic.com", 443),
+    "gemini": ("generativelanguage.googleapis.com", 443),
+    "openrouter": ("openrouter.ai", 443),
+    "ollama": ("localhost", 11434),
+}
+
+Scrub = Callable[[str], str]
+
+
+@dataclass
+class SpanRecord:
+    """One span, in the conventions' terms; ids are hex strings, times Unix nanoseconds."""
+
+    span_id: str
+    parent_id: str
+    name: str
+    kind: int
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+    status_code: int = STATUS_UNSET
+    status_message: str = ""
+
+
+@dataclass
+class TraceRecord:
+    """A session's spans with the trace id and the resource's attributes."""
+
+    trace_id: str
+    resource: dict[str, Any]
+    spans: list[SpanRecord]
 
 
 def _id(*parts: str, length: int) -> str:
     return hashlib.sha256("/".join(parts).encode()).hexdigest()[:length]
 
 
-def _value(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list | tuple):
-        return {"arrayValue": {"values": [_value(item) for item in value]}}
-    return {"stringValue": str(value)}
+def _nanos(ts: float | None) -> int:
+    return int((ts or 0.0) * 1_000_000_000)
 
 
-def _attributes(values: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"key": key, "value": _value(value)} for key, value in values.items() if value is not None
-    ]
+def request_model(model: str) -> str:
+    """The model name the provider is sent: litellm's provider prefix taken off."""
+    prefix, rest = split_model(model)
+    return rest if prefix in LITELLM_PREFIXES else model
 
 
-def _nanos(ts: float | None) -> str:
-    return str(int((ts or 0.0) * 1_000_000_000))
+def provider_name(model: str) -> str:
+    """`gen_ai.provider.name`: the conventions' value for the provider serving `model`."""
+    provider = provider_for_model(model)
+    return _PROVIDER_NAMES.get(provider, provider)
+
+
+def server_of(api_base: str | None, model: str) -> tuple[str | None, int | None]:
+    """`server.address` and `server.port`: the run's endpoint, else the provider's usual one."""
+    if api_base:
+        parts = urlsplit(api_base)
+        default = 443 if parts.scheme == "https" else 80
+        return parts.hostname, parts.port or default
+    return _DEFAULT_HOSTS.get(provider_for_model(model), (None, None))
+
+
+def error_type(error: str, status: str | None = None) -> str:
+    """`error.type` as the conventions' examples: an HTTP status (`500`), `timeout`, or the
+    exception's type; `_OTHER` when none of them can be told."""
+    last = error.strip().splitlines()[-1] if error.strip() else ""
+    http = _HTTP_STATUS.match(error.strip()) or _HTTP_STATUS.match(last)
+    if http:
+        return http[1]
+    if status in _STATUS_ERROR_TYPES:
+        return _STATUS_ERROR_TYPES[status]
+    named = _TYPE_NAME.match(last) or _TYPE_NAME.match(error.strip())
+    if named:
+        return named[1]
+    if status == "budget_exceeded":
+        return "budget_exceeded"
+    return "_OTHER"
 
 
 def _messages(role: str, text: str | None, finish_reason: str | None = None) -> str:
@@ -55,12 +130,16 @@ def _messages(role: str, text: str | None, finish_reason: str | None = None) -> 
 
 
 class _Builder:
-    def __init__(self, detail: SessionDetail, include_content: bool) -> None:
+    def __init__(self, detail: SessionDetail, include_content: bool, scrub: Scrub) -> None:
         self.detail = detail
         self.content = include_content
-        self.trace_id = _id("trace", detail.session_id, length=32)
-        self.end_default = detail.session["ended_at"] or detail.session["started_at"]
-        self.spans: list[dict[str, Any]] = []
+        self.scrub = scrub
+        session = detail.session
+        self.run_end = session["ended_at"] or session["started_at"]
+        self.run_status = session["status"]
+        self.api_base = (session.get("settings") or {}).get("api_base")
+        self.spans: list[SpanRecord] = []
+        self._by_id: dict[str, SpanRecord] = {}
 
     def span_id(self, *key: str) -> str:
         return _id("span", self.detail.session_id, *key, length=16)
@@ -71,95 +150,116 @@ class _Builder:
         parent: str,
         name: str,
         kind: int,
-        start: float | None,
-        end: float | None,
+        times: tuple[float | None, float | None],
         attributes: dict[str, Any],
-        error: str | None,
-        status: str | None,
+        error: str | None = None,
+        status: str | None = None,
     ) -> None:
-        code = STATUS_ERROR if error else STATUS_OK if status in _OK else STATUS_UNSET
-        span_status: dict[str, Any] = {"code": code}
+        start, end = _nanos(times[0]), _nanos(times[1] if times[1] is not None else self.run_end)
+        parent_span = self._by_id.get(parent)
+        if parent_span is not None:
+            start = max(start, parent_span.start_ns)  # no child starts before its parent
+        record = SpanRecord(span_id, parent, name, kind, start, max(end, start))
         if error:
-            span_status["message"] = error.strip().splitlines()[-1][:500]
-            attributes["error.type"] = span_status["message"].split(":", 1)[0][:100]
-        self.spans.append(
-            {
-                "traceId": self.trace_id,
-                "spanId": span_id,
-                "parentSpanId": parent,
-                "name": name,
-                "kind": kind,
-                "startTimeUnixNano": _nanos(start),
-                "endTimeUnixNano": _nanos(end if end is not None else self.end_default),
-                "attributes": _attributes(attributes),
-                "status": span_status,
-            }
-        )
+            record.status_code = STATUS_ERROR
+            record.status_message = self.scrub(error.strip().splitlines()[-1][:500])
+            attributes["error.type"] = error_type(error, status)
+        record.attributes = {
+            key: self.scrub(value) if isinstance(value, str) else value
+            for key, value in attributes.items()
+            if value is not None
+        }
+        self.spans.append(record)
+        self._by_id[span_id] = record
 
-    def common(self, call: Row) -> dict[str, Any]:
+    def common(self, model: str) -> dict[str, Any]:
+        address, port = server_of(self.api_base, model)
         return {
             "gen_ai.conversation.id": self.detail.session_id,
-            "gen_ai.provider.name": provider_for_model(call["model"]),
-            "gen_ai.request.model": call["model"],
-            "rlm_desktop.call_id": call["id"],
-            "rlm_desktop.depth": call["depth"],
-            "rlm_desktop.status": call["status"],
+            "gen_ai.provider.name": provider_name(model),
+            "gen_ai.request.model": request_model(model),
+            "server.address": address,
+            "server.port": port,
         }
 
     def call(self, call: Row, parent: str) -> None:
         span = self.span_id("call", call["id"])
-        attributes = self.common(call) | {
+        attributes = {
             "gen_ai.usage.input_tokens": call["input_tokens"] or 0,
             "gen_ai.usage.output_tokens": call["output_tokens"] or 0,
+            "rlm_desktop.call_id": call["id"],
+            "rlm_desktop.depth": call["depth"],
+            "rlm_desktop.status": call["status"],
             "rlm_desktop.cost_usd": call["cost_usd"],
         }
+        times = (call["started_at"], call["ended_at"])
         if call["kind"] == "llm":
-            attributes["gen_ai.operation.name"] = "chat"
-            name, kind = f"chat {call['model']}", SPAN_KIND_CLIENT
-        else:
-            attributes |= {
-                "gen_ai.operation.name": "invoke_agent",
-                "gen_ai.agent.name": "rlm",
-                "gen_ai.agent.id": call["id"],
-            }
-            name, kind = "invoke_agent rlm", SPAN_KIND_INTERNAL
+            attributes |= self.common(call["model"]) | {"gen_ai.operation.name": "chat"}
+            attributes |= self.reply_attributes(self.detail.requests_of(call["id"]))
+            if self.content:
+                attributes["gen_ai.input.messages"] = _messages("user", call["prompt"])
+                attributes["gen_ai.output.messages"] = _messages("assistant", call["response"])
+            name = f"chat {request_model(call['model'])}"
+            self.add(
+                span,
+                parent,
+                name,
+                SPAN_KIND_CLIENT,
+                times,
+                attributes,
+                call["error"],
+                call["status"],
+            )
+            self.children(call, span, {})
+            return
+        attributes |= {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "rlm",
+            "gen_ai.agent.id": call["id"],
+            "gen_ai.conversation.id": self.detail.session_id,
+            "gen_ai.request.model": request_model(call["model"]),
+            "gen_ai.provider.name": provider_name(call["model"]),
+        }
         if self.content:
             attributes["gen_ai.input.messages"] = _messages("user", call["prompt"])
-            attributes["gen_ai.output.messages"] = _messages(
-                "assistant", call["response"] or call["answer"]
-            )
+            attributes["gen_ai.output.messages"] = _messages("assistant", call["answer"] or "")
         self.add(
             span,
             parent,
-            name,
-            kind,
-            call["started_at"],
-            call["ended_at"],
+            "invoke_agent rlm",
+            SPAN_KIND_INTERNAL,
+            times,
             attributes,
             call["error"],
             call["status"],
         )
-        if call["kind"] == "rlm":
-            self.turns(call, span)
-        else:
-            self.children(call, span, {})
+        self.turns(call, span)
+
+    def reply_attributes(self, requests: list[Row]) -> dict[str, Any]:
+        """What the last reply carried: the response model (absent on failure), the finish
+        reasons (`error` for a request that failed or never came back), usage."""
+        last = requests[-1] if requests else None
+        answered = last is not None and last["responded_at"] is not None and not last["error"]
+        recorded = last.get("finish_reason") if last else None
+        reasons = [recorded] if recorded else [] if answered else ["error"]
+        return {
+            "gen_ai.response.model": request_model(last["model"]) if answered and last else None,
+            "gen_ai.response.finish_reasons": reasons,
+        }
 
     def turns(self, call: Row, span: str) -> None:
-        cell_spans: dict[tuple[int | None, int | None], str] = {}
         turn_of = {turn["idx"]: turn for turn in self.detail.turns_of(call["id"])}
         for request in self.detail.requests_of(call["id"]):
-            attributes = self.common(call) | {
+            attributes = self.common(request["model"] or call["model"]) | {
                 "gen_ai.operation.name": "chat",
-                "gen_ai.response.model": request["model"],
                 "gen_ai.usage.input_tokens": request["input_tokens"] or 0,
                 "gen_ai.usage.output_tokens": request["output_tokens"] or 0,
-                "gen_ai.response.finish_reasons": [request["finish_reason"]]
-                if request["finish_reason"]
-                else None,
                 "rlm_desktop.cost_usd": request["cost_usd"],
                 "rlm_desktop.turn": request["turn"],
                 "rlm_desktop.attempts": request["attempts"],
             }
+            ended = request["responded_at"] is not None or bool(request["error"])
+            attributes |= self.reply_attributes([request])
             if self.content:
                 previous = turn_of.get((request["turn"] or 0) - 1)
                 prompt = previous["observation"] if previous else call["prompt"]
@@ -167,51 +267,83 @@ class _Builder:
                 attributes["gen_ai.output.messages"] = _messages(
                     "assistant", request["content"], request["finish_reason"]
                 )
+            error = request["error"] or (None if ended else f"the run ended: {self.run_status}")
             self.add(
                 self.span_id("request", request["id"]),
                 span,
-                f"chat {request['model']}",
+                f"chat {request_model(request['model'] or call['model'])}",
                 SPAN_KIND_CLIENT,
-                request["sent_at"],
-                request["responded_at"],
+                (request["sent_at"], request["responded_at"]),
                 attributes,
-                request["error"],
-                "ok" if request["responded_at"] else None,
+                error,
+                None if ended else self.run_status,
             )
+        cell_spans: dict[tuple[int | None, int | None], str] = {}
         for turn in self.detail.turns_of(call["id"]):
-            for cell in self.detail.cells_of(call["id"], turn["idx"]):
+            cells = self.detail.cells_of(call["id"], turn["idx"])
+            for cell in cells:
                 cell_span = self.span_id("cell", call["id"], str(turn["idx"]), str(cell["idx"]))
                 cell_spans[(turn["idx"], cell["idx"])] = cell_span
-                self.cell(call, cell, span, cell_span)
+                end = cell["ended_at"]
+                start = end - (cell["duration_s"] or 0.0) if end is not None else None
+                self.cell(call, turn["idx"], cell["idx"], span, cell_span, (start, end), cell)
+            self.unfinished_cells(call, turn, span, cell_spans, len(cells))
         self.children(call, span, cell_spans)
 
-    def cell(self, call: Row, cell: Row, parent: str, span: str) -> None:
+    def unfinished_cells(
+        self,
+        call: Row,
+        turn: Row,
+        parent: str,
+        cell_spans: dict[tuple[int | None, int | None], str],
+        ran: int,
+    ) -> None:
+        """Spans for the code of the turn the run ended in: the first block was running."""
+        replied = [
+            r["responded_at"]
+            for r in self.detail.requests_of(call["id"])
+            if r.get("turn") == turn["idx"] and r["responded_at"]
+        ]
+        start = replied[-1] if replied else turn.get("started_at")
+        for offset, code in enumerate(self.detail.unfinished_code(call["id"], turn)):
+            index = ran + offset
+            span = self.span_id("cell", call["id"], str(turn["idx"]), str(index))
+            cell_spans[(turn["idx"], index)] = span
+            row = {"code": code, "stdout": "", "stderr": "", "timed_out": 0}
+            reason = f"the run ended ({self.run_status}) before this code finished"
+            self.cell(call, turn["idx"], index, parent, span, (start, None), row, reason)
+            start = self.run_end
+
+    def cell(
+        self,
+        call: Row,
+        turn: int,
+        index: int,
+        parent: str,
+        span: str,
+        times: tuple[float | None, float | None],
+        cell: Row,
+        unfinished: str | None = None,
+    ) -> None:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": "repl",
             "gen_ai.tool.type": "function",
-            "gen_ai.tool.call.id": f"{call['id']}:{cell['turn']}:{cell['idx']}",
+            "gen_ai.tool.call.id": f"{call['id']}:{turn}:{index}",
             "gen_ai.conversation.id": self.detail.session_id,
             "rlm_desktop.call_id": call["id"],
-            "rlm_desktop.turn": cell["turn"],
-            "rlm_desktop.cell": cell["idx"],
+            "rlm_desktop.turn": turn,
+            "rlm_desktop.cell": index,
             "rlm_desktop.timed_out": bool(cell["timed_out"]),
+            "rlm_desktop.unfinished": True if unfinished else None,
         }
         if self.content:
             attributes["gen_ai.tool.call.arguments"] = json.dumps({"code": cell["code"]})
             attributes["gen_ai.tool.call.result"] = (cell["stdout"] or "") + (cell["stderr"] or "")
-        end = cell["ended_at"]
-        start = end - (cell["duration_s"] or 0.0) if end is not None else None
+        error = unfinished or cell.get("error")
+        status = self.run_status if unfinished else None
         self.add(
-            span,
-            parent,
-            "execute_tool repl",
-            SPAN_KIND_INTERNAL,
-            start,
-            end,
-            attributes,
-            cell["error"],
-            "ok",
+            span, parent, "execute_tool repl", SPAN_KIND_INTERNAL, times, attributes, error, status
         )
 
     def children(
@@ -221,23 +353,69 @@ class _Builder:
             self.call(child, cells.get((child["parent_turn"], child["parent_cell"]), span))
 
 
-def render(detail: SessionDetail, include_content: bool = False) -> str:
-    """The session as one OTLP/JSON `ExportTraceServiceRequest` document."""
-    builder = _Builder(detail, include_content)
+def spans(detail: SessionDetail, include_content: bool = False, scrub: Scrub = str) -> TraceRecord:
+    """The session's trace: every span, in parent-before-child order."""
+    builder = _Builder(detail, include_content, scrub)
     for root in detail.roots():
         builder.call(root, "")
-    resource = _attributes(
-        {
-            "service.name": "rlm-desktop",
-            "rlm_desktop.session_id": detail.session_id,
-            "rlm_desktop.query": detail.session["query"] if include_content else None,
-        }
+    resource = {
+        "service.name": "rlm-desktop",
+        "rlm_desktop.session_id": detail.session_id,
+        "rlm_desktop.query": scrub(detail.session["query"]) if include_content else None,
+    }
+    return TraceRecord(
+        trace_id=_id("trace", detail.session_id, length=32),
+        resource={key: value for key, value in resource.items() if value is not None},
+        spans=builder.spans,
     )
+
+
+def _json_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list | tuple):
+        return {"arrayValue": {"values": [_json_value(item) for item in value]}}
+    return {"stringValue": str(value)}
+
+
+def _json_attributes(values: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"key": key, "value": _json_value(value)} for key, value in values.items()]
+
+
+def _json_span(trace_id: str, span: SpanRecord) -> dict[str, Any]:
+    status: dict[str, Any] = {"code": span.status_code}
+    if span.status_message:
+        status["message"] = span.status_message
+    return {
+        "traceId": trace_id,
+        "spanId": span.span_id,
+        "parentSpanId": span.parent_id,
+        "name": span.name,
+        "kind": span.kind,
+        "startTimeUnixNano": str(span.start_ns),
+        "endTimeUnixNano": str(span.end_ns),
+        "attributes": _json_attributes(span.attributes),
+        "status": status,
+    }
+
+
+def render(detail: SessionDetail, include_content: bool = False, scrub: Scrub = str) -> str:
+    """The session as one OTLP/JSON `ExportTraceServiceRequest` document."""
+    trace = spans(detail, include_content, scrub)
     document = {
         "resourceSpans": [
             {
-                "resource": {"attributes": resource},
-                "scopeSpans": [{"scope": {"name": "rlm_desktop"}, "spans": builder.spans}],
+                "resource": {"attributes": _json_attributes(trace.resource)},
+                "scopeSpans": [
+                    {
+                        "scope": {"name": SCOPE},
+                        "spans": [_json_span(trace.trace_id, span) for span in trace.spans],
+                    }
+                ],
             }
         ]
     }

@@ -43,6 +43,10 @@ class RecordingSink(Protocol):
         """The recorder has written its last event."""
         ...
 
+    def describe(self, error: BaseException) -> str:
+        """What `error` means for the database, and what to do about it, in one line."""
+        ...
+
 
 class Recorder:
     """Writes one run's events to the store as they happen. Made by `Store.record`.
@@ -67,6 +71,8 @@ class Recorder:
         self._timer: asyncio.TimerHandle | None = None
         self._oldest = 0.0
         self._retry_at = 0.0
+        self._refused: sqlite3.Error | None = None
+        self._left_out: list[str] = []
         self.finished = False
         self.events_written = 0
         self.flushes = 0
@@ -105,7 +111,12 @@ class Recorder:
         self.flush()
 
     def flush(self) -> None:
-        """Write every buffered event now, in one transaction."""
+        """Write every buffered event now, in one transaction.
+
+        If the database refuses (disk full, read-only, locked), the events stay buffered and are
+        tried again after `RETRY_AFTER_S`; an event the writer cannot take at all is left out,
+        the rest written around it. Either way `warnings` says so once the run is closed.
+        """
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -114,21 +125,61 @@ class Recorder:
         batch, self._buffer = self._buffer, []
         started = time.perf_counter()
         try:
-            with self._sink.transaction() as connection:
-                if self._writer is None:
-                    self._writer = SessionWriter(connection, self.session_id, self._redactor)
-                if self._opening is not None:
-                    self._writer.open(self._opening)
-                self._writer.write(batch)
-            self._opening = None
-            self.events_written += len(batch)
-            self.flushes += 1
-        except sqlite3.Error:
-            log.exception("could not write %d events of session %s", len(batch), self.session_id)
-            self._buffer = batch + self._buffer
-            self._retry_at = time.monotonic() + RETRY_AFTER_S
+            self._write(batch)
+        except sqlite3.Error as error:
+            self._hold(batch, error)
+        except Exception:
+            log.info("session %s: writing event by event", self.session_id, exc_info=True)
+            self._write_singly(batch)
         finally:
             self.write_seconds += time.perf_counter() - started
+
+    def _write(self, batch: list[Event]) -> None:
+        with self._sink.transaction() as connection:
+            if self._writer is None:
+                self._writer = SessionWriter(connection, self.session_id, self._redactor)
+            if self._opening is not None:
+                self._writer.open(self._opening)
+            self._writer.write(batch)
+        self._opening = None
+        self._refused = None
+        self.events_written += len(batch)
+        self.flushes += 1
+
+    def _hold(self, batch: list[Event], error: sqlite3.Error) -> None:
+        """Keep `batch` for the next try: the database refused it, not the events."""
+        log.info("session %s: %d events wait: %s", self.session_id, len(batch), error)
+        self._buffer = batch + self._buffer
+        self._refused = error
+        self._retry_at = time.monotonic() + RETRY_AFTER_S
+
+    def _write_singly(self, batch: list[Event]) -> None:
+        for position, event in enumerate(batch):
+            try:
+                self._write([event])
+            except sqlite3.Error as error:
+                self._hold(batch[position:], error)
+                return
+            except Exception as error:
+                log.info("session %s: cannot store %s", self.session_id, event, exc_info=True)
+                self._left_out.append(f"{type(event).__name__} ({type(error).__name__}: {error})")
+
+    @property
+    def warnings(self) -> list[str]:
+        """What of the run could not be saved, one line each (empty when all of it was)."""
+        found = []
+        if self._left_out:
+            found.append(
+                f"session {self.session_id}: {len(self._left_out)} events could not be stored"
+                f" and were left out: {', '.join(self._left_out[:3])}"
+            )
+        if self._buffer and self._refused is not None:
+            how = "not saved" if self._opening is not None else "not saved in full"
+            found.append(
+                f"session {self.session_id} was {how}: {len(self._buffer)} events could not be"
+                f" written: {self._sink.describe(self._refused)}"
+            )
+        return found
 
     def _stop_listening(self) -> None:
         if self._detach is not None:
@@ -136,10 +187,14 @@ class Recorder:
             self._detach = None
 
     def close(self) -> None:
-        """Flush and stop listening; a run that never finished is marked `interrupted`."""
+        """Flush and stop listening; a run that never finished, or whose end could not be
+        written, is marked `interrupted` (`warnings` then says what was not saved)."""
         self._stop_listening()
         self.flush()
-        if not self.finished and self._opening is None:
-            self._sink.mark_interrupted(self.session_id)
+        if (self._buffer or not self.finished) and self._opening is None:
+            try:
+                self._sink.mark_interrupted(self.session_id)
+            except sqlite3.Error as error:
+                log.info("session %s: not marked interrupted: %s", self.session_id, error)
             self.finished = True
         self._sink.recorder_closed(self)

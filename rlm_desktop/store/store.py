@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,10 +20,12 @@ from rlm_desktop.store import queries
 from rlm_desktop.store import search as fulltext
 from rlm_desktop.store.liveness import current_writer, writer_is_dead
 from rlm_desktop.store.migrations import MIGRATIONS
+from rlm_desktop.store.problems import database_problem
 from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.redact import Redactor
 from rlm_desktop.store.writer import prepare_opening
 
+log = logging.getLogger(__name__)
 _SESSION_TABLES = ("events", "cells", "turns", "llm_requests", "calls", "documents")
 
 
@@ -36,6 +39,10 @@ class SessionNotFound(StoreError, LookupError):
 
 class SessionBusy(StoreError):
     """The session is still being recorded by a live process."""
+
+
+class DatabaseUnavailable(StoreError):
+    """The database file cannot be opened, read or written; the message says why and what to do."""
 
 
 class RecordableRun(Protocol):
@@ -56,16 +63,22 @@ class Store:
     """
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.lock = threading.RLock()
-        conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
-        self.db = Database(conn)
-        self.db.enable_wal()
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self._migrate()
         self._recorders: list[Recorder] = []
-        self.reap_dead_writers()
+        conn: sqlite3.Connection | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False)
+            self.db = Database(conn)
+            self.db.enable_wal()
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self._migrate()
+            self.reap_dead_writers()
+        except (sqlite3.Error, OSError) as error:
+            if conn is not None:
+                conn.close()
+            raise DatabaseUnavailable(self.describe(error)) from error
 
     def _migrate(self) -> None:
         try:
@@ -87,9 +100,7 @@ class Store:
         files move. The run's API key (`run.credentials.api_key` when exposed, or `secrets`),
         and any secret-looking environment value, is scrubbed from everything written.
         """
-        with self.lock:
-            taken = self.db.execute("SELECT 1 FROM sessions WHERE id = ?", [run.run_id]).fetchone()
-        if taken:
+        if self._taken_if_writable(run.run_id):
             raise StoreError(f"session {run.run_id} already exists: give the run a new id")
         credentials = getattr(run, "credentials", None)
         redactor = Redactor.for_run(getattr(credentials, "api_key", None), extra=secrets)
@@ -98,11 +109,31 @@ class Store:
         self._recorders.append(recorder)
         return recorder
 
+    def _taken_if_writable(self, session_id: str) -> bool:
+        """Whether `session_id` is taken, asked in a write that is then undone, so that a
+        database this process cannot write stops a run before it starts."""
+        with self.lock:
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+                version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+                self.db.execute(f"PRAGMA user_version = {version}")
+                taken = self.db.execute("SELECT 1 FROM sessions WHERE id = ?", [session_id])
+                return taken.fetchone() is not None
+            except sqlite3.Error as error:
+                raise DatabaseUnavailable(self.describe(error)) from error
+            finally:
+                if self.db.conn.in_transaction:
+                    self.db.conn.rollback()
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """The connection, held under the store's lock inside one transaction."""
         with self.lock, self.db.atomic():
             yield self.db.conn
+
+    def describe(self, error: BaseException) -> str:
+        """`error`, met using this database, as one line that says what to do about it."""
+        return database_problem(error, self.path)
 
     def recorder_closed(self, recorder: Recorder) -> None:
         """Forget a recorder that has written its last event."""
@@ -117,8 +148,12 @@ class Store:
                 " WHERE status = 'running'"
             ).fetchall()
         dead = [row[0] for row in rows if writer_is_dead(row[1], row[2], row[3])]
-        for session_id in dead:
-            self.mark_interrupted(session_id)
+        try:
+            for session_id in dead:
+                self.mark_interrupted(session_id)
+        except sqlite3.OperationalError as error:  # a read-only database can still be read
+            log.info("sessions of dead writers left as they are: %s", error)
+            return []
         return dead
 
     def mark_interrupted(self, session_id: str) -> None:

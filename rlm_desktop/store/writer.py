@@ -3,6 +3,10 @@
 `SessionWriter.write(events)` is called with a batch, inside one transaction. Every field is
 scrubbed by the redactor first, so nothing unscrubbed reaches a table. Statements take the
 event's fields by name (`:call_id`), plus `:sid` and the writer's own `:turn_now`/`:cell_now`.
+
+Nothing an event carries is refused: the event log keeps every string exactly (`stored_json`),
+and the columns, which must be UTF-8, show what UTF-8 cannot hold readably (`stored_text`,
+`shown_file_name`).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -26,6 +31,9 @@ Row = dict[str, Any]
 _ENVELOPE = ("run_id", "ts", "type")
 _FIELDS: dict[type[Event], tuple[str, ...]] = {}
 _ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
+_ESCAPING_ENCODER = json.JSONEncoder(default=str)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_MIN_INTEGER, _MAX_INTEGER = -(2**63), 2**63 - 1
 
 _STATEMENTS: dict[str, str] = {
     "CallStarted": """INSERT OR REPLACE INTO calls (session_id, id, parent_id, seq, kind, depth,
@@ -80,6 +88,68 @@ _RUN_FINISHED = (
 )  # fmt: skip
 
 
+def _encodable(text: str) -> bool:
+    """True when `text` is valid UTF-8 as it is (no lone surrogate), as SQLite needs."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def stored_json(value: Any) -> str:
+    """`value` as JSON text that SQLite can hold, losslessly.
+
+    Readable UTF-8 as a rule; where a string holds a lone surrogate (model code printed
+    `"\\udcff"`, a file name that is not UTF-8), JSON's `\\u` escapes, which `json.loads` turns
+    back into the very same string (and `os.fsencode` into a file name's very bytes).
+    """
+    text = _ENCODER.encode(value)
+    return text if _encodable(text) else _ESCAPING_ENCODER.encode(value)
+
+
+def stored_text(text: str) -> str:
+    """`text` for a text column: each lone surrogate written as its Python escape, `\\udcff`.
+
+    Columns must be UTF-8; the exact string stays in the event log (`stored_json`).
+    """
+    return text if _encodable(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def shown_file_name(name: str) -> str:
+    """A file name for display: its bytes decoded as `os.fsdecode` would, undecodable ones
+    replaced by U+FFFD (`caf\\xe9.txt` in Latin-1 reads `caf\ufffd.txt`).
+
+    The event log keeps the name exactly (`stored_json`), so its bytes are never lost.
+    """
+    if _encodable(name):
+        return name
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a surrogate that no undecodable byte stands for
+        return _SURROGATE.sub("\ufffd", name)
+
+
+def _file_name(name: object) -> object:
+    return shown_file_name(name) if isinstance(name, str) else name
+
+
+def _columns(payload: Row) -> Row:
+    """The payload's top-level values made storable in columns: strings as UTF-8, and integers
+    past SQLite's 64 bits (a provider reporting absurd usage) as reals."""
+    return {name: _column(value) for name, value in payload.items()}
+
+
+def _column(value: Any) -> Any:
+    if isinstance(value, str):
+        return stored_text(value)
+    if isinstance(value, int) and not _MIN_INTEGER <= value <= _MAX_INTEGER:
+        return float(value)
+    return value
+
+
 def _payload_fields(kind: type[Event]) -> tuple[str, ...]:
     """The fields an event type stores besides the envelope (the log has columns for those).
 
@@ -109,7 +179,7 @@ def prepare_opening(
     texts: dict[str, Row] = {}
     rows = []
     for position, document in enumerate(documents):
-        text = redactor.text(document.text)
+        text = stored_text(redactor.text(document.text))
         data = text.encode("utf-8", "surrogatepass")
         digest = hashlib.sha256(data).hexdigest()
         texts[digest] = {"sha256": digest, "text": text, "chars": len(text)}
@@ -118,8 +188,8 @@ def prepare_opening(
         except OSError:
             size = len(data)
         rows.append({
-            "session_id": session_id, "position": position, "name": document.name,
-            "path": document.path, "size": size, "sha256": digest, "chars": len(text),
+            "session_id": session_id, "position": position, "name": _file_name(document.name),
+            "path": _file_name(document.path), "size": size, "sha256": digest, "chars": len(text),
             "tokens": document.tokens,
         })  # fmt: skip
     session = {
@@ -176,10 +246,11 @@ class SessionWriter:
         for event in events:
             kind = type(event).__name__
             payload = {name: scrub(getattr(event, name)) for name in _payload_fields(type(event))}
-            log_rows.append((self._sid, self._seq, event.ts, kind, _ENCODER.encode(payload)))
+            log_rows.append((self._sid, self._seq, event.ts, kind, stored_json(payload)))
             self._seq += 1
-            payload["ts"] = event.ts
-            self._apply(kind, payload)
+            row = _columns(payload)
+            row["ts"] = event.ts
+            self._apply(kind, row)
         self._conn.executemany(
             "INSERT INTO events (session_id, seq, ts, type, data) VALUES (?, ?, ?, ?, ?)", log_rows
         )
@@ -228,9 +299,10 @@ class SessionWriter:
         settings = d.get("settings") or {}
         self._session.update(
             query=d["query"], mode=d["mode"], model=d["model"], sub_model=d["sub_model"],
-            profile=d["profile"], settings=_ENCODER.encode(settings),
-            budget=_ENCODER.encode(settings.get("budget")), started_at=d["ts"],
+            profile=d["profile"], settings=stored_json(settings),
+            budget=stored_json(settings.get("budget")), started_at=d["ts"],
         )  # fmt: skip
         for position, meta in enumerate(d.get("documents") or []):
             row = {"name": None, "path": None, "chars": None, "tokens": None, **meta}
+            row.update({key: _file_name(row[key]) for key in ("name", "path")})
             self._conn.execute(_DOCUMENT_SQL, {**row, "sid": self._sid, "position": position})

@@ -47,9 +47,12 @@ def main() -> int:
     import qasync
     from PySide6.QtCore import QTimer
 
+    from rlm_desktop.ui.main_thread_gc import MainThreadGarbageCollector
     from rlm_desktop.ui.main_window import MainWindow
 
     app = create_application()
+    collector = MainThreadGarbageCollector()
+    collector.start()
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     probe = bool(os.environ.get(PAINT_PROBE_ENV))

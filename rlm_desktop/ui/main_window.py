@@ -24,6 +24,7 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.ui.actions import window_action
 from rlm_desktop.ui.preferences import Preferences, RunDefaults
+from rlm_desktop.ui.replay.actions import replay_actions
 from rlm_desktop.ui.run.starter import RunStarter
 from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.theme import icon, monospace_font
@@ -32,6 +33,9 @@ from rlm_desktop.ui.window_layout import WindowLayout
 from rlm_desktop.ui.workspace import Workspace
 
 if TYPE_CHECKING:
+    from rlm_desktop.ui.compare.dialog import CompareDialog
+    from rlm_desktop.ui.dashboard.dialog import DashboardDialog
+    from rlm_desktop.ui.evaluation.dialog import EvaluationDialog
     from rlm_desktop.ui.sessions.dialog import SessionsDialog
     from rlm_desktop.ui.settings.dialog import SettingsDialog
 
@@ -115,7 +119,13 @@ class MainWindow(QMainWindow):
             docs.add_folder_button,
         )
         self.sessions_action = window_action(
-            self, "&Sessions…", QKeySequence("Ctrl+Shift+S"), self.show_sessions
+            self, "&Sessions…", QKeySequence("Ctrl+Shift+S"), self.browse_sessions
+        )
+        self.history_action = window_action(
+            self, "&History dashboard…", QKeySequence("Ctrl+Shift+H"), self.show_dashboard
+        )
+        self.evaluation_action = window_action(
+            self, "E&valuate settings…", QKeySequence("Ctrl+Shift+V"), self.show_evaluation
         )
         self.settings_action = window_action(
             self, "S&ettings…", QKeySequence("Ctrl+,"), lambda: self.show_settings()
@@ -143,10 +153,20 @@ class MainWindow(QMainWindow):
             ),
             window_action(self, "&Filter calls", QKeySequence("Ctrl+F"), tree.filter.setFocus),
         ]
+        self.timeline_action = window_action(
+            self,
+            "&Timeline",
+            QKeySequence("Ctrl+T"),
+            ws.timeline.toggle,
+        )
+        self.timeline_action.setCheckable(True)
+        view_actions.append(self.timeline_action)
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         for action in (self.add_files_action, self.add_folder_action, self.sessions_action):
             file_menu.addAction(action)
+        file_menu.addAction(self.history_action)
+        file_menu.addAction(self.evaluation_action)
         file_menu.addSeparator()
         file_menu.addAction(self.settings_action)
         file_menu.addSeparator()
@@ -157,6 +177,9 @@ class MainWindow(QMainWindow):
         view_menu = bar.addMenu("&View")
         for action in view_actions:
             view_menu.addAction(action)
+        replay_menu = bar.addMenu("Re&play")
+        for action in replay_actions(self, ws.replay):
+            replay_menu.addAction(action)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.welcome_action)
         help_menu.addAction(self.about_action)
@@ -169,6 +192,10 @@ class MainWindow(QMainWindow):
         ws.run_changed.connect(self._show_run_figures)
         self.starter.run_starting.connect(lambda: ws.begin_view(None))
         self.starter.run_finished.connect(self._show_run_figures)
+        self.starter.run_finished.connect(
+            lambda: ws.health.show_session(self.starter.store(), ws.model.tree.run.run_id)
+        )
+        self.starter.unsaved.connect(ws.answer.show_warnings)
         ws.leave_review.connect(self.leave_review)
         self.welcome.open_settings.connect(lambda: self.show_settings("providers"))
         self.welcome.open_sample.connect(self.open_sample)
@@ -252,6 +279,19 @@ class MainWindow(QMainWindow):
         if self.pages.currentWidget() is self.welcome and self.provider_configured():
             self.pages.setCurrentWidget(self.workspace)
 
+    def browse_sessions(self) -> QMessageBox | None:
+        """The Sessions action: the browser, or a message saying why the session database
+        cannot be opened and what to do (returned, for a test to read)."""
+        from rlm_desktop.store import StoreError
+
+        try:
+            self.show_sessions()
+        except StoreError as error:
+            box = QMessageBox(QMessageBox.Icon.Warning, "Saved sessions", str(error), parent=self)
+            box.open()
+            return box
+        return None
+
     def show_sessions(self) -> SessionsDialog:
         """Open the session browser; returns the dialog."""
         from rlm_desktop.ui.sessions.dialog import SessionsDialog
@@ -259,12 +299,47 @@ class MainWindow(QMainWindow):
         dialog = SessionsDialog(self.starter.store(), self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open_session.connect(self.open_session)
+        dialog.replay_session.connect(self.replay_session)
+        dialog.compare_sessions.connect(self.compare_sessions)
         dialog.open()
         return dialog
 
-    def open_session(self, session_id: str, call_id: str = "") -> bool:
+    def show_dashboard(self) -> DashboardDialog:
+        """Open the history dashboard over all saved runs; returns the dialog."""
+        from rlm_desktop.ui.dashboard.dialog import DashboardDialog
+
+        dialog = DashboardDialog(self.starter.store(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open_session.connect(self.open_session)
+        dialog.open()
+        return dialog
+
+    def show_evaluation(self) -> EvaluationDialog:
+        """Open the evaluation page, starting from the model and server in the run controls."""
+        from rlm_desktop.ui.evaluation.dialog import EvaluationDialog
+
+        request = self.workspace.controls.request()
+        dialog = EvaluationDialog(
+            self.starter.store(), request.model, request.api_base, self.prefs.prices_text(), self
+        )
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open_session.connect(self.open_session)
+        dialog.show()  # not modal: runs open in the window beside it while it works
+        return dialog
+
+    def compare_sessions(self, left_id: str, right_id: str) -> CompareDialog:
+        """Open two saved sessions side by side; returns the dialog."""
+        from rlm_desktop.ui.compare.dialog import CompareDialog
+
+        dialog = CompareDialog(self.starter.store(), left_id, right_id, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def open_session(self, session_id: str, call_id: str = "", play: bool = False) -> bool:
         """Show a saved session read-only, replayed through the same path as a live run, with
-        `call_id` (where a search found its text) selected when given."""
+        `call_id` (where a search found its text) selected when given; with `play`, play it
+        back from the start."""
         if self.starter.running:
             self.workspace.controls.show_error(
                 "A run is in progress: stop it (Esc) before opening a saved session."
@@ -282,16 +357,21 @@ class MainWindow(QMainWindow):
             head.get("documents", []), store.document_texts(head["id"])
         )
         self.status.max_cost_usd = head.get("settings", {}).get("budget", {}).get("max_cost_usd")
-        self.workspace.bridge.feed(store.replay(head["id"]))
+        self.workspace.replay.load(store.replay(head["id"]))
+        self.workspace.health.show_session(store, head["id"])
         tree = self.workspace.model.tree
-        if tree.run.finished is None:
-            self.workspace.model.close_unfinished()
         self.status.update_from(tree)
         self.setWindowTitle(f"{fmt.one_line(head.get('query') or '', 60)} — {TITLE}")
         found = tree.nodes.get(call_id)
         if found is not None:
             self.workspace.tree_panel.select(found)
+        if play:
+            self.workspace.replay.play()
         return True
+
+    def replay_session(self, session_id: str) -> bool:
+        """Open a saved session and play it back from the start."""
+        return self.open_session(session_id, play=True)
 
     def leave_review(self) -> None:
         """Back to the live workspace after reviewing a saved session."""
@@ -302,13 +382,20 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         """A short about box."""
-        from rlm_desktop import __version__
+        import platform
+        from html import escape
+
+        from PySide6 import __version__ as pyside_version
+
+        from rlm_desktop import __version__, paths
 
         QMessageBox.about(
             self,
             "About RLM Desktop",
             f"<b>RLM Desktop {__version__}</b><br>Recursive Language Models over "
             "local documents, with a live view of every sub-call.<br><br>"
+            f"Python {platform.python_version()}, PySide6 {pyside_version}<br>"
+            f"Data: {escape(str(paths.data_dir()))}<br>"
             f"Keys: {keys.backend_description()}",
         )
 

@@ -174,6 +174,15 @@ class Preferences:
         """Save whether runs refuse model code without isolation."""
         self.set("sandbox/require_isolation", bool(required))
 
+    @property
+    def otlp_endpoint(self) -> str:
+        """The OTLP/HTTP collector each finished run's trace is sent to ("" for none)."""
+        return self.get_str("traces/otlp_endpoint")
+
+    def set_otlp_endpoint(self, url: str) -> None:
+        """Save the collector runs' traces are sent to ("" to send none)."""
+        self.set("traces/otlp_endpoint", url.strip())
+
     def base_url(self, provider: str) -> str:
         """The configured base URL of a local provider ("" when none)."""
         return self.get_str(f"providers/{provider}_base_url")

@@ -1,5 +1,6 @@
 """The working area: documents on the left, run controls on top, the call tree with its details
-in the middle, and the console with the answer on the right.
+in the middle, and the console with the answer on the right; the replay bar above them for a
+saved session, and the timeline below them when shown.
 
 Every run in view, live or saved, reaches these widgets the same way: event batches from the
 `EventBridge` folded into the `CallTreeModel`, then the selected call's console and details are
@@ -18,8 +19,11 @@ from rlm_desktop.review.call_tree import CallNode, Changes
 from rlm_desktop.ui.bridge import EventBridge
 from rlm_desktop.ui.console.view import ConsoleView
 from rlm_desktop.ui.documents.pane import DocumentsPane
+from rlm_desktop.ui.replay.controller import ReplayController
+from rlm_desktop.ui.review.health_panel import HealthPanel
 from rlm_desktop.ui.run.answer_panel import AnswerPanel
 from rlm_desktop.ui.run.controls import RunControls
+from rlm_desktop.ui.timeline.pane import TimelinePane
 from rlm_desktop.ui.tree.details import CallInspector, DetailPanel
 from rlm_desktop.ui.tree.model import CallTreeModel
 from rlm_desktop.ui.tree.panel import TreePanel
@@ -64,6 +68,8 @@ class Workspace(QWidget):
         console_title = QLabel("Console")
         console_title.setObjectName("cardTitle")
         right_layout.addWidget(self.answer)
+        self.health = HealthPanel()
+        right_layout.addWidget(self.health)
         right_layout.addWidget(console_title)
         right_layout.addWidget(self.console, 1)
 
@@ -73,13 +79,23 @@ class Workspace(QWidget):
         self.run_splitter.addWidget(right)
         self.run_splitter.setStretchFactor(0, 3)
         self.run_splitter.setStretchFactor(1, 2)
+        self.timeline = TimelinePane(self.model)
+        self.timeline.hide()
+        self.timeline_splitter = QSplitter(Qt.Orientation.Vertical)
+        self.timeline_splitter.setObjectName("timelineSplitter")
+        self.timeline_splitter.addWidget(self.run_splitter)
+        self.timeline_splitter.addWidget(self.timeline)
+        self.timeline_splitter.setStretchFactor(0, 3)
+        self.timeline_splitter.setStretchFactor(1, 1)
+        self.replay = ReplayController(self)
 
         center = QWidget()
         center_layout = QVBoxLayout(center)
         center_layout.setContentsMargins(0, 0, 0, 0)
         center_layout.addWidget(self.review_bar)
+        center_layout.addWidget(self.replay.bar)
         center_layout.addWidget(self.controls)
-        center_layout.addWidget(self.run_splitter, 1)
+        center_layout.addWidget(self.timeline_splitter, 1)
 
         self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.main_splitter.setObjectName("mainSplitter")
@@ -95,7 +111,11 @@ class Workspace(QWidget):
 
         self.bridge.batch.connect(self.apply_events)
         self.tree_panel.call_selected.connect(self._select)
+        self.tree_panel.call_selected.connect(self.timeline.highlight)
+        self.timeline.call_clicked.connect(self.tree_panel.select)
+        self.run_changed.connect(self.timeline.schedule)
         self.tree_panel.error_reached.connect(self.console.reveal_error)
+        self.health.call_chosen.connect(self._choose_call)
         self._tick = QTimer(self)
         self._tick.setInterval(TICK_MS)
         self._tick.timeout.connect(self._on_tick)
@@ -111,6 +131,7 @@ class Workspace(QWidget):
         self.console.show_call(None)
         self.details.show_call(None)
         self.answer.clear()
+        self.health.clear()
         self.reviewing = review
         self.review_bar.setVisible(review is not None)
         self.controls.setVisible(review is None)
@@ -143,6 +164,12 @@ class Workspace(QWidget):
     def _select(self, node: CallNode | None) -> None:
         self.console.show_call(node)
         self.details.show_call(node)
+
+    def _choose_call(self, call_id: str, _turn: int) -> None:
+        """Select the call a health finding points at (its console then shows its turns)."""
+        node = self.model.tree.nodes.get(call_id)
+        if node is not None:
+            self.tree_panel.select(node)
 
     def _on_tick(self) -> None:
         if self.model.tree.run.finished is None:

@@ -110,3 +110,56 @@ def make_docx(
                 grid.cell(r, c).text = value
     document.save(str(path))
     return path
+
+
+def make_slow_pdf(path: Path, pages: int = 20, operators: int = 900_000) -> Path:
+    """A PDF of a few kilobytes that keeps a text extractor busy for many minutes.
+
+    One compressed content stream of `operators` text-showing operators (about 7 bytes each once
+    inflated; pypdf parses a stream of up to 2 million tokens, each in pure Python) is shared by
+    every page, so the work is multiplied by `pages` while the file stays tiny.
+    """
+    from pypdf.generic import StreamObject
+
+    writer = PdfWriter()
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+        }
+    )
+    content = DecodedStreamObject()
+    content.set_data(b"BT /F1 10 Tf 50 750 Td " + b"(A) Tj " * operators + b"ET")
+    compressed: StreamObject = content.flate_encode(level=9)
+    shared = writer._add_object(compressed)
+    for _ in range(pages):
+        page = writer.add_blank_page(612, 792)
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})}
+        )
+        page[NameObject("/Contents")] = shared
+    with path.open("wb") as handle:
+        writer.write(handle)
+    return path
+
+
+def make_docx_bomb(path: Path, inflated_bytes: int = 100_000_000) -> Path:
+    """A Word file of a few hundred kilobytes whose document part inflates to `inflated_bytes`
+    of paragraphs (python-docx needs several times that in memory to parse it)."""
+    import zipfile
+
+    template = make_docx(path.with_name(path.stem + "-template.docx"), "Bomb", ["x"])
+    paragraph = b"<w:p><w:r><w:t>" + b"A" * 40 + b"</w:t></w:r></w:p>"
+    with (
+        zipfile.ZipFile(template) as source,
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as bomb,
+    ):
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "word/document.xml":
+                head, tail = data.split(b"<w:body>", 1)
+                data = head + b"<w:body>" + paragraph * (inflated_bytes // len(paragraph)) + tail
+            bomb.writestr(item.filename, data)
+    template.unlink()
+    return path

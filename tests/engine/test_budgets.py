@@ -92,7 +92,10 @@ async def test_the_sub_call_cap_holds_under_fan_out(scripted_server: ScriptedSer
     run = make_run(scripted_server, budget=Budget(max_sub_calls=40, concurrency=32))
     result, events = await run_to_end(run)
 
-    assert (result.status, result.answer, result.sub_calls) == ("completed", "done", 40)
+    refused = FAN_OUT - 40
+    assert (result.status, result.answer, result.sub_calls) == ("budget_exceeded", "done", 40)
+    assert result.refused_calls == refused
+    assert result.error == f"answered after the budget ran out ({refused} calls refused)"
     assert sub_requests(scripted_server) == 40
     shown = of_type(events, TurnExecuted)[0].observation
     assert "refused BudgetExceededError" in shown

@@ -80,13 +80,72 @@ def test_cost_cap_counts_spent_plus_reserved() -> None:
     assert ledger.totals().cost_usd == pytest.approx(0.008)
 
 
-def test_unpriced_calls_are_counted_and_never_refused_by_the_cost_cap() -> None:
-    ledger = BudgetLedger(Budget(max_cost_usd=0.000001))
+def test_unpriced_calls_are_counted_without_a_dollar_cap() -> None:
+    ledger = BudgetLedger(Budget(max_tokens=1_000_000))
     reservation = ledger.reserve(UNPRICED, 10_000, 10_000)
     assert reservation.cost_usd == 0.0
     ledger.settle(reservation, 10_000, 5_000, UNPRICED.cost(10_000, 5_000))
     assert (ledger.unpriced_calls, ledger.spent_cost_usd) == (1, 0.0)
     assert ledger.output_tokens == 5_000
+
+
+def test_a_dollar_cap_refuses_a_model_without_a_price() -> None:
+    ledger = BudgetLedger(Budget(max_cost_usd=100.0))
+    with pytest.raises(BudgetExceededError) as refused:
+        ledger.reserve(UNPRICED, 10, 10)
+    assert refused.value.limit == "max_cost_usd"
+    assert "unpriced has no price" in refused.value.detail
+    assert "prices" in refused.value.detail
+    assert (ledger.refused_calls, ledger.reserved_tokens) == (1, 0)
+
+
+def test_reported_usage_above_the_estimate_makes_later_calls_hold_more() -> None:
+    ledger = BudgetLedger(Budget())
+    probe = ledger.reserve(PRICED, 1_000, 500)
+    assert (probe.input_tokens, probe.output_tokens) == (1_000, 500)
+    ledger.settle(probe, 3_000, 400, PRICED.cost(3_000, 400))
+    later = ledger.reserve(PRICED, 2_000, 500)
+    assert (later.input_tokens, later.output_tokens) == (6_000, 500)
+    assert later.cost_usd == pytest.approx(PRICED.cost(6_000, 500))
+
+
+def test_usage_below_the_estimate_never_lowers_the_hold_under_the_estimate() -> None:
+    ledger = BudgetLedger(Budget())
+    ledger.settle(ledger.reserve(PRICED, 1_000, 500), 200, 10, PRICED.cost(200, 10))
+    assert ledger.reserve(PRICED, 1_000, 500).tokens == 1_500
+
+
+def test_calls_in_flight_hold_more_the_moment_a_reply_shows_counts_above_the_estimate() -> None:
+    ledger = BudgetLedger(Budget(max_tokens=19_999))
+    first = ledger.reserve(PRICED, 1_000, 1_000)
+    ledger.reserve(PRICED, 1_000, 1_000)
+    ledger.reserve(PRICED, 1_000, 1_000)
+    ledger.settle(first, 4_000, 1_000, PRICED.cost(4_000, 1_000))
+    assert ledger.reserved_tokens == 2 * (4_000 + 1_000)
+    with pytest.raises(BudgetExceededError) as refused:
+        ledger.reserve(PRICED, 1_000, 1_000)  # 5,000 spent + 10,000 held + 5,000 more
+    assert refused.value.limit == "max_tokens"
+
+
+def test_a_cancelled_call_is_charged_what_it_held() -> None:
+    ledger = BudgetLedger(Budget())
+    reservation = ledger.reserve(PRICED, 1_000, 500)
+    ledger.charge(reservation)
+    ledger.charge(reservation)
+    assert (ledger.input_tokens, ledger.output_tokens, ledger.reserved_tokens) == (1_000, 500, 0)
+    assert ledger.spent_cost_usd == pytest.approx(PRICED.cost(1_000, 500))
+
+
+def test_refusals_are_counted_by_cap() -> None:
+    ledger = BudgetLedger(Budget(max_sub_calls=1, max_tokens=100))
+    ledger.claim_sub_call()
+    for _ in range(2):
+        with pytest.raises(BudgetExceededError):
+            ledger.claim_sub_call()
+    with pytest.raises(BudgetExceededError):
+        ledger.reserve(PRICED, 100, 100)
+    assert ledger.refusals == {"max_sub_calls": 2, "max_tokens": 1}
+    assert ledger.refused_calls == 3
 
 
 def test_many_reservations_never_pass_the_cap() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rlm_desktop.engine.events import Event
 from rlm_desktop.paths import database_path
-from rlm_desktop.store import FORMATS, Store, export
+from rlm_desktop.store import FORMATS, Store, export, export_bytes
 from tests.cli import start_cli
 from tests.scripted_server import ScriptedServer
 from tests.store.engine_script import API_KEY, DOCUMENT, MARKER, make_run, responder
@@ -48,7 +48,10 @@ async def test_a_real_run_is_recorded_as_it_happened(
     places = {(hit["field"], hit["turn"], hit["cell"]) for hit in store.search(MARKER)}
     assert places == {("code", 0, 1), ("stdout", 0, 1), ("reply", 0, None)}
     assert store.document_texts(run.run_id) == [(DOCUMENT.name, DOCUMENT.text)]
-    exports = [export(store, run.run_id, fmt, include_content=True) for fmt in FORMATS]
+    exports = [
+        export_bytes(store, run.run_id, fmt, include_content=True).decode("utf-8", "replace")
+        for fmt in FORMATS
+    ]
     store.close()
 
     # The key really was sent, and was never written.

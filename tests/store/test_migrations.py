@@ -9,10 +9,10 @@ import pytest
 from sqlite_utils import Database
 
 from rlm_desktop.paths import database_path
+from rlm_desktop.redact import Redactor
 from rlm_desktop.store import Store
 from rlm_desktop.store.liveness import current_writer
 from rlm_desktop.store.migrations import MIGRATIONS
-from rlm_desktop.store.redact import Redactor
 from rlm_desktop.store.writer import SessionWriter, prepare_opening
 from tests.store.searchable import WORDS, searchable_run
 

@@ -11,7 +11,7 @@ from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.events import CellExecuted, LLMResponded
-from rlm_desktop.store import FORMATS, Store, export
+from rlm_desktop.store import FORMATS, Store, export_bytes
 from tests.store.synthetic import run_events
 
 API_KEY = "sk-test-9f8e7d6c5b4a39281706"
@@ -79,7 +79,10 @@ def test_secrets_never_reach_the_file_or_the_exports(
         run.bus.publish(event)  # type: ignore[arg-type]
     recorder.close()
 
-    exports = [export(store, "keyed", fmt, include_content=True) for fmt in FORMATS]
+    exports = [
+        export_bytes(store, "keyed", fmt, include_content=True).decode("utf-8", "replace")
+        for fmt in FORMATS
+    ]
     stdout = store.session("keyed")["turns"][0]["stdout"]
     assert "[redacted]" in stdout
     assert "Bearer [redacted]" in stdout

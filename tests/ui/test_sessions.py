@@ -172,7 +172,13 @@ def test_the_save_dialogs_file_type_decides_the_export_format(
     QTimer.singleShot(0, choose_json_lines)
     written = dialog.export_selected()
     assert seen == {
-        "filters": ["Markdown (*.md)", "JSON Lines (*.jsonl)", "OTLP/JSON traces (*.json)"],
+        "filters": [
+            "Markdown (*.md)",
+            "JSON Lines (*.jsonl)",
+            "HTML report (*.html)",
+            "OTLP/JSON traces (*.json)",
+            "OTLP protobuf traces (*.pb)",
+        ],
         "name": "rlm-session-zoo-run.md",
         "renamed": "rlm-session-zoo-run.jsonl",
     }
@@ -209,6 +215,8 @@ def test_the_chosen_file_type_sets_the_extension_unless_the_name_has_its_own(
         ("JSON Lines (*.jsonl)", "report.md", "report.jsonl", "jsonl"),
         ("OTLP/JSON traces (*.json)", "trace.jsonl", "trace.json", "otlp"),
         ("Markdown (*.md)", "notes.txt", "notes.txt", "md"),
+        ("OTLP protobuf traces (*.pb)", "trace", "trace.pb", "otlp-proto"),
+        ("HTML report (*.html)", "report.md", "report.html", "html"),
     ]
     for name_filter, typed, written, fmt_name in cases:
         saving = export_dialog(parent, "any-id")

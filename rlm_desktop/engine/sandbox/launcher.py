@@ -20,8 +20,32 @@ from rlm_desktop.engine.sandbox import seatbelt
 from rlm_desktop.engine.sandbox.environment import worker_environment
 from rlm_desktop.engine.sandbox.hardening import protect_application_process
 from rlm_desktop.engine.sandbox.level import SandboxReport, sandbox_spec
+from rlm_desktop.engine.sandbox.worker import FROZEN_LAUNCHER_FLAG
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+
+
+def launcher_command(control_fd: int) -> list[str]:
+    """The command that starts the launcher with its control socket at `control_fd`.
+
+    Installed from source or a wheel: this Python runs worker.py by path, isolated (`-I -S`). In a
+    frozen bundle (PyInstaller's `sys.frozen`) `sys.executable` is the app itself, whose entry
+    point hands `--repl-launcher FD` to worker.main on the bundle's interpreter, with the standard
+    library and numpy bundled for model code (packaging/bundle_entry.py).
+    """
+    if getattr(sys, "frozen", False):
+        return [sys.executable, FROZEN_LAUNCHER_FLAG, str(control_fd)]
+    return [sys.executable, "-I", "-S", str(WORKER_SCRIPT), "--launcher", str(control_fd)]
+
+
+def bundle_folders() -> list[str]:
+    """What a frozen bundle's launcher reads besides `sys.prefix`: the executable's folder (its
+    archive of compiled modules is appended to the executable), or a macOS app's `Contents`.
+    Nothing when not frozen."""
+    if not getattr(sys, "frozen", False):
+        return []
+    folder = Path(sys.executable).resolve().parent
+    return [str(folder.parent if folder.name == "MacOS" else folder)]
 
 
 class WorkerDied(Exception):
@@ -104,9 +128,10 @@ class Launcher:
             # Every message then carries its sender's pid as this process sees it.
             ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         env = worker_environment(self._scratch, self._output_cap)
-        command = [sys.executable, "-I", "-S", str(WORKER_SCRIPT), "--launcher", str(theirs.fileno())]
+        command = launcher_command(theirs.fileno())
         if self._confine:
             spec = sandbox_spec(self._scratch, self._allow_read, self._max_tasks)
+            spec["read"] += bundle_folders()
             if seatbelt.applies(sys.platform):
                 spec["outer"] = seatbelt.LEVEL
                 command = seatbelt.seatbelt_command(command, spec)

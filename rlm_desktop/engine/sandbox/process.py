@@ -10,7 +10,7 @@ import os
 import signal
 import site
 import struct
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,20 @@ class CellOutcome:
     """Tools (and `context`, `answer`) the cell overwrote or deleted, which the worker put back."""
     worker_note: str | None = None
     """Why the worker was restarted before this cell ran (it had stopped between cells)."""
+
+
+@dataclass(frozen=True)
+class StateReport:
+    """What a worker kept of its variables (`kept`), or put back (`kept` then means restored).
+
+    `lost` maps each variable that was not kept (or failed to come back) to the reason; `error`
+    says why nothing could be done at all (no saved state, the worker stopped, time ran out).
+    """
+
+    kept: tuple[str, ...] = ()
+    lost: dict[str, str] = dataclasses.field(default_factory=dict)
+    size_bytes: int = 0
+    error: str | None = None
 
 
 class ProtocolViolation(WorkerDied):
@@ -97,12 +111,16 @@ class WorkerProcess:
         output_cap_chars: int,
         handler: CallHandler,
         launcher: Launcher | None = None,
+        contexts: Sequence[Any] = (),
+        histories: Sequence[Any] = (),
     ) -> None:
         init = _encode(
             {
                 "type": "init",
                 "context": context,
                 "meta": meta,
+                "contexts": list(contexts),
+                "histories": list(histories),
                 "memory_limit_mb": memory_limit_mb,
                 "sys_path": site.getsitepackages(),
             }
@@ -123,6 +141,9 @@ class WorkerProcess:
         self._cell_future: asyncio.Future[dict[str, Any]] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._cell_ids = 0
+        self._request_ids = 0
+        self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._history: list[dict[str, str]] = []
         self.restarts = 0
 
     @property
@@ -148,8 +169,59 @@ class WorkerProcess:
         reader, self._writer = await asyncio.open_unix_connection(sock=sock, limit=STREAM_LIMIT)
         self._reader_task = asyncio.create_task(self._read_loop(reader, self._pid))
         self._writer.write(self._init_frame)
+        if self._history:  # a restarted worker gets the call's history back
+            self._writer.write(_frame({"type": "history", "messages": self._history}))
         await self._writer.drain()
         await self._ready
+
+    def extend_history(self, messages: Sequence[dict[str, str]]) -> None:
+        """Append `messages` to the REPL's `history` (kept here too, for a restarted worker)."""
+        self._history.extend(messages)
+        if self.running:
+            with contextlib.suppress(WorkerDied):
+                self._send({"type": "history", "messages": list(messages)})
+
+    async def save_state(self, file: str, cap_bytes: int, timeout_s: float) -> StateReport:
+        """Have the worker keep its variables in `file`, a name in its scratch folder.
+
+        The worker pickles them; the app only ever moves the file (it never unpickles it).
+        """
+        reply = await self._state_request(
+            {"type": "save_state", "file": file, "cap_bytes": cap_bytes}, timeout_s
+        )
+        return StateReport(
+            tuple(reply.get("saved", ())),
+            dict(reply.get("skipped", {})),
+            int(reply.get("bytes", 0)),
+            reply.get("error"),
+        )
+
+    async def restore_state(self, file: str, timeout_s: float) -> StateReport:
+        """Have the worker put back the variables kept in `file`, a name in its scratch folder."""
+        reply = await self._state_request({"type": "restore_state", "file": file}, timeout_s)
+        return StateReport(
+            tuple(reply.get("restored", ())), dict(reply.get("failed", {})), 0, reply.get("error")
+        )
+
+    async def _state_request(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        if not self.running:
+            return {"error": "the REPL worker is not running"}
+        self._request_ids += 1
+        request_id = message["id"] = self._request_ids
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._replies[request_id] = future
+        try:
+            self._send(message)
+            return await asyncio.wait_for(asyncio.shield(future), timeout_s)
+        except TimeoutError:
+            if self._pid is not None and self.running:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._pid, signal.SIGINT)
+            return {"error": f"it took longer than {timeout_s:g} s"}
+        except WorkerDied as died:
+            return {"error": str(died)}
+        finally:
+            self._replies.pop(request_id, None)
 
     async def execute(self, code: str, timeout_s: float) -> CellOutcome:
         """Run one cell. Past `timeout_s` it is interrupted; if that fails the worker is restarted."""
@@ -269,7 +341,7 @@ class WorkerProcess:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
         self._stopped_because = str(died)
-        for future in (self._ready, self._cell_future):
+        for future in (self._ready, self._cell_future, *self._replies.values()):
             if future is not None and not future.done():
                 future.set_exception(died)
                 future.exception()  # the waiter may be gone (cancelled); never log it as lost
@@ -281,6 +353,10 @@ class WorkerProcess:
         elif kind == "cell_result" and self._cell_future is not None:
             if message.get("id") == self._cell_ids and not self._cell_future.done():
                 self._cell_future.set_result(message)
+        elif kind in ("state_saved", "state_restored"):
+            future = self._replies.get(message["id"])
+            if future is not None and not future.done():
+                future.set_result(message)
         elif kind == "call":
             task = asyncio.create_task(self._serve_call(message))
             self._call_tasks.add(task)
@@ -362,6 +438,10 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _is_text_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
 def _is_context(value: Any) -> bool:
     return value is None or isinstance(value, str) or _is_texts(value)
 
@@ -389,6 +469,14 @@ FRAME_FIELDS: dict[
     "call": (
         {"id": _is_int, "op": lambda v: v in CALL_OPS, "args": lambda v: isinstance(v, dict)},
         {},
+    ),
+    "state_saved": (
+        {"id": _is_int},
+        {"saved": _is_texts, "skipped": _is_text_map, "bytes": _is_int, "error": _is_optional_text},
+    ),
+    "state_restored": (
+        {"id": _is_int},
+        {"restored": _is_texts, "failed": _is_text_map, "error": _is_optional_text},
     ),
 }
 CALL_ARGS: dict[str, dict[str, Callable[[Any], bool]]] = {

@@ -15,6 +15,7 @@ import itertools
 import json
 import linecache
 import os
+import pickle
 import queue
 import signal
 import socket
@@ -23,9 +24,13 @@ import sys
 import threading
 import time
 import traceback
+import types
 from typing import Any
 
 HEADER = struct.Struct(">I")
+REPL_MODULE = "__repl__"
+"""The module name of everything defined in cells (what pickle records for their classes)."""
+STATE_FORMAT = 1
 OUTPUT_CAP = int(os.environ.get("RLM_WORKER_OUTPUT_CAP", "1000000"))
 
 
@@ -48,6 +53,9 @@ class LLMCallError(SubCallError):
 class RLMChildError(LLMCallError):
     """A recursive child RLM call failed instead of answering."""
 
+
+QUEUED = ("exec", "history", "save_state", "restore_state")
+"""Requests served in order by the main thread, between cells."""
 
 ERRORS = {cls.__name__: cls for cls in (BudgetExceededError, LLMCallError, RLMChildError)}
 
@@ -170,14 +178,30 @@ class Proxy:
 class Repl:
     """The namespace the model's code runs in, and the final-answer signals it can raise."""
 
-    def __init__(self, proxy: Proxy, context: Any, meta: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        proxy: Proxy,
+        context: Any,
+        meta: list[dict[str, Any]],
+        contexts: list[Any] | None = None,
+        histories: list[Any] | None = None,
+    ) -> None:
         self.proxy = proxy
         self.final: str | None = None
         self.final_source: str | None = None
-        self.namespace: dict[str, Any] = {"__name__": "__repl__", "__builtins__": __builtins__}
+        self.history: list[Any] = []
+        self.namespace: dict[str, Any] = {"__name__": REPL_MODULE, "__builtins__": __builtins__}
+        # As in the reference's persistent mode: `context` is `context_0`, the documents added by
+        # later questions of a conversation are `context_1`, ...; earlier questions' messages are
+        # `history_0`, ...; `history` is this call's own messages, compacted turns included.
+        for index, extra in enumerate([context, *(contexts or [])]):
+            self.namespace[f"context_{index}"] = extra
+        for index, earlier in enumerate(histories or []):
+            self.namespace[f"history_{index}"] = earlier
         self.namespace.update(
             context=context,
             context_meta=meta,
+            history=self.history,
             answer={"content": "", "ready": False},
             llm_query=self.llm_query,
             llm_query_batched=self.llm_query_batched,
@@ -189,7 +213,7 @@ class Repl:
             **ERRORS,
         )
         self._builtin_names = set(self.namespace)
-        skip = ("__name__", "__builtins__", "answer")
+        skip = ("__name__", "__builtins__", "answer", "history")
         self._tools = {k: v for k, v in self.namespace.items() if k not in skip}
 
     def restore_tools(self) -> list[str]:
@@ -203,6 +227,9 @@ class Repl:
             if name not in self.namespace or self.namespace[name] is not value:
                 self.namespace[name] = value
                 restored.append(name)
+        if self.namespace.get("history") is not self.history:
+            self.namespace["history"] = self.history
+            restored.append("history")
         if not isinstance(self.namespace.get("answer"), dict):
             self.namespace["answer"] = {"content": "", "ready": False}
             restored.append("answer")
@@ -260,8 +287,12 @@ class Repl:
 
     def show_vars(self) -> dict[str, str]:
         """The user variables and their types."""
+        return {k: type(v).__name__ for k, v in self.user_variables().items()}
+
+    def user_variables(self) -> dict[str, Any]:
+        """The model's own variables: the namespace without the tools, contexts and histories."""
         hidden = self._builtin_names | {"__name__", "__builtins__"}
-        return {k: type(v).__name__ for k, v in self.namespace.items() if k not in hidden}
+        return {k: v for k, v in self.namespace.items() if k not in hidden}
 
     def partial_answer(self) -> str | None:
         """`answer["content"]` when the model has started filling it in."""
@@ -371,6 +402,159 @@ def _apply_limits(memory_limit_mb: int | None) -> None:
             pass
 
 
+class _ReplModule:
+    """The namespace seen as the module `__repl__`, so pickle finds what cells defined by name."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.__dict__["_namespace"] = namespace
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_namespace"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _as_module(repl: Repl) -> None:
+    sys.modules[REPL_MODULE] = _ReplModule(repl.namespace)  # type: ignore[assignment]
+
+
+def _defined_in_cell(value: Any) -> bool:
+    return (
+        isinstance(value, type | types.FunctionType)
+        and getattr(value, "__module__", None) == REPL_MODULE
+    )
+
+
+def _class_source(cls: type) -> str | None:
+    """The source of a class defined in a cell: the last cell (or restored definition) that
+    defines it at top level. (`inspect` cannot find it: the class's module has no file.)"""
+    names = [n for n in linecache.cache if n.startswith(("<cell ", "<restored "))]
+    names.sort(key=lambda n: (n.startswith("<cell "), int(n[6:-1]) if n[6:-1].isdigit() else 0))
+    for filename in reversed(names):
+        source = "".join(linecache.getlines(filename))
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in reversed(tree.body):
+            if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+                lines = source.splitlines(True)
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+                return "".join(lines[start : node.end_lineno])
+    return None
+
+
+def _why(error: BaseException) -> str:
+    text = " ".join(str(error).split())[:120]
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def save_state(repl: Repl, file: str, cap_bytes: int) -> dict[str, Any]:
+    """Keep the model's variables in `file` (in this worker's own folder) for a later question.
+
+    Values are pickled one by one, so one that does not pickle costs only itself, and kept while
+    they fit in `cap_bytes`; functions and classes defined in cells are kept as their source,
+    modules as their names. Contexts, histories and tools are the app's to rebuild.
+    """
+    import inspect
+    import textwrap
+
+    _as_module(repl)
+    values: dict[str, bytes] = {}
+    sources: dict[str, str] = {}
+    modules: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    room = cap_bytes
+    for name, value in repl.user_variables().items():
+        if isinstance(value, types.ModuleType):
+            modules[name] = value.__name__
+            continue
+        try:
+            if getattr(value, "__name__", None) == "<lambda>":
+                skipped[name] = "a lambda; define it with def to keep it"
+                continue
+            if _defined_in_cell(value):
+                source = _class_source(value) if isinstance(value, type) else None
+                sources[name] = source or textwrap.dedent(inspect.getsource(value))
+                continue
+            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as error:  # pickling runs the objects' own code: anything can fail
+            skipped[name] = f"cannot be kept ({_why(error)})"
+            continue
+        if len(data) > room:
+            skipped[name] = (
+                f"too large to keep ({_megabytes(len(data))}; the cap left {_megabytes(room)})"
+            )
+            continue
+        room -= len(data)
+        values[name] = data
+    state = {"format": STATE_FORMAT, "values": values, "sources": sources, "modules": modules}
+    payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+    with open(file + ".part", "wb") as out:
+        out.write(payload)
+    os.replace(file + ".part", file)
+    kept = sorted([*values, *sources, *modules])
+    return {"type": "state_saved", "saved": kept, "skipped": skipped, "bytes": len(payload)}
+
+
+def restore_state(repl: Repl, file: str) -> dict[str, Any]:
+    """Put back what `save_state` kept: modules first, then cell definitions, then values."""
+    import importlib
+
+    failed: dict[str, str] = {}
+    restored: list[str] = []
+    try:
+        with open(file, "rb") as saved:
+            state = pickle.load(saved)
+    except Exception as error:  # a missing, cut or foreign file: nothing comes back
+        return {"type": "state_restored", "restored": [], "failed": {}, "error": _why(error)}
+    _as_module(repl)
+    namespace = repl.namespace
+    for name, module in dict(state.get("modules", {})).items():
+        try:
+            namespace[name] = importlib.import_module(module)
+            restored.append(name)
+        except Exception as error:
+            failed[name] = f"import {module} failed ({_why(error)})"
+    for name, source in dict(state.get("sources", {})).items():
+        filename = f"<restored {name}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        try:
+            exec(compile(source, filename, "exec"), namespace)
+            restored.append(name)
+        except Exception as error:
+            failed[name] = f"its definition failed to run again ({_why(error)})"
+    for name, data in dict(state.get("values", {})).items():
+        try:
+            namespace[name] = pickle.loads(data)
+            restored.append(name)
+        except Exception as error:
+            failed[name] = f"cannot be unpickled ({_why(error)})"
+    return {"type": "state_restored", "restored": sorted(restored), "failed": failed}
+
+
+def _handle(repl: Repl, request: dict[str, Any]) -> dict[str, Any] | None:
+    """Serve one request that is not a cell; returns the reply to send, if it has one."""
+    kind = request.get("type")
+    if kind == "history":
+        repl.history.extend(request.get("messages", []))
+        return None
+    if kind == "save_state":
+        try:
+            return save_state(repl, request["file"], int(request.get("cap_bytes", 0)))
+        except Interrupted:
+            return {"type": "state_saved", "saved": [], "skipped": {}, "error": "interrupted"}
+        except Exception as error:
+            return {"type": "state_saved", "saved": [], "skipped": {}, "error": _why(error)}
+    if kind == "restore_state":
+        try:
+            return restore_state(repl, request["file"])
+        except Interrupted:
+            return {"type": "state_restored", "restored": [], "failed": {}, "error": "interrupted"}
+    return None
+
+
 def serve(channel: Channel) -> None:
     """Serve one RLM call: receive the context, then execute cells until told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -381,7 +565,9 @@ def serve(channel: Channel) -> None:
     channel.limit = init.get("frame_limit")
     sys.path.extend(p for p in init.get("sys_path", []) if p not in sys.path)
     proxy = Proxy(channel)
-    repl = Repl(proxy, init["context"], init.get("meta", []))
+    repl = Repl(
+        proxy, init["context"], init.get("meta", []), init.get("contexts"), init.get("histories")
+    )
     del init
     cells: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
@@ -393,7 +579,7 @@ def serve(channel: Channel) -> None:
                 return
             if message.get("type") == "result":
                 proxy.resolve(message)
-            elif message.get("type") == "exec":
+            elif message.get("type") in QUEUED:
                 cells.put(message)
 
     threading.Thread(target=read_loop, name="protocol-reader", daemon=True).start()
@@ -402,6 +588,16 @@ def serve(channel: Channel) -> None:
         request = cells.get()
         if request is None:
             break
+        if request.get("type") != "exec":
+            signal.signal(signal.SIGINT, _on_sigint)
+            try:
+                reply = _handle(repl, request)
+            finally:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            if reply is not None:
+                reply["id"] = request.get("id")
+                channel.send(reply)
+            continue
         signal.signal(signal.SIGINT, _on_sigint)
         try:
             result = run_cell(repl, request["code"], request.get("index", 0))
@@ -487,11 +683,19 @@ def _confine_module() -> Any:
     return module
 
 
-def main() -> None:
-    """`worker.py --launcher FD`: confine this process, report the level, serve spawn requests."""
-    if len(sys.argv) != 3 or sys.argv[1] != "--launcher":
+FROZEN_LAUNCHER_FLAG = "--repl-launcher"
+"""How a frozen bundle starts itself as the launcher (packaging/bundle_entry.py calls `main`)."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`worker.py --launcher FD`: confine this process, report the level, serve spawn requests.
+
+    `argv` defaults to the command line's arguments; a frozen bundle passes them itself.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] != "--launcher" or not args[1].isdigit():
         sys.exit("usage: worker.py --launcher FD (started by RLM Desktop, not by hand)")
-    fd = int(sys.argv[2])
+    fd = int(args[1])
     spec = json.loads(os.environ.pop("RLM_SANDBOX", "null") or "null")
     report: dict[str, Any] = {"level": "none", "filesystem": False, "network": False}
     if spec is not None:

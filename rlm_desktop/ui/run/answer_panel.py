@@ -7,6 +7,8 @@ colour for a failed one; the style sheet colours the card by its `tone` property
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout
 
@@ -51,6 +53,11 @@ class AnswerPanel(QFrame):
         self.text.setFrameShape(QFrame.Shape.NoFrame)
         self.text.setStyleSheet("background: transparent;")
         self.stats.setWordWrap(True)
+        self.warnings = QLabel("")
+        self.warnings.setObjectName("warningLabel")
+        self.warnings.setAccessibleName("What could not be saved")
+        self.warnings.setWordWrap(True)
+        self.warnings.hide()
         header = QHBoxLayout()
         header.addWidget(self.icon)
         header.addWidget(self.title)
@@ -61,6 +68,7 @@ class AnswerPanel(QFrame):
         layout.setSpacing(2)
         layout.addLayout(header)
         layout.addWidget(self.stats)
+        layout.addWidget(self.warnings)
         layout.addWidget(self.text)
         self.answer = ""
         self.hide()
@@ -69,7 +77,10 @@ class AnswerPanel(QFrame):
         """Show how the run ended."""
         self.answer = finished.answer
         self.tone = fmt.status_tone(finished.status)
-        self.title.setText(_TITLES.get(finished.status, fmt.status_text(finished.status)))
+        title = _TITLES.get(finished.status, fmt.status_text(finished.status))
+        if finished.refused_calls and finished.answer and finished.error:
+            title = finished.error[:1].upper() + finished.error[1:]  # "Answered after the budget…"
+        self.title.setText(title)
         self.icon.setPixmap(status_icon(finished.status).pixmap(ICON_SIZE, ICON_SIZE))
         self.icon.setToolTip(fmt.status_text(finished.status))
         for widget in (self, self.title):
@@ -88,8 +99,14 @@ class AnswerPanel(QFrame):
             error += f"\n\n{KEY_ADVICE}"
         body = "\n\n".join(part for part in (finished.answer, error) if part) or "(no answer)"
         self.text.setMarkdown(body)
+        self.show_warnings(finished.warnings)
         self.show()
         self._fit()
+
+    def show_warnings(self, lines: Sequence[str]) -> None:
+        """Add what went wrong besides the run (a session not saved in full), one line each."""
+        self.warnings.setText("\n".join(f"⚠ {line}" for line in lines))
+        self.warnings.setVisible(bool(lines))
 
     def _fit(self) -> None:
         """As tall as the answer, up to `MAX_HEIGHT` (then it scrolls)."""
@@ -108,6 +125,7 @@ class AnswerPanel(QFrame):
         """Hide the panel (a new run started)."""
         self.answer = ""
         self.text.clear()
+        self.show_warnings(())
         self.hide()
 
     def copy(self) -> None:

@@ -8,6 +8,7 @@ the same events through its own bus listener.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -91,6 +92,9 @@ class RunController(QObject):
             if recorder is not None:
                 recorder.close()
             self.bridge.flush()
+        if result is not None and recorder is not None and recorder.warnings:
+            warnings = [*result.warnings, *recorder.warnings]
+            result = dataclasses.replace(result, warnings=warnings)
         self.finished.emit(result)
 
     def cancel(self) -> None:

@@ -71,6 +71,8 @@ class RunStarter(QObject):
 
     run_starting = Signal()
     run_finished = Signal()
+    unsaved = Signal(list)
+    """What of the finished run could not be saved, one line each."""
 
     def __init__(
         self,
@@ -94,6 +96,8 @@ class RunStarter(QObject):
         self.runner: RunController | None = None
         self.checking: asyncio.Task[None] | None = None
         """The pre-flight check of the run about to start, while it runs."""
+        self.sending: asyncio.Future[None] | None = None
+        """The trace of the last run on its way to the OTLP collector, while it goes."""
         when_settled(controls.model.currentTextChanged, MODEL_SETTLE_MS, self.follow_model, self)
         controls.endpoint.chosen.connect(self._endpoint_chosen)
 
@@ -201,6 +205,8 @@ class RunStarter(QObject):
         if problem:
             controls.show_error(problem)
             return False
+        from rlm_desktop.engine.pricing import parse_prices
+
         try:
             config = build_config(
                 request,
@@ -214,6 +220,13 @@ class RunStarter(QObject):
             return False
         key = keys.get_key(registry.provider_for_run(request.model, request.api_base))
         self.status.clearMessage()
+        free = free_local_models(request, parse_prices(self.prefs.prices_text()))
+        if free:
+            self.status.showMessage(
+                f"{', '.join(free)} on your own server: counted at $0 against the dollar cap "
+                "(give a price in Settings → Run defaults → Prices if it costs money).",
+                15000,
+            )
         controls.show_notice(CHECKING)
         controls.set_running(True)
         self.checking = asyncio.ensure_future(self._check_then_run(config, key))
@@ -236,6 +249,8 @@ class RunStarter(QObject):
         self._launch(config, key)
 
     def _launch(self, config: RunConfig, key: str | None) -> None:
+        from rlm_desktop.store import StoreError
+
         try:
             self.run_starting.emit()
             self.status.max_cost_usd = config.budget.max_cost_usd
@@ -245,6 +260,9 @@ class RunStarter(QObject):
         except ConfigError as exc:
             self.controls.show_error(describe_config_error(exc))
             self.controls.set_running(False)
+        except StoreError as exc:  # the session database cannot be opened or written
+            self.controls.show_error(f"Not started: {exc}")
+            self.controls.set_running(False)
 
     def _make_runner(self) -> RunController:
         runner = RunController(self.bridge, self.store(), self)
@@ -252,10 +270,24 @@ class RunStarter(QObject):
         runner.failed.connect(self.controls.show_error)
         return runner
 
-    def _finished(self, _result: RunResult | None) -> None:
+    def _finished(self, result: RunResult | None) -> None:
         self.controls.set_running(False)
         self.run_finished.emit()
-        self.status.showMessage("Run finished and saved.", 5000)
+        if result is not None and result.warnings:
+            self.unsaved.emit(list(result.warnings))
+            self.status.showMessage("Run finished, but it was not saved in full.")
+        else:
+            self.status.showMessage("Run finished and saved.", 5000)
+        if result is not None and self.prefs.otlp_endpoint:
+            self.sending = asyncio.ensure_future(
+                self._send_traces(result.session_id, self.prefs.otlp_endpoint)
+            )
+
+    async def _send_traces(self, session_id: str, endpoint: str) -> None:
+        """Send the run's trace to the collector in the settings, off the event loop; a
+        collector that cannot take it is one line in the status bar."""
+        problem = await asyncio.to_thread(send_saved_traces, session_id, endpoint)
+        self.status.showMessage(problem or f"Trace sent to {endpoint}.", 10000)
 
     def stop(self) -> None:
         """Stop the run in progress, or the check before it."""
@@ -274,6 +306,8 @@ class RunStarter(QObject):
             await asyncio.gather(self.checking, return_exceptions=True)
         if self.runner is not None:
             await self.runner.wait()
+        if self.sending is not None:
+            await asyncio.gather(self.sending, return_exceptions=True)
 
     def close(self) -> None:
         """Close the store."""
@@ -282,10 +316,40 @@ class RunStarter(QObject):
             self._store = None
 
 
+def send_saved_traces(session_id: str, endpoint: str) -> str | None:
+    """Post a saved session's trace (with a store of this thread's own); None when accepted,
+    else one line saying why not."""
+    from rlm_desktop.store import Store, StoreError
+    from rlm_desktop.store.exports import send_traces
+
+    try:
+        store = Store(paths.database_path())
+    except StoreError as error:
+        return f"Trace not sent: {error}"
+    try:
+        problem = send_traces(store, session_id, endpoint)
+    finally:
+        store.close()
+    return problem[:1].upper() + problem[1:] if problem else None
+
+
 def _profile_names() -> list[str]:
     from rlm_desktop.engine.profiles import list_profiles
 
     return [profile.name for profile in list_profiles(paths.profile_folders())]
+
+
+def free_local_models(request: RunRequest, prices: dict[str, tuple[float, float]]) -> list[str]:
+    """The run's models that are served by the user's own server (a local endpoint is chosen)
+    and have no price: under a dollar cap they count as free, so that a first run on Ollama is
+    not refused; the user is told, and a price given in the settings wins."""
+    from rlm_desktop.engine.pricing import PriceBook
+
+    if not request.api_base or not request.budget.max_cost_usd:
+        return []
+    book = PriceBook(prices)
+    models = dict.fromkeys([request.model, request.sub_model or request.model])
+    return [model for model in models if not book.info(model).priced]
 
 
 def build_config(
@@ -300,6 +364,8 @@ def build_config(
     from rlm_desktop.engine.config import RunConfig
     from rlm_desktop.engine.pricing import parse_prices
 
+    prices = parse_prices(prices_text)
+    prices |= {model: (0.0, 0.0) for model in free_local_models(request, prices)}
     return RunConfig(
         query=request.query,
         model=request.model,
@@ -308,7 +374,7 @@ def build_config(
         mode=request.mode,
         profile=request.profile,
         budget=request.budget,
-        prices=parse_prices(prices_text),
+        prices=prices,
         allow_read=allow_read,
         require_isolation=require_isolation,
     )

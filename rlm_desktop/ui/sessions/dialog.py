@@ -57,9 +57,12 @@ def _models(row: dict[str, Any]) -> str:
 
 class SessionsDialog(QDialog):
     """Lists sessions from the store; `open_session(id, call_id)` asks the window to show one
-    (at the call where a search found its text, or "")."""
+    (at the call where a search found its text, or ""), `replay_session(id)` to play one back."""
 
     open_session = Signal(str, str)
+    replay_session = Signal(str)
+    compare_sessions = Signal(str, str)
+    """Two sessions to compare: the one listed lower (the older, in the listing) first."""
 
     def __init__(self, store: Store, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -77,7 +80,7 @@ class SessionsDialog(QDialog):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setAccessibleName("Saved sessions")
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.table.setAlternatingRowColors(True)
@@ -99,6 +102,12 @@ class SessionsDialog(QDialog):
         self.open_button.setObjectName("primary")
         self.open_button.setDefault(True)
         self.open_button.clicked.connect(self.open_selected)
+        self.replay_button = QPushButton("Replay")
+        self.replay_button.setToolTip("Open the session and play it back from the start")
+        self.replay_button.clicked.connect(self.replay_selected)
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Select two sessions (Ctrl+click) to compare them")
+        self.compare_button.clicked.connect(lambda: self.compare_selected())
         self.delete_button = QPushButton("Delete…")
         self.delete_button.clicked.connect(lambda: self.delete_selected())
         self.include_content = QCheckBox("include prompts and code in OTLP traces")
@@ -110,6 +119,8 @@ class SessionsDialog(QDialog):
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.open_button)
+        buttons.addWidget(self.replay_button)
+        buttons.addWidget(self.compare_button)
         buttons.addWidget(self.delete_button)
         buttons.addSpacing(16)
         buttons.addWidget(self.export_button)
@@ -179,7 +190,12 @@ class SessionsDialog(QDialog):
             self.table.selectRow(0)
         noun = "session" if len(rows) == 1 else "sessions"
         self.count.setText(f"{len(rows)} {noun}" + (f" matching “{text}”" if text else ""))
-        for button in (self.open_button, self.delete_button, self.export_button):
+        for button in (
+            self.open_button,
+            self.replay_button,
+            self.delete_button,
+            self.export_button,
+        ):
             button.setEnabled(bool(rows))
 
     def selected_id(self) -> str | None:
@@ -201,6 +217,30 @@ class SessionsDialog(QDialog):
         items = self.table.selectedItems()
         if items:
             self.open_session.emit(str(items[0].data(ID_ROLE)), str(items[0].data(CALL_ROLE)))
+            self.accept()
+
+    def selected_ids(self) -> list[str]:
+        """The ids of the selected sessions, newest first (as listed)."""
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+        items = [self.table.item(row, 0) for row in rows]
+        return [str(item.data(ID_ROLE)) for item in items if item is not None]
+
+    def compare_selected(self) -> tuple[str, str] | None:
+        """Compare the two selected sessions (the older on the left)."""
+        chosen = self.selected_ids()
+        if len(chosen) != 2:
+            self.message.setText("Select exactly two sessions (Ctrl+click) to compare them.")
+            return None
+        newer, older = chosen
+        self.compare_sessions.emit(older, newer)
+        self.accept()
+        return older, newer
+
+    def replay_selected(self) -> None:
+        """Open the selected session and play it back from the start."""
+        session_id = self.selected_id()
+        if session_id is not None:
+            self.replay_session.emit(session_id)
             self.accept()
 
     def delete_selected(self, confirm: bool = True) -> str | None:
@@ -240,12 +280,12 @@ class SessionsDialog(QDialog):
             target = ExportTarget.chosen(dialog)
         elif isinstance(target, Path):
             target = ExportTarget.for_path(target)
-        from rlm_desktop.store import export
+        from rlm_desktop.store import export_bytes
 
         path = target.path
-        text = export(self.store, session_id, target.format, self.include_content.isChecked())
+        data = export_bytes(self.store, session_id, target.format, self.include_content.isChecked())
         try:
-            path.write_text(text, encoding="utf-8")
+            path.write_bytes(data)
         except OSError as exc:
             self.message.setText(f"Could not write {path}: {exc.strerror}. Choose another folder.")
             return None

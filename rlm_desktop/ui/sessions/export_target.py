@@ -10,7 +10,9 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 EXPORTS = (
     ("md", "Markdown (*.md)", ".md"),
     ("jsonl", "JSON Lines (*.jsonl)", ".jsonl"),
+    ("html", "HTML report (*.html)", ".html"),
     ("otlp", "OTLP/JSON traces (*.json)", ".json"),
+    ("otlp-proto", "OTLP protobuf traces (*.pb)", ".pb"),
 )
 """(format, the save dialog's file type, extension), the default first."""
 _SUFFIXES = {suffix for _format, _filter, suffix in EXPORTS}
@@ -23,7 +25,7 @@ def default_name(session_id: str, suffix: str = ".md") -> str:
 
 @dataclass(frozen=True)
 class ExportTarget:
-    """A file to export to and the format (`md`, `jsonl`, `otlp`) to write there."""
+    """A file to export to and the format (`md`, `jsonl`, `html`, `otlp`, `otlp-proto`)."""
 
     path: Path
     format: str

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QFontComboBox,
     QFormLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QSpinBox,
     QTabWidget,
@@ -70,12 +71,26 @@ class DefaultsPage(QWidget):
         prices_note.setWordWrap(True)
         self.prices_error = QLabel()
         self.prices_error.setObjectName("error")
+        self.otlp = QLineEdit(prefs.otlp_endpoint)
+        self.otlp.setAccessibleName("OTLP collector")
+        self.otlp.setPlaceholderText("http://localhost:4318  (empty: traces stay on this computer)")
+        otlp_note = QLabel(
+            "Send each finished run's trace (OpenTelemetry, protobuf over HTTP) to this collector: "
+            "Phoenix, Langfuse, Jaeger or an OpenTelemetry collector."
+        )
+        otlp_note.setObjectName("muted")
+        otlp_note.setWordWrap(True)
+        self.otlp_error = QLabel()
+        self.otlp_error.setObjectName("error")
         layout = QVBoxLayout(self)
         layout.addWidget(note)
         layout.addWidget(self.fields)
         layout.addWidget(prices_note)
         layout.addWidget(self.prices)
         layout.addWidget(self.prices_error)
+        layout.addWidget(otlp_note)
+        layout.addWidget(self.otlp)
+        layout.addWidget(self.otlp_error)
         layout.addStretch(1)
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -112,8 +127,19 @@ class DefaultsPage(QWidget):
         except ConfigError as error:
             self.prices_error.setText(error.problem[:1].upper() + error.problem[1:])
         self.prefs.set_prices_text(text)
+        self.save_otlp_endpoint()
         defaults = self.fields.defaults()
         self.prefs.set_run_defaults(defaults, defaults.changed_since(self.loaded))
+
+    def save_otlp_endpoint(self) -> None:
+        """Save the collector's URL, unless it is not one (then say why, and keep the old)."""
+        from rlm_desktop.store.otlp_proto import endpoint_problem
+
+        url = self.otlp.text().strip()
+        problem = endpoint_problem(url) if url else None
+        self.otlp_error.setText(f"Not saved: {problem}." if problem else "")
+        if problem is None:
+            self.prefs.set_otlp_endpoint(url)
 
 
 class AppearancePage(QWidget):

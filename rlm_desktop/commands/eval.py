@@ -1,0 +1,262 @@
+"""`rlm-desktop eval`: measure settings on tasks with known answers, through the real engine."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rlm_desktop import formatting as fmt
+from rlm_desktop import paths
+from rlm_desktop.commands.run import preflight_exit_code
+from rlm_desktop.engine.config import ConfigError
+
+if TYPE_CHECKING:
+    from rlm_desktop.engine.preflight import PreflightProblem
+    from rlm_desktop.evaluation.runner import Evaluation, EvaluationEvent
+
+EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_NOT_SAVED = 0, 1, 2, 130, 3
+FLAGS = {
+    "task": "--task",
+    "length": "--length",
+    "count": "--count",
+    "setting": "--setting",
+    "concurrency": "--concurrency",
+    "max_cost_usd": "--max-cost",
+    "max_tokens": "--max-tokens",
+    "timeout_s": "--timeout",
+    "prices": "--price",
+    "resume": "--resume",
+}
+"""The flag that sets each option: how errors name them here."""
+RESUMABLE = {
+    "api_base": "api_base",
+    "concurrency": "concurrency",
+    "max_cost_usd": "max_cost_usd",
+    "max_tokens": "max_tokens",
+    "timeout_s": "run_timeout_s",
+}
+"""Flags that, given with --resume, replace the stored option (argument name: option name)."""
+
+
+def add_eval_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Register `eval` and its flags."""
+    parser = subparsers.add_parser(
+        "eval",
+        help="measure settings on tasks with known answers",
+        description="Run a task set against settings (model, sub-model, mode, depth, profile) "
+        "and report score, cost and time per setting. Every run is a saved session.",
+    )
+    parser.add_argument(
+        "--task",
+        action="append",
+        default=[],
+        metavar="KIND|PATH",
+        help="needle, aggregate, pairs, code, or a JSONL file / folder of your tasks (repeatable)",
+    )
+    parser.add_argument(
+        "--length", action="append", type=int, default=[], metavar="TOKENS",
+        help="input length of generated tasks, in tokens (repeatable; default 4000)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--count",
+        type=int,
+        default=5,
+        help="generated tasks per kind and length (5); your own task files are used whole",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated tasks (0)")
+    parser.add_argument(
+        "--setting", action="append", default=[], metavar="NAME:key=value,...",
+        help="a setting to measure, e.g. 'small:model=openai/gpt-5-mini,mode=rlm,depth=2'; keys: "
+        "model, sub_model, mode (rlm|direct|auto), depth, profile, max_turns, auto_max_tokens "
+        "(repeatable)",
+    )  # fmt: skip
+    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible or local server")
+    parser.add_argument(
+        "--price", action="append", default=[], metavar="MODEL=IN,OUT",
+        help="your price for a model, USD per million input and output tokens (repeatable)",
+    )  # fmt: skip
+    parser.add_argument("--concurrency", type=int, help="runs at once (2)")
+    parser.add_argument("--max-cost", dest="max_cost_usd", type=float, metavar="USD",
+                        help="dollar cap for the whole evaluation")  # fmt: skip
+    parser.add_argument("--max-tokens", type=int, metavar="N",
+                        help="token cap for the whole evaluation")  # fmt: skip
+    parser.add_argument("--timeout", dest="timeout_s", type=float, metavar="S",
+                        help="wall-clock limit of each run, seconds (900)")  # fmt: skip
+    parser.add_argument("--resume", metavar="ID", help="run what an evaluation has not run yet")
+    parser.add_argument("--out", metavar="DIR", help="folder for the CSV and JSON results "
+                        "(default: evaluations/ID in the data folder)")  # fmt: skip
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    return parser
+
+
+PREFLIGHT_NAMES = {"model": "--setting model", "sub_model": "--setting sub_model",
+                   "api_base": "--api-base"}  # fmt: skip
+"""How pre-flight problems name the settings here."""
+
+
+def _preflight_line(problem: PreflightProblem) -> str:
+    if problem.setting == "api_key":
+        return f"{problem.message}, or save it in the app (Settings → Providers)"
+    return problem.worded(PREFLIGHT_NAMES)
+
+
+class PreflightFailed(Exception):
+    """The settings' pre-flight check found problems; nothing was recorded."""
+
+    def __init__(self, problems: list[PreflightProblem]) -> None:
+        super().__init__(problems)
+        self.problems = problems
+
+
+def say(message: str) -> None:
+    """One line on stderr, in the command's name."""
+    print(f"rlm-desktop eval: {message}", file=sys.stderr, flush=True)
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    """Execute `eval`; returns the exit code (0 all runs done, 1 some not run or failed to
+    start, 2 bad usage, 3 the database cannot be used, 130 interrupted: resume it)."""
+    from rlm_desktop.store import Store, StoreError
+
+    try:
+        store = Store(paths.database_path())
+    except StoreError as error:
+        say(str(error))
+        return EXIT_NOT_SAVED
+    try:
+        evaluation = _open(store, args)
+        return _run(evaluation, args)
+    except PreflightFailed as failed:
+        for problem in failed.problems:
+            say(_preflight_line(problem))
+        return preflight_exit_code(failed.problems)
+    except ConfigError as error:
+        say(error.worded(FLAGS))
+        return EXIT_USAGE
+    except StoreError as error:
+        say(str(error))
+        return EXIT_NOT_SAVED
+    finally:
+        store.close()
+
+
+def _open(store: Any, args: argparse.Namespace) -> Evaluation:
+    from rlm_desktop.commands.run import credentials_for
+    from rlm_desktop.engine.pricing import parse_prices
+    from rlm_desktop.evaluation.opening import (
+        create_evaluation,
+        preflight_settings,
+        reopen_evaluation,
+    )
+    from rlm_desktop.evaluation.options import EvaluationOptions
+    from rlm_desktop.evaluation.runner import check_settings
+    from rlm_desktop.evaluation.settings import parse_setting, unique_names
+    from rlm_desktop.evaluation.task_sets import TaskSpec
+
+    prices = parse_prices("\n".join(args.price))
+    folders = paths.engine_folders()
+    if args.resume:
+        overrides: dict[str, Any] = {
+            option: getattr(args, name)
+            for name, option in RESUMABLE.items()
+            if getattr(args, name) is not None
+        }
+        if prices:
+            overrides["prices"] = {m: list(p) for m, p in prices.items()}
+        return reopen_evaluation(
+            store, args.resume, overrides, folders=folders, credentials=credentials_for
+        )
+    if not args.task:
+        raise ConfigError("is missing: name needle, aggregate, pairs, code or a task file", "task")
+    spec = TaskSpec(
+        kinds=tuple(args.task), lengths=tuple(args.length or [4_000]), seed=args.seed,
+        count=args.count,
+    )  # fmt: skip
+    defaults = EvaluationOptions()
+    options = EvaluationOptions(
+        api_base=args.api_base,
+        prices=prices,
+        concurrency=args.concurrency or defaults.concurrency,
+        max_cost_usd=args.max_cost_usd,
+        max_tokens=args.max_tokens,
+        run_timeout_s=args.timeout_s or defaults.run_timeout_s,
+    )
+    settings = [parse_setting(text) for text in args.setting]
+    spec.validate()
+    options.validate()
+    unique_names(settings)
+    check_settings(settings, options, folders)
+    problems = asyncio.run(preflight_settings(settings, options, credentials_for))
+    if problems:
+        raise PreflightFailed(problems)
+    return create_evaluation(
+        store, spec, settings, options, folders=folders, credentials=credentials_for
+    )
+
+
+def _run(evaluation: Evaluation, args: argparse.Namespace) -> int:
+    from rlm_desktop.evaluation.report import conclude
+
+    pending = len(evaluation.pending())
+    total = pending + len(evaluation.results())
+    say(
+        f"evaluation {evaluation.evaluation_id}: {fmt.plural(total, 'run')} "
+        f"({len(evaluation.settings)} settings x {len(evaluation.tasks)} tasks), {pending} to run"
+    )
+    evaluation.add_listener(_Progress(total - pending, total))
+    asyncio.run(_execute(evaluation))
+    out = (
+        Path(args.out) if args.out else paths.data_dir() / "evaluations" / evaluation.evaluation_id
+    )
+    table, summary = conclude(evaluation, out)
+    print(json.dumps(summary) if args.json else table, flush=True)
+    say(f"results written to {fmt.terminal_safe(out)}")
+    if evaluation.cancelled:
+        say(f"interrupted: resume with  rlm-desktop eval --resume {evaluation.evaluation_id}")
+        return EXIT_INTERRUPTED
+    if evaluation.skipped:
+        say(
+            f"{fmt.plural(len(evaluation.skipped), 'run')} not started: the total budget is "
+            f"spent; resume with a larger --max-cost (rlm-desktop eval --resume "
+            f"{evaluation.evaluation_id} --max-cost USD)"
+        )
+        return EXIT_NOT_COMPLETED
+    return EXIT_OK
+
+
+async def _execute(evaluation: Evaluation) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, evaluation.cancel)
+    await evaluation.run()
+
+
+class _Progress:
+    """One line on stderr per run that starts or ends."""
+
+    def __init__(self, done: int, total: int) -> None:
+        self._done = done
+        self._total = total
+
+    def __call__(self, event: EvaluationEvent) -> None:
+        from rlm_desktop.evaluation.runner import TrialFinished, TrialStarted
+
+        if isinstance(event, TrialStarted):
+            say(f"started {event.setting} on {event.task_id} (session {event.session_id})")
+        elif isinstance(event, TrialFinished):
+            self._done += 1
+            r = event.result
+            say(
+                f"[{self._done}/{self._total}] {r.setting} on {r.task_id}: score {r.score:.2f}, "
+                f"{fmt.status_text(r.status)}, {fmt.cost(r.cost_usd, r.unpriced)}, "
+                f"{fmt.seconds(r.wall_s)}" + (f" ({fmt.one_line(r.error)})" if r.error else "")
+            )
+        else:
+            say(f"not started {event.setting} on {event.task_id}: {event.reason}")

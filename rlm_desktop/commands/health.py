@@ -1,0 +1,87 @@
+"""`rlm-desktop sessions health ID`: the known failure modes found in a saved run, and how much
+of its documents the models read."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from rlm_desktop import formatting as fmt
+
+if TYPE_CHECKING:
+    from rlm_desktop.review.health import HealthReport
+    from rlm_desktop.review.health.coverage import DocumentCoverage
+    from rlm_desktop.store import Store
+
+SHOWN_GAPS = 4
+SHOWN_TURNS = 8
+MARKS = {"warning": "!", "info": "i"}
+
+
+def add_health_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
+    """Add `sessions health` to the `sessions` subcommands."""
+    health = commands.add_parser(
+        "health",
+        help="known RLM failure modes found in a run, and how much of the documents it read",
+        description="Check a saved run for the known ways RLM runs go wrong (see "
+        "docs/findings.md) and measure which parts of its documents reached a model.",
+    )
+    health.add_argument("id", help="a session id, or a unique prefix of one")
+    health.add_argument("--json", action="store_true", help="print one JSON object")
+    return health
+
+
+def health_command(store: Store, args: argparse.Namespace) -> int:
+    """Print the run's findings and coverage; 0 whatever was found (findings are not errors)."""
+    from rlm_desktop.review.health import session_health
+
+    report = session_health(store, args.id)
+    if args.json:
+        print(json.dumps(report.to_json(), ensure_ascii=False))
+    else:
+        print("\n".join(render(report)))
+    return 0
+
+
+def render(report: HealthReport) -> list[str]:
+    """The report as lines for a terminal."""
+    lines = [f"Health of session {report.session_id} ({fmt.status_text(report.status)})", ""]
+    documents = report.coverage.documents
+    if documents:
+        lines.append(
+            f"Coverage: {report.coverage.share:.0%} of "
+            f"{fmt.plural(len(documents), 'document')} reached a model"
+        )
+        lines += [f"  {_document_line(document)}" for document in documents]
+    else:
+        lines.append("Coverage: the run had no documents")
+    lines.append("")
+    if not report.findings:
+        lines.append("No findings: none of the known failure modes showed in this run.")
+        return lines
+    lines.append(f"Findings ({len(report.findings)}):")
+    for finding in report.findings:
+        lines.append(
+            f"  {MARKS[finding.severity]} {finding.kind} ({finding.rule}): {finding.message}"
+        )
+        evidence = [f"{call} turn {index + 1}" for call, index in finding.turns[:SHOWN_TURNS]]
+        if len(finding.turns) > SHOWN_TURNS:
+            evidence.append(f"{len(finding.turns) - SHOWN_TURNS:,} more turns")
+        if not evidence and finding.calls:
+            evidence = list(finding.calls[:SHOWN_TURNS])
+        if evidence:
+            lines.append(f"    evidence: {', '.join(evidence)}")
+        lines.append(f"    advice: {finding.advice}")
+    return lines
+
+
+def _document_line(document: DocumentCoverage) -> str:
+    line = f"{document.name}: {document.share:.0%} of {document.chars:,} characters"
+    if not document.uncovered:
+        return line
+    gaps = [f"{start:,}–{end:,}" for start, end in document.uncovered[:SHOWN_GAPS]]
+    more = len(document.uncovered) - SHOWN_GAPS
+    return f"{line}; unread {', '.join(gaps)}" + (f" and {more:,} more ranges" if more > 0 else "")

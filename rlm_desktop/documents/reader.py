@@ -1,0 +1,193 @@
+"""Reading PDF and Word files in a worker process that has a time and a memory bound.
+
+Their bytes are compressed: a file of a few hundred kilobytes can inflate to gigabytes, or keep a
+parser busy for hours. So their text is extracted in a worker process (started with "spawn", like
+the PDF page workers of `pdf`), one file after another. The worker leads its own process group and
+limits its address space (RLIMIT_AS, where the platform enforces it; the page workers it starts
+inherit the limit); a file that outruns its time is stopped by killing the whole group, and a file
+that runs out of memory ends as one line saying so. A new worker takes the next file.
+
+Where no process can be started (a sandbox, a frozen app without `freeze_support`), files are read
+in this process without those bounds, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from rlm_desktop.documents.decoding import Unreadable
+from rlm_desktop.documents.extract import Extracted, extract
+from rlm_desktop.documents.model import human_size
+
+log = logging.getLogger(__name__)
+
+_CONVERT = "convert it to text with another tool and load that"
+
+
+class ReadTimedOut(Unreadable):
+    """The file was still being read when its time ran out; the caller words why it had to end."""
+
+
+def out_of_memory(limit: int) -> str:
+    """Why a file that hit the memory bound was not loaded."""
+    return f"needs more than {human_size(limit)} of memory to read, so reading it was stopped; {_CONVERT}"
+
+
+def _ran_out_of_memory(error: BaseException) -> bool:
+    """True when `error`, or an error it was raised from, is an allocation that failed.
+
+    lxml reports a failed allocation as a parse error (ERR_NO_MEMORY in its error log, the
+    message often just "unknown error"), which the Word reader then words as a damaged file.
+    """
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, MemoryError) or "NO_MEMORY" in str(getattr(seen, "error_log", "")):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _answer(kind: str, data: bytes) -> tuple[str, Any]:
+    try:
+        return "ok", extract(kind, data)
+    except Exception as error:
+        if _ran_out_of_memory(error):
+            return "memory", None
+        if isinstance(error, Unreadable):
+            return "unreadable", str(error)
+        return "error", f"{type(error).__name__}: {str(error)[:100]}"
+
+
+def _confine(memory_bytes: int) -> None:
+    """Lead a process group of our own (so a kill reaches the page workers) and cap memory."""
+    if hasattr(os, "setsid"):
+        os.setsid()
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    except (ImportError, ValueError, OSError):  # no such limit here: the time bound still holds
+        log.debug("no address-space limit on this platform", exc_info=True)
+
+
+def serve(connection: Connection, memory_bytes: int) -> None:
+    """The worker's loop: read `(type, bytes)` requests, send back `(status, value)` answers."""
+    _confine(memory_bytes)
+    logging.getLogger("pypdf").setLevel(logging.CRITICAL)
+    while True:
+        try:
+            kind, data = connection.recv()
+        except (EOFError, OSError):  # the application closed the pipe or is gone
+            return
+        answer = _answer(kind, data)
+        del data
+        try:
+            connection.send(answer)
+        except MemoryError:
+            connection.send(("memory", None))
+
+
+class BoundedReader:
+    """A worker process that reads one file at a time within a time and a memory bound."""
+
+    def __init__(self, memory_bytes: int) -> None:
+        self.memory_bytes = memory_bytes
+        self._process: BaseProcess | None = None
+        self._connection: Connection | None = None
+        self._unavailable = False
+
+    def read(self, kind: str, data: bytes, seconds: float) -> Extracted:
+        """The text of `data`, read within `seconds` and the memory bound.
+
+        Raises `ReadTimedOut` when the time ran out and `Unreadable` for every other reason the
+        file gives no text (damaged, locked, too big to hold in memory).
+        """
+        connection = self._connection or self._start()
+        if connection is None:
+            return extract(kind, data)
+        try:
+            connection.send((kind, data))
+            if not connection.poll(max(0.0, seconds)):
+                self.close()
+                raise ReadTimedOut(f"still being read after {seconds:.0f} s")
+            status, value = connection.recv()
+        except (EOFError, OSError):
+            raise Unreadable(self._died()) from None
+        if status == "ok":
+            assert isinstance(value, Extracted)
+            return value
+        if status == "memory":
+            self.close()  # what it holds now is no use to the next file
+            raise Unreadable(out_of_memory(self.memory_bytes))
+        if status == "unreadable":
+            raise Unreadable(value)
+        raise Unreadable(f"could not read it ({value}); please report this")
+
+    def _start(self) -> Connection | None:
+        if self._unavailable:
+            return None
+        # "spawn": forking a process that runs Qt threads is unsafe.
+        context = multiprocessing.get_context("spawn")
+        try:
+            ours, theirs = context.Pipe()
+            process = context.Process(
+                target=serve, args=(theirs, self.memory_bytes), name="rlm-document-reader"
+            )
+            process.start()
+        except Exception:
+            log.warning("cannot start a reader process; reading documents without bounds")
+            self._unavailable = True
+            return None
+        theirs.close()
+        self._process, self._connection = process, ours
+        return ours
+
+    def _died(self) -> str:
+        process = self._process
+        if process is not None:
+            process.join(1)  # the pipe can close a moment before the process has exited
+        self.close()
+        code = process.exitcode if process is not None else None
+        if code is not None and code > 0:  # it exited on its own: not the file's doing
+            return f"the reader process stopped (exit code {code}); please report this"
+        how = f" (signal {-code})" if code is not None and code < 0 else ""
+        return (
+            f"the reader process died while reading it{how}, most likely out of memory (the "
+            f"limit is {human_size(self.memory_bytes)}); {_CONVERT}"
+        )
+
+    def close(self) -> None:
+        """Stop the worker and every process it started, now."""
+        process, connection = self._process, self._connection
+        self._process = self._connection = None
+        if connection is not None:
+            connection.close()
+        if process is None:
+            return
+        if process.pid is not None and hasattr(os, "killpg"):
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            process.kill()
+        process.join(10)
+        _stop_resource_tracker()
+
+
+def _stop_resource_tracker() -> None:
+    """Starting a process with "spawn" also starts multiprocessing's resource tracker, a helper
+    that otherwise stays until the application exits; a finished load leaves nothing running.
+    (The reader shares no semaphores or shared memory, so the tracker holds nothing.)"""
+    from multiprocessing import resource_tracker
+
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
+    if stop is not None:
+        with contextlib.suppress(Exception):
+            stop()

@@ -1,0 +1,127 @@
+"""An evaluation's results written out: the table as text, and CSV and JSON files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rlm_desktop import formatting
+from rlm_desktop.evaluation.runner import Evaluation
+from rlm_desktop.evaluation.summary import RESAMPLES, SettingSummary, summarize_all
+from rlm_desktop.evaluation.threshold import Suggestion, suggest
+from rlm_desktop.evaluation.trial import COLUMNS, TrialResult
+
+HEADERS = ("setting", "runs", "score", "95% interval", "cost mean", "median", "p95", "wall",
+           "sub-calls", "failures")  # fmt: skip
+INTERVAL_NOTE = f"95% interval: percentile bootstrap over runs ({RESAMPLES:,} resamples)."
+
+
+def _number(value: float, digits: int = 2) -> str:
+    return "–" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _cost(value: float, unpriced: bool) -> str:
+    return "–" if math.isnan(value) else formatting.cost(value, unpriced)
+
+
+def table_rows(summaries: Sequence[SettingSummary]) -> list[tuple[str, ...]]:
+    """The table's cells, one tuple a setting."""
+    return [
+        (
+            s.name,
+            str(s.runs),
+            _number(s.score_mean),
+            "–" if not s.runs else f"{_number(s.score_ci95[0])}–{_number(s.score_ci95[1])}",
+            _cost(s.cost_mean, s.unpriced),
+            _cost(s.cost_median, s.unpriced),
+            _cost(s.cost_p95, s.unpriced),
+            "–" if math.isnan(s.wall_mean) else formatting.seconds(s.wall_mean),
+            _number(s.sub_calls_mean, 1),
+            str(s.failures),
+        )
+        for s in summaries
+    ]
+
+
+def footer(
+    suggestions: Sequence[Suggestion],
+    spent_usd: float,
+    max_cost_usd: float | None,
+    pending: int,
+) -> list[str]:
+    """The lines under the table: the interval method, spend against the budget, what is left
+    to run, and the suggested `auto` thresholds."""
+    budget = f" of {formatting.dollars(max_cost_usd)}" if max_cost_usd is not None else ""
+    lines = [INTERVAL_NOTE, f"Spent {formatting.dollars(spent_usd)}{budget}."]
+    if pending:
+        lines.append(f"{formatting.plural(pending, 'run')} not run yet (resume to run them).")
+    lines.extend(s.sentence() for s in suggestions)
+    return lines
+
+
+def render_table(summaries: Sequence[SettingSummary], footer_lines: Sequence[str]) -> str:
+    """The results as an aligned text table with its footer."""
+    rows = [HEADERS, *table_rows(summaries)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
+    lines = [
+        "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join([*lines, "", *footer_lines])
+
+
+def summary_json(
+    evaluation_id: str,
+    out: Path,
+    summaries: Sequence[SettingSummary],
+    suggestions: Sequence[Suggestion],
+    footer_lines: Sequence[str],
+) -> dict[str, Any]:
+    """The `eval --json` object of DESIGN.md, plus the threshold suggestions and the footer."""
+    return {
+        "evaluation_id": evaluation_id,
+        "out": str(out),
+        "settings": [s.to_json() for s in summaries],
+        "auto_threshold": [
+            {"model": s.model, "tokens": s.threshold, "sentence": s.sentence()} for s in suggestions
+        ],
+        "notes": list(footer_lines),
+    }
+
+
+def write_files(out: Path, summary: dict[str, Any], results: Sequence[TrialResult]) -> None:
+    """`summary.json`, `summary.csv` (one row a setting) and `runs.csv` (one row a run)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    settings = summary["settings"]
+    with (out / "summary.csv").open("w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        columns = [c for c in settings[0] if c != "score_ci95"] if settings else []
+        writer.writerow([*columns, "score_ci95_low", "score_ci95_high"])
+        for row in settings:
+            writer.writerow([*(row[c] for c in columns), *row["score_ci95"]])
+    with (out / "runs.csv").open("w", newline="", encoding="utf-8") as file:
+        dict_writer = csv.DictWriter(file, fieldnames=COLUMNS)
+        dict_writer.writeheader()
+        for result in results:
+            dict_writer.writerow(result.to_json())
+
+
+def conclude(evaluation: Evaluation, out: Path) -> tuple[str, dict[str, Any]]:
+    """The evaluation's table (with its footer) and its JSON summary, written to `out`."""
+    results = evaluation.results()
+    summaries = summarize_all([s.name for s in evaluation.settings], results)
+    suggestions = suggest(evaluation.settings, results)
+    spent, _tokens = evaluation.records.spent(evaluation.evaluation_id)
+    lines = footer(suggestions, spent, evaluation.options.max_cost_usd, len(evaluation.pending()))
+    summary = summary_json(evaluation.evaluation_id, out, summaries, suggestions, lines)
+    write_files(out, summary, results)
+    return render_table(summaries, lines), summary

@@ -1,0 +1,284 @@
+"""The evaluation runner: every (setting, task) pair run through the real engine, each run a
+normal stored session tagged with the evaluation, under a concurrency limit and a total budget;
+finished trials are kept as they finish, so an interrupted evaluation resumes where it stopped.
+
+    evaluation = Evaluation(store, evaluation_id, tasks, settings, options,
+                            folders=paths.engine_folders(), credentials=credentials_for)
+    evaluation.add_listener(print)            # TrialStarted / TrialFinished / TrialSkipped
+    results = await evaluation.run()          # evaluation.cancel() stops it; run() again resumes
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rlm_desktop.engine import Budget, ConfigError, ContextDocument, Credentials, Run, RunConfig
+from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS
+from rlm_desktop.engine.pricing import PriceBook, refuse_unpriced_under_cap
+from rlm_desktop.engine.profiles import choose_profile
+from rlm_desktop.evaluation.allowance import Allowance, Grant
+from rlm_desktop.evaluation.options import EvaluationOptions
+from rlm_desktop.evaluation.records import EvaluationRecords
+from rlm_desktop.evaluation.scoring import score
+from rlm_desktop.evaluation.settings import Setting
+from rlm_desktop.evaluation.tasks import Task, count
+from rlm_desktop.evaluation.trial import TrialResult
+
+if TYPE_CHECKING:
+    from rlm_desktop.engine.folders import EngineFolders
+    from rlm_desktop.engine.run import RunResult
+    from rlm_desktop.store import Store
+
+RLM_FLOOR_TOKENS = 1_000
+"""The least an RLM run's first call reads: its system prompt and the question."""
+PROBE = Task("probe", "probe", (), "probe", "", "exact", 0)
+"""A stand-in task, to check a setting's configuration before any task is run."""
+CredentialsFor = Callable[[str, "str | None"], Credentials]
+
+
+@dataclass(frozen=True)
+class TrialStarted:
+    """A run of the evaluation started; `session_id` is its session in the store."""
+
+    setting: str
+    task_id: str
+    session_id: str
+
+
+@dataclass(frozen=True)
+class TrialFinished:
+    """A run ended and its answer was scored (already saved)."""
+
+    result: TrialResult
+
+
+@dataclass(frozen=True)
+class TrialSkipped:
+    """A run was not started: what is left of the total budget cannot cover it."""
+
+    setting: str
+    task_id: str
+    reason: str
+
+
+EvaluationEvent = TrialStarted | TrialFinished | TrialSkipped
+
+
+def run_config(setting: Setting, task: Task, options: EvaluationOptions, grant: Grant) -> RunConfig:
+    """The engine configuration of one trial, its budget capped at its grant."""
+    budget = Budget(
+        max_depth=setting.depth,
+        max_turns=setting.max_turns or Budget().max_turns,
+        max_cost_usd=grant.cost_usd,
+        max_tokens=grant.tokens,
+        timeout_s=options.run_timeout_s,
+    )
+    return RunConfig(
+        query=task.question,
+        model=setting.model,
+        sub_model=setting.sub_model,
+        api_base=options.api_base,
+        mode=setting.mode,
+        profile=setting.profile,
+        prices=options.prices,
+        budget=budget,
+        auto_direct_max_tokens=setting.auto_max_tokens or AUTO_DIRECT_MAX_TOKENS,
+    )
+
+
+def check_settings(
+    settings: Sequence[Setting], options: EvaluationOptions, folders: EngineFolders
+) -> None:
+    """Raise `ConfigError` for a setting the engine would refuse for every task (a dollar cap
+    over a model without a price, an unknown profile), before anything is sent."""
+    prices = PriceBook(options.prices)
+    for setting in settings:
+        choose_profile(folders.profiles, setting.model, setting.profile)
+        grant = Grant(options.max_cost_usd, options.max_tokens)
+        config = run_config(setting, PROBE, options, grant)
+        config.validate()
+        refuse_unpriced_under_cap(config, prices)
+
+
+class Evaluation:
+    """Runs the trials of one evaluation that have no saved result yet."""
+
+    def __init__(
+        self,
+        store: Store,
+        evaluation_id: str,
+        tasks: Sequence[Task],
+        settings: Sequence[Setting],
+        options: EvaluationOptions,
+        *,
+        folders: EngineFolders,
+        credentials: CredentialsFor,
+    ) -> None:
+        self.store = store
+        self.records = EvaluationRecords(store)
+        self.evaluation_id = evaluation_id
+        self.tasks = list(tasks)
+        self.settings = list(settings)
+        self.options = options
+        self.folders = folders
+        self._credentials = credentials
+        self._prices = PriceBook(options.prices)
+        self._listeners: list[Callable[[EvaluationEvent], None]] = []
+        self._trial_tasks: list[asyncio.Task[None]] = []
+        self._unfinished = 0
+        self.cancelled = False
+        self.skipped: list[TrialSkipped] = []
+        spent_usd, spent_tokens = self.records.spent(evaluation_id)
+        self.allowance = Allowance(
+            options.max_cost_usd, options.max_tokens, spent_usd, spent_tokens
+        )
+
+    def add_listener(self, listener: Callable[[EvaluationEvent], None]) -> None:
+        """Call `listener` with every `TrialStarted`, `TrialFinished` and `TrialSkipped`."""
+        self._listeners.append(listener)
+
+    def _publish(self, event: EvaluationEvent) -> None:
+        for listener in self._listeners:
+            listener(event)
+
+    def results(self) -> list[TrialResult]:
+        """The trials finished so far, this time and before."""
+        return self.records.results(self.evaluation_id)
+
+    def pending(self) -> list[tuple[Setting, Task]]:
+        """The trials without a result, task by task, each task under every setting in turn."""
+        done = {(r.setting, r.task_id) for r in self.results()}
+        return [
+            (setting, task)
+            for task in self.tasks
+            for setting in self.settings
+            if (setting.name, task.id) not in done
+        ]
+
+    async def run(self) -> list[TrialResult]:
+        """Run every pending trial; returns all results. After `cancel()` it returns early, with
+        `cancelled` set; runs cut short are not kept as results and run again on resume."""
+        self.cancelled = False
+        self.skipped = []
+        pending = self.pending()
+        self._unfinished = len(pending)
+        slots = asyncio.Semaphore(self.options.concurrency)
+        self._trial_tasks = [
+            asyncio.create_task(self._trial(slots, setting, task)) for setting, task in pending
+        ]
+        if self._trial_tasks:
+            try:
+                await asyncio.wait(self._trial_tasks)
+            except asyncio.CancelledError:  # this task was cancelled: stop the runs, then go
+                self.cancel()
+                await asyncio.wait(self._trial_tasks)
+                raise
+        for task in self._trial_tasks:
+            if not task.cancelled() and (error := task.exception()) is not None:
+                raise error
+        return self.results()
+
+    def cancel(self) -> None:
+        """Stop every run now; the evaluation can be resumed later."""
+        self.cancelled = True
+        for task in self._trial_tasks:
+            task.cancel()
+
+    def _floor(self, setting: Setting, task: Task) -> tuple[float, int]:
+        """What the run's first call reserves before it is sent: its input and the reply
+        headroom (the engine's ledger refuses a call whose worst case the cap cannot cover)."""
+        threshold = setting.auto_max_tokens or AUTO_DIRECT_MAX_TOKENS
+        direct = setting.mode == "direct" or (setting.mode == "auto" and task.length <= threshold)
+        reading = count(task.question) + (task.length if direct else RLM_FLOOR_TOKENS)
+        info = self._prices.info(setting.model)
+        profile = choose_profile(self.folders.profiles, setting.model, setting.profile)
+        reply = min(profile.root_max_output_tokens, info.max_output_tokens)
+        return info.cost(reading, reply) or 0.0, reading + reply
+
+    async def _trial(self, slots: asyncio.Semaphore, setting: Setting, task: Task) -> None:
+        async with slots:
+            sharers = min(self.options.concurrency, self._unfinished)
+            grant = self.allowance.grant(sharers, *self._floor(setting, task))
+            if grant is None:
+                self._unfinished -= 1
+                skipped = TrialSkipped(setting.name, task.id, "the total budget is spent")
+                self.skipped.append(skipped)
+                self._publish(skipped)
+                return
+            result: TrialResult | None = None
+            try:
+                result = await self._execute(setting, task, grant)
+            finally:
+                self._unfinished -= 1
+                spent = (
+                    (result.cost_usd, result.tokens)
+                    if result
+                    else (grant.cost_usd or 0.0, grant.tokens or 0)
+                )
+                self.allowance.settle(grant, *spent)
+            self.records.save(result)
+            self._publish(TrialFinished(result))
+
+    async def _execute(self, setting: Setting, task: Task, grant: Grant) -> TrialResult:
+        documents = [ContextDocument(name=name, text=text) for name, text in task.documents]
+        config = run_config(setting, task, self.options, grant)
+        try:
+            run = Run(
+                config,
+                documents,
+                folders=self.folders,
+                credentials=self._credentials(config.model, config.api_base),
+            )
+        except ConfigError as error:
+            return self._refused(setting, task, str(error))
+        self.records.tag(run.run_id, self.evaluation_id, setting.name, task.id)
+        recorder = self.store.record(run, documents=documents)
+        self._publish(TrialStarted(setting.name, task.id, run.run_id))
+        try:
+            outcome = await run.execute()
+        except ConfigError as error:
+            return self._refused(setting, task, str(error))
+        finally:
+            recorder.close()
+        return self._scored(setting, task, outcome, recorder.warnings)
+
+    def _scored(
+        self, setting: Setting, task: Task, outcome: RunResult, warnings: list[str]
+    ) -> TrialResult:
+        error = outcome.error or ("; ".join(warnings) if warnings else None)
+        return TrialResult(
+            evaluation_id=self.evaluation_id,
+            setting=setting.name,
+            task_id=task.id,
+            kind=task.kind,
+            length=task.length,
+            session_id=outcome.session_id,
+            status=outcome.status,
+            score=score(task.scoring, outcome.answer, task.answer) if outcome.answer else 0.0,
+            cost_usd=outcome.cost_usd,
+            input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens,
+            wall_s=outcome.wall_s,
+            sub_calls=outcome.sub_calls,
+            unpriced=outcome.unpriced,
+            answer=outcome.answer,
+            gold=task.answer,
+            error=error,
+        )
+
+    def _refused(self, setting: Setting, task: Task, reason: str) -> TrialResult:
+        return dataclasses.replace(
+            _REFUSED, evaluation_id=self.evaluation_id, setting=setting.name, task_id=task.id,
+            kind=task.kind, length=task.length, gold=task.answer, error=reason,
+        )  # fmt: skip
+
+
+_REFUSED = TrialResult(
+    evaluation_id="", setting="", task_id="", kind="", length=0, session_id=None,
+    status="refused", score=0.0, cost_usd=0.0, input_tokens=0, output_tokens=0, wall_s=0.0,
+    sub_calls=0, unpriced=False, answer="", gold="",
+)  # fmt: skip

@@ -1,0 +1,78 @@
+"""Keep secrets out of what is shown, stored or handed to a model.
+
+One scrubber for the engine and the store (neither imports the other's): a provider's error text
+can echo the key it was sent, and model-written code can print one. The engine scrubs provider
+errors before they become text (messages, events, the model's REPL); the store scrubs every string
+before it is written. What is replaced: the run's own API key, the values of secret-looking
+environment variables, and the value of anything that looks like an `Authorization` header or an
+`api_key=` assignment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+REDACTED = "[redacted]"
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+_MIN_SECRET_LEN = 10
+_HEADER = re.compile(
+    r"(?i)\b(authorization|proxy-authorization|x-api-key|api[-_]?key)"
+    r"([\"']?\s*[:=]\s*[\"']?)"
+    r"((?:bearer|basic|token)\s+[^\s\"',;}\]]+|(?=[^\s\"',;}\]]*\d)[A-Za-z0-9._~+/=-]{8,})"
+)
+_HINT = re.compile(r"(?i)uthoriz|pi[-_]?key|earer")
+
+
+def _redact_header(match: re.Match[str]) -> str:
+    parts = match.group(3).split(None, 1)
+    scheme = parts[0] + " " if len(parts) == 2 else ""
+    return match.group(1) + match.group(2) + scheme + REDACTED
+
+
+def environment_secrets(environ: dict[str, str] | None = None) -> list[str]:
+    """Values of environment variables whose names say they hold a secret."""
+    env = os.environ if environ is None else environ
+    return [
+        value
+        for name, value in env.items()
+        if _SECRET_NAME.search(name)
+        and len(value) >= _MIN_SECRET_LEN
+        and not value.startswith(("/", "~", "."))
+    ]
+
+
+class Redactor:
+    """Replaces known secrets and header-like values in strings and nested JSON data."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        found = {s for s in secrets if s and len(s) >= 4}
+        self._secrets = sorted(found, key=len, reverse=True)
+
+    @classmethod
+    def for_run(cls, api_key: str | None = None, extra: Iterable[str | None] = ()) -> Redactor:
+        """A redactor for the run's own key (and `extra` secrets) plus the environment's."""
+        return cls([api_key, *extra, *environment_secrets()])
+
+    def text(self, value: str) -> str:
+        """`value` with every secret replaced by `[redacted]`."""
+        for secret in self._secrets:
+            if secret in value:
+                value = value.replace(secret, REDACTED)
+        if _HINT.search(value):
+            value = _HEADER.sub(_redact_header, value)
+        return value
+
+    def data(self, value: Any) -> Any:
+        """A copy of JSON-like `value` with every string scrubbed."""
+        if isinstance(value, str):
+            return self.text(value)
+        if value is None or isinstance(value, int | float):
+            return value
+        if isinstance(value, dict):
+            return {key: self.data(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.data(item) for item in value]
+        return value

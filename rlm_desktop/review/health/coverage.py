@@ -1,0 +1,193 @@
+"""Document coverage: which characters of the documents reached a model, by exact matching.
+
+A document character counts as read when it lies in a passage of at least `MIN_RUN` characters
+that appears verbatim in something a model was given: a call's prompt (sub-calls, child RLM
+calls, a direct call) or what an RLM call's model was shown after its code ran. Shorter
+coincidences (a word, a number) are not evidence of reading.
+
+The documents are indexed by the hash of the `KEY`-character slice at every `STRIDE`-th
+position, so any passage of `MIN_RUN` characters holds an indexed slice; a source is scanned
+position by position until a slice hits, the match is then extended both ways by comparing
+slices (C speed) and the scan jumps past it. Text repeated within the documents is counted once,
+at one of its places (the one whose indexed slice the scan met first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MIN_RUN = 64
+KEY = 32
+STRIDE = MIN_RUN - KEY + 1
+_FIRST_STEP = 64
+
+
+@dataclass(frozen=True)
+class DocumentCoverage:
+    """One document's coverage: `ranges` read and `uncovered`, as `[start, end)` offsets."""
+
+    name: str
+    chars: int
+    covered: int
+    uncovered: tuple[tuple[int, int], ...]
+
+    @property
+    def share(self) -> float:
+        """The share of the document's characters that reached a model (1.0 when it is empty)."""
+        return self.covered / self.chars if self.chars else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"name", "share", "chars", "covered", "uncovered": [[start, end], ...]}`."""
+        return {
+            "name": self.name,
+            "share": round(self.share, 4),
+            "chars": self.chars,
+            "covered": self.covered,
+            "uncovered": [list(pair) for pair in self.uncovered],
+        }
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Coverage of every document of a run, and overall."""
+
+    documents: tuple[DocumentCoverage, ...]
+
+    @property
+    def share(self) -> float:
+        """Characters read over characters loaded, across all documents (1.0 with none)."""
+        total = sum(doc.chars for doc in self.documents)
+        return sum(doc.covered for doc in self.documents) / total if total else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        """DESIGN.md's `coverage` object: `{"share", "documents": [...]}`."""
+        return {
+            "share": round(self.share, 4),
+            "documents": [doc.to_json() for doc in self.documents],
+        }
+
+
+class CoverageIndex:
+    """An index of the documents that sources are matched against; feed it with `add`.
+
+    Sources may be added at any time (a live run adds them as they come); `coverage()` says
+    what has been read so far.
+    """
+
+    def __init__(self, documents: Sequence[tuple[str, str]]) -> None:
+        self._names = [name for name, _ in documents]
+        self._texts = [text for _, text in documents]
+        self._read: list[list[tuple[int, int]]] = [[] for _ in documents]
+        self._slices: dict[int, tuple[int, int]] = {}
+        for number, text in enumerate(self._texts):
+            for position in range(0, len(text) - KEY + 1, STRIDE):
+                self._slices.setdefault(hash(text[position : position + KEY]), (number, position))
+
+    def add(self, source: str) -> int:
+        """Mark every passage of the documents that `source` quotes as read; returns how many
+        characters of document text it quotes (a passage quoted twice counts twice)."""
+        slices, texts = self._slices, self._texts
+        position, floor, end, quoted = 0, 0, len(source) - KEY, 0
+        while position <= end:
+            key = source[position : position + KEY]
+            hit = slices.get(hash(key))
+            if hit is None:
+                position += 1
+                continue
+            number, start = hit
+            text = texts[number]
+            if text[start : start + KEY] != key:
+                position += 1
+                continue
+            ahead = _common_prefix(source, position, text, start)
+            behind = _common_suffix(source, position, text, start, position - floor)
+            if behind + ahead < MIN_RUN:
+                position += 1
+                continue
+            self._read[number].append((start - behind, start + ahead))
+            quoted += behind + ahead
+            position = floor = position + ahead
+        return quoted
+
+    def add_all(self, sources: Iterable[str | None]) -> None:
+        """`add` each source that is not empty."""
+        for source in sources:
+            if source:
+                self.add(source)
+
+    def coverage(self) -> Coverage:
+        """What has been read so far."""
+        documents = []
+        for number, (name, text) in enumerate(zip(self._names, self._texts, strict=True)):
+            merged = self._read[number] = merge(self._read[number])
+            documents.append(
+                DocumentCoverage(
+                    name=name,
+                    chars=len(text),
+                    covered=sum(end - start for start, end in merged),
+                    uncovered=tuple(gaps(merged, len(text))),
+                )
+            )
+        return Coverage(tuple(documents))
+
+
+def merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping and touching `[start, end)` ranges joined, in order."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def gaps(ranges: Sequence[tuple[int, int]], length: int) -> list[tuple[int, int]]:
+    """The `[start, end)` ranges of `0..length` that the sorted, merged `ranges` leave out."""
+    found, cursor = [], 0
+    for start, end in ranges:
+        if start > cursor:
+            found.append((cursor, start))
+        cursor = max(cursor, end)
+    if cursor < length:
+        found.append((cursor, length))
+    return found
+
+
+def _common_prefix(a: str, i: int, b: str, j: int) -> int:
+    """How many characters `a[i:]` and `b[j:]` share from their start."""
+    limit = min(len(a) - i, len(b) - j)
+    low, step = 0, _FIRST_STEP
+    while low < limit:
+        high = min(low + step, limit)
+        if a[i + low : i + high] != b[j + low : j + high]:
+            while high - low > 1:
+                middle = (low + high) // 2
+                if a[i + low : i + middle] == b[j + low : j + middle]:
+                    low = middle
+                else:
+                    high = middle
+            return low
+        low, step = high, step * 2
+    return low
+
+
+def _common_suffix(a: str, i: int, b: str, j: int, bound: int) -> int:
+    """How many characters `a[:i]` and `b[:j]` share at their end (at most `bound`)."""
+    limit = min(i, j, bound)
+    low, step = 0, _FIRST_STEP
+    while low < limit:
+        high = min(low + step, limit)
+        if a[i - high : i - low] != b[j - high : j - low]:
+            while high - low > 1:
+                middle = (low + high) // 2
+                if a[i - middle : i - low] == b[j - middle : j - low]:
+                    low = middle
+                else:
+                    high = middle
+            return low
+        low, step = high, step * 2
+    return low

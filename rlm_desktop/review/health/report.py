@@ -1,0 +1,129 @@
+"""A run's health: every finding and the documents' coverage, from a saved session."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rlm_desktop.review.health.answers import brittle_answer_findings
+from rlm_desktop.review.health.coding import weak_coder_findings
+from rlm_desktop.review.health.cost import PastRun, cost_findings, resent_documents_findings
+from rlm_desktop.review.health.coverage import Coverage, CoverageIndex
+from rlm_desktop.review.health.depth import depth_findings
+from rlm_desktop.review.health.duplicates import duplicate_findings
+from rlm_desktop.review.health.finding import Finding
+from rlm_desktop.review.health.serial import serial_findings
+from rlm_desktop.review.health.short_input import short_input_findings
+from rlm_desktop.review.health.truncation import truncation_findings
+from rlm_desktop.review.health.view import RunView
+from rlm_desktop.store.detail import SessionDetail, load_detail
+
+if TYPE_CHECKING:
+    from rlm_desktop.engine.profiles import Profile
+    from rlm_desktop.store.store import Store
+
+HISTORY_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    """What the health check says about one run."""
+
+    session_id: str
+    status: str
+    findings: tuple[Finding, ...]
+    coverage: Coverage
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]:
+        """The findings of severity `warning`."""
+        return tuple(f for f in self.findings if f.severity == "warning")
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"session_id", "status", "findings": [...], "coverage": {...}}`."""
+        return {
+            "session_id": self.session_id,
+            "status": self.status,
+            "findings": [finding.to_json() for finding in self.findings],
+            "coverage": self.coverage.to_json(),
+        }
+
+
+def analyse(
+    detail: SessionDetail,
+    documents: Sequence[tuple[str, str]],
+    history: Sequence[PastRun] = (),
+    profiles: Sequence[Profile] = (),
+) -> HealthReport:
+    """The findings and coverage of a session read from the store.
+
+    `documents` are its `(name, text)` pairs in load order, `history` the user's other runs (for
+    the cost comparison) and `profiles` the prompt profiles (for truncation advice).
+    """
+    view = RunView(detail)
+    texts = [text for _, text in documents]
+    findings = [
+        *weak_coder_findings(view),
+        *depth_findings(view),
+        *brittle_answer_findings(view),
+        *cost_findings(view, history),
+        *duplicate_findings(view),
+        *serial_findings(view),
+        *short_input_findings(view, texts),
+        *truncation_findings(view, profiles),
+    ]
+    index = CoverageIndex(documents)
+    quoted: Counter[str] = Counter()
+    if any(text for _, text in documents):
+        for call_id, source in coverage_sources(view):
+            quoted[call_id] += index.add(source)
+    coverage = index.coverage()
+    findings += resent_documents_findings(quoted, coverage)
+    findings.sort(key=lambda finding: finding.severity != "warning")
+    return HealthReport(
+        session_id=detail.session_id,
+        status=str(detail.session["status"]),
+        findings=tuple(findings),
+        coverage=coverage,
+    )
+
+
+def coverage_sources(view: RunView) -> Iterator[tuple[str, str]]:
+    """Everything a model of the run was given that can quote the documents, with the call it
+    went to: every call's prompt, and every observation an RLM call's model was shown after its
+    code ran."""
+    for call in view.calls:
+        if call["prompt"]:
+            yield call["id"], call["prompt"]
+    for turn in view.detail.turns:
+        if turn["observation"]:
+            yield turn["call_id"], turn["observation"]
+
+
+def session_health(store: Store, session_id: str) -> HealthReport:
+    """The health of a saved session (an id or a unique prefix); raises `SessionNotFound`."""
+    detail = load_detail(store, session_id)
+    history = [
+        PastRun(
+            session_id=row["id"],
+            cost_usd=row["cost_usd"],
+            tokens=int(row["input_tokens"] or 0) + int(row["output_tokens"] or 0),
+            unpriced=bool(row["unpriced"]),
+        )
+        for row in store.list_sessions(limit=HISTORY_LIMIT)
+        if row["status"] not in ("running",)
+    ]
+    return analyse(detail, store.document_texts(detail.session_id), history, _profiles())
+
+
+def _profiles() -> list[Profile]:
+    from rlm_desktop import paths
+    from rlm_desktop.engine.config import ConfigError
+    from rlm_desktop.engine.profiles import list_profiles
+
+    try:
+        return list_profiles(paths.profile_folders())
+    except ConfigError:
+        return []

@@ -1,0 +1,64 @@
+"""short_input: a run orchestrated through a REPL although one direct call would have read the
+whole input comfortably."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rlm_desktop import formatting as fmt
+from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS
+from rlm_desktop.engine.direct import comfortable_tokens
+from rlm_desktop.engine.estimates import estimate_tokens
+from rlm_desktop.engine.pricing import PriceBook
+from rlm_desktop.review.health.finding import Finding
+from rlm_desktop.review.health.view import RunView
+
+ADVICE = (
+    "Use --mode auto (or direct) for inputs this short: one call reads it all, for a fraction "
+    "of the tokens and with no code to go wrong."
+)
+
+
+def input_tokens(view: RunView, texts: Sequence[str]) -> int:
+    """The documents' and the question's tokens: recorded counts where kept, else estimates."""
+    model = view.session["model"] or ""
+    documents = view.session["documents"]
+    total = estimate_tokens(view.session["query"] or "", model)
+    for index, document in enumerate(documents):
+        if document["tokens"] is not None:
+            total += int(document["tokens"])
+        elif index < len(texts):
+            total += estimate_tokens(texts[index], model)
+    return total
+
+
+def short_input_findings(view: RunView, texts: Sequence[str]) -> list[Finding]:
+    """A finding when an RLM-mode run's whole input fits the direct-call threshold."""
+    session = view.session
+    if (session["chosen_mode"] or session["mode"]) != "rlm" or not session["documents"]:
+        return []
+    settings = session["settings"] or {}
+    prices = {name: (pair[0], pair[1]) for name, pair in (settings.get("prices") or {}).items()}
+    window = PriceBook(prices).info(session["model"] or "").context_window
+    ceiling = int(settings.get("auto_direct_max_tokens") or AUTO_DIRECT_MAX_TOKENS)
+    limit = comfortable_tokens(window, ceiling)
+    tokens = input_tokens(view, texts)
+    if tokens > limit:
+        return []
+    spent = int(session["input_tokens"] or 0) + int(session["output_tokens"] or 0)
+    root = view.root()
+    return [
+        Finding(
+            kind="short_input",
+            rule="direct_would_do",
+            severity="warning",
+            message=(
+                f"The input is about {fmt.tokens(tokens)} tokens, within the "
+                f"{fmt.tokens(limit)} a direct call handles, yet the run used RLM mode and "
+                f"spent {fmt.tokens(spent)} tokens."
+            ),
+            advice=ADVICE,
+            calls=(root["id"],) if root is not None else (),
+            figures={"input_tokens": tokens, "direct_limit": limit, "spent_tokens": spent},
+        )
+    ]

@@ -1,0 +1,1 @@
+"""Two saved runs side by side: settings, figures, answers, trees and timelines."""

@@ -1,0 +1,1 @@
+"""The history dashboard: spreads, breakdowns and tail runs over all saved sessions."""

@@ -1,0 +1,1 @@
+"""Replay of a saved session through the live views: the control bar and what drives it."""

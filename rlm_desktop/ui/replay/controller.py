@@ -1,0 +1,201 @@
+"""Drives a replay: a `ReplayPlayer` on a Qt timer, its moves fed to the workspace's views.
+
+A move's events go through the workspace's `EventBridge`, the path a live run's events take, so
+the tree, the console, the details and the status bar render a replay exactly as they render a
+live run. Going back rebuilds the view from the run's first event (the selected call stays
+selected when it exists at the new moment).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, cast
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from rlm_desktop.engine.events import Event
+from rlm_desktop.review.replay import Move, ReplayPlayer, Speed
+from rlm_desktop.ui.replay.bar import ReplayBar
+
+if TYPE_CHECKING:
+    from rlm_desktop.ui.workspace import Workspace
+
+TICK_MS = 16
+"""How often a playing replay looks for events that fell due."""
+EVENTS_PER_TICK = 60
+"""At most this many events are delivered per tick, so a burst never stalls the window; a replay
+that falls behind catches up over the next ticks."""
+
+
+class ReplayController(QObject):
+    """Replays a saved run in `workspace`; `bar` is the control bar it answers to.
+
+    `available(bool)` says whether a replay is loaded (the window's Replay actions follow it).
+    """
+
+    available = Signal(bool)
+
+    def __init__(self, workspace: Workspace, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(workspace)
+        self.clock = clock
+        self.bar = ReplayBar()
+        self.bar.hide()
+        self.player: ReplayPlayer | None = None
+        self._timer = QTimer(self)
+        self._timer.setInterval(TICK_MS)
+        self._timer.timeout.connect(self.tick)
+        self._seek_to: float | None = None
+        self._seek_timer = QTimer(self)
+        self._seek_timer.setSingleShot(True)
+        self._seek_timer.setInterval(0)
+        self._seek_timer.timeout.connect(self._seek_now)
+        self.bar.play_requested.connect(self.toggle)
+        self.bar.step_requested.connect(self.step)
+        self.bar.speed_chosen.connect(self.set_speed)
+        self.bar.seek_requested.connect(self._seek_later)
+        workspace.leave_review.connect(self.unload)
+
+    @property
+    def workspace(self) -> Workspace:
+        """The workspace the replay is shown in (the controller's Qt parent: holding it in an
+        attribute too would make a reference cycle, freed by the collector on any thread)."""
+        return cast("Workspace", self.parent())
+
+    def load(self, events: Iterable[Event]) -> None:
+        """Show a saved run whole, paused at its end, ready to be played from the start."""
+        self._timer.stop()
+        self.player = ReplayPlayer(list(events), self.clock)
+        self.player.set_speed(self.bar.chosen_speed())
+        self.bar.show()
+        self.available.emit(True)
+        self._apply(self.player.go_to(len(self.player.events)))
+
+    def unload(self) -> None:
+        """Stop and forget the replay (back to a live run)."""
+        self._timer.stop()
+        self._seek_timer.stop()
+        self.player = None
+        self.bar.hide()
+        self.available.emit(False)
+
+    @property
+    def playing(self) -> bool:
+        """True while the replay plays."""
+        return self.player is not None and self.player.playing
+
+    def toggle(self) -> None:
+        """Play, or pause if playing."""
+        if self.playing:
+            self.pause()
+        else:
+            self.play()
+
+    def play(self) -> None:
+        """Play from the moment in view (from the start when at the end)."""
+        if self.player is None:
+            return
+        self._apply(self.player.play())
+        if self.player.playing:
+            self._timer.start()
+        self._show_state()
+
+    def pause(self) -> None:
+        """Hold the replay where it is."""
+        if self.player is not None:
+            self.player.pause()
+        self._timer.stop()
+        self._show_state()
+
+    def set_speed(self, speed: Speed) -> None:
+        """Play on at `speed`."""
+        if self.player is not None:
+            self.player.set_speed(speed)
+
+    def step(self, step: str) -> None:
+        """Pause and step: `next_event`, `previous_event`, `next_turn` or `previous_turn`."""
+        if self.player is None:
+            return
+        moves = {
+            "next_event": self.player.step_next,
+            "previous_event": self.player.step_previous,
+            "next_turn": self.player.next_turn,
+            "previous_turn": self.player.previous_turn,
+        }
+        self._timer.stop()
+        self._apply(moves[step]())
+
+    def next_event(self) -> None:
+        """Pause and show one more event."""
+        self.step("next_event")
+
+    def previous_event(self) -> None:
+        """Pause and show one event less."""
+        self.step("previous_event")
+
+    def next_turn(self) -> None:
+        """Pause at the end of the next turn."""
+        self.step("next_turn")
+
+    def previous_turn(self) -> None:
+        """Pause at the end of the previous turn."""
+        self.step("previous_turn")
+
+    def seek(self, moment: float) -> None:
+        """Show the run as it stood `moment` seconds after its start; a playing replay plays on."""
+        if self.player is not None:
+            self._apply(self.player.seek(moment))
+
+    def tick(self) -> None:
+        """Deliver the events that fell due (the timer calls this while playing)."""
+        if self.player is None:
+            return
+        move = self.player.tick(EVENTS_PER_TICK)
+        if not self.player.playing:
+            self._timer.stop()
+        self._apply(move)
+
+    def _seek_later(self, moment: float) -> None:
+        # Dragging the scrubber asks many times per frame; only the latest request is served.
+        self._seek_to = moment
+        self._seek_timer.start()
+
+    def _seek_now(self) -> None:
+        if self._seek_to is not None:
+            moment, self._seek_to = self._seek_to, None
+            self.seek(moment)
+
+    def _apply(self, move: Move) -> None:
+        ws = self.workspace
+        if move.rebuild:
+            selected = ws.tree_panel.selected()
+            ws.begin_view(review=ws.reviewing)
+            ws.bridge.feed(move.events)
+            again = ws.model.tree.nodes.get(selected.call_id) if selected else None
+            if again is not None:
+                ws.tree_panel.select(again)
+        elif move.events:
+            ws.bridge.feed(move.events)
+        self._set_clock()
+        self._show_state()
+
+    def _set_clock(self) -> None:
+        """Running calls' clocks read the replay's moment, not the wall clock."""
+        player, ws = self.player, self.workspace
+        if player is None:
+            return
+        tree = ws.model.tree
+        if player.at_end:
+            if tree.run.finished is None and tree.run.started_ts is not None:
+                ws.model.close_unfinished()
+        else:
+            tree.run.closed = True
+            tree.run.last_ts = player.start_ts + player.time
+            ws.model.refresh_running()
+            if ws.details.node is not None and ws.details.node.running:
+                ws.details.refresh()
+        ws.run_changed.emit()
+
+    def _show_state(self) -> None:
+        if self.player is not None:
+            self.bar.show_state(self.player)

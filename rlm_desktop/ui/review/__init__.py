@@ -1,0 +1,1 @@
+"""Review panes of a run's meaning: its health (findings and document coverage)."""

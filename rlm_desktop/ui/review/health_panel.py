@@ -1,0 +1,150 @@
+"""The Health panel: the known failure modes found in the run in view, each linked to its calls
+and turns, and a bar per document for the share of it that reached a model."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QLabel,
+    QProgressBar,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from rlm_desktop import formatting as fmt
+from rlm_desktop.review.health.finding import Finding, turn_name
+
+if TYPE_CHECKING:
+    from rlm_desktop.review.health import HealthReport
+    from rlm_desktop.store import Store
+
+TARGET = Qt.ItemDataRole.UserRole
+BAR_STEPS = 1000
+MARKS = {"warning": "⚠", "info": "ℹ"}
+SHOWN_EVIDENCE = 50
+
+
+class HealthPanel(QWidget):
+    """Findings and coverage of one run. `call_chosen(call_id, turn)` fires when a piece of
+    evidence is clicked (`turn` is -1 for a call as a whole)."""
+
+    call_chosen = Signal(str, int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Health")
+        title = QLabel("Health")
+        title.setObjectName("cardTitle")
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.bars = QWidget()
+        self._bars_layout = QVBoxLayout(self.bars)
+        self._bars_layout.setContentsMargins(0, 0, 0, 0)
+        self.findings = QTreeWidget()
+        self.findings.setHeaderHidden(True)
+        self.findings.setWordWrap(True)
+        self.findings.setAccessibleName("Findings")
+        self.findings.itemClicked.connect(self._on_clicked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(title)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.bars)
+        layout.addWidget(self.findings, 1)
+        self.report: HealthReport | None = None
+        self.hide()
+
+    def clear(self) -> None:
+        """Forget the run shown (a new run is starting) and hide."""
+        self.report = None
+        self.findings.clear()
+        self._clear_bars()
+        self.hide()
+
+    def show_session(self, store: Store, session_id: str) -> HealthReport | None:
+        """Check the saved session `session_id` and show what was found."""
+        from rlm_desktop.review.health import session_health
+        from rlm_desktop.store import StoreError
+
+        if not session_id:
+            self.clear()
+            return None
+        try:
+            report = session_health(store, session_id)
+        except StoreError as error:
+            self.clear()
+            self.summary.setText(f"No health check: {error}")
+            self.show()
+            return None
+        self.show_report(report)
+        return report
+
+    def show_report(self, report: HealthReport) -> None:
+        """Show `report`'s findings and coverage."""
+        self.report = report
+        warnings = len(report.warnings)
+        notes = len(report.findings) - warnings
+        parts = [fmt.plural(warnings, "warning")] if warnings else []
+        parts += [fmt.plural(notes, "note")] if notes else []
+        self.summary.setText(
+            " · ".join(parts) if parts else "No findings: none of the known failure modes showed."
+        )
+        self._show_coverage(report)
+        self.findings.clear()
+        for finding in report.findings:
+            self.findings.addTopLevelItem(_finding_item(finding))
+        self.findings.setVisible(bool(report.findings))
+        self.show()
+
+    def _show_coverage(self, report: HealthReport) -> None:
+        self._clear_bars()
+        for document in report.coverage.documents:
+            bar = QProgressBar()
+            bar.setRange(0, BAR_STEPS)
+            bar.setValue(round(document.share * BAR_STEPS))
+            bar.setFormat(f"{document.name}: {document.share:.0%} read")
+            bar.setAccessibleName(f"Coverage of {document.name}")
+            gaps = len(document.uncovered)
+            bar.setToolTip(
+                f"{document.covered:,} of {document.chars:,} characters reached a model"
+                + (f"; {fmt.plural(gaps, 'range')} unread" if gaps else "")
+            )
+            self._bars_layout.addWidget(bar)
+
+    def _clear_bars(self) -> None:
+        while (item := self._bars_layout.takeAt(0)) is not None:
+            widget = item.widget()
+            if widget is not None:
+                widget.deleteLater()
+
+    def _on_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        target = item.data(0, TARGET)
+        if isinstance(target, tuple | list) and len(target) == 2:
+            self.call_chosen.emit(str(target[0]), int(target[1]))
+
+
+def _finding_item(finding: Finding) -> QTreeWidgetItem:
+    item = QTreeWidgetItem([f"{MARKS[finding.severity]} {finding.kind}: {finding.message}"])
+    item.setToolTip(0, finding.advice)
+    item.addChild(QTreeWidgetItem([f"What to do: {finding.advice}"]))
+    evidence: list[tuple[str, str, int]] = [
+        (turn_name(turn), turn[0], turn[1]) for turn in finding.turns
+    ]
+    if not evidence:
+        evidence = [(f"call {call_id}", call_id, -1) for call_id in finding.calls]
+    for text, call_id, turn in evidence[:SHOWN_EVIDENCE]:
+        child = QTreeWidgetItem([text])
+        child.setData(0, TARGET, (call_id, turn))
+        item.addChild(child)
+    if len(evidence) > SHOWN_EVIDENCE:
+        item.addChild(QTreeWidgetItem([f"… {len(evidence) - SHOWN_EVIDENCE:,} more"]))
+    if finding.turns and finding.calls:
+        first = finding.turns[0]
+        item.setData(0, TARGET, (first[0], first[1]))
+    elif finding.calls:
+        item.setData(0, TARGET, (finding.calls[0], -1))
+    return item

@@ -1,0 +1,1 @@
+"""The run's timeline (waterfall): every call a bar on a shared time axis."""

@@ -1,0 +1,108 @@
+"""Hostile files cost bounded time and memory: the reader is stopped, the file skipped with why.
+
+The bombs are generated here: a 14 KB PDF whose shared content stream keeps pypdf busy for many
+minutes, and a ~370 KB Word file whose document part inflates to 100 MB.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import time
+from pathlib import Path
+
+from rlm_desktop.documents import LoadOptions, load_paths
+from rlm_desktop.documents.model import MIB
+from tests.cli import run_python
+from tests.documents.makers import make_docx, make_docx_bomb, make_slow_pdf
+
+GOOD_TEXT = "The good file still loads.\n"
+
+MEASURE_LOAD = """
+import json, resource, sys
+from rlm_desktop.documents import LoadOptions, load_paths
+from rlm_desktop.documents.model import MIB
+
+result = load_paths(sys.argv[2:], LoadOptions(max_read_memory_bytes=int(sys.argv[1]) * MIB))
+print(json.dumps({
+    "errors": [[str(e.path), e.message] for e in result.errors],
+    "documents": [d.name for d in result.documents],
+    "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "children_peak_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+}))
+"""
+
+
+FRESH_PROCESS = """
+import subprocess, sys
+sys.exit(subprocess.run([sys.executable, "-c", *sys.argv[1:]]).returncode)
+"""
+"""Runs the script in a grandchild: Linux carries the peak RSS of the image a process replaces
+into its own `ru_maxrss`, so a process started straight from a grown test runner would report the
+runner's peak; started from this small process, it reports its own."""
+
+
+def test_a_pdf_that_keeps_the_reader_busy_is_stopped_at_the_per_file_limit(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    bomb = make_slow_pdf(folder / "bomb.pdf")
+    (folder / "notes.txt").write_text(GOOD_TEXT, encoding="utf-8")
+
+    in_folder = load_paths([folder], LoadOptions(max_read_seconds=2))
+    named = load_paths([bomb, folder / "notes.txt"], LoadOptions(max_read_seconds=2))
+
+    assert [d.text for d in in_folder.documents] == [GOOD_TEXT]
+    [skipped] = in_folder.skipped
+    assert skipped.path == bomb
+    assert skipped.reason == (
+        "still being read after 2 s (the per-file time limit), so reading it was stopped; "
+        "convert it to text with another tool and load that"
+    )
+    assert [d.text for d in named.documents] == [GOOD_TEXT]
+    assert [(e.path, e.message) for e in named.errors] == [(bomb, skipped.reason)]
+    assert multiprocessing.active_children() == []  # the stopped reader is gone, not left running
+
+
+def test_the_runs_time_limit_covers_loading(tmp_path: Path) -> None:
+    first, late = tmp_path / "first.txt", tmp_path / "late.txt"
+    first.write_text(GOOD_TEXT, encoding="utf-8")
+    late.write_text(GOOD_TEXT, encoding="utf-8")
+    bomb = make_slow_pdf(tmp_path / "bomb.pdf")
+
+    result = load_paths([first, bomb, late], LoadOptions(deadline=time.monotonic() + 3))
+
+    assert [d.path for d in result.documents] == [first]
+    assert [(e.path, e.message.split(";")[0]) for e in result.errors] == [
+        (bomb, "the run's time limit ran out while it was being read, so reading it was stopped"),
+        (late, "not read: the run's time limit ran out while loading the documents before it"),
+    ]
+
+
+def test_a_docx_that_inflates_past_the_memory_bound_is_stopped(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    bomb = make_docx_bomb(tmp_path / "bomb.docx")
+    after = make_docx(tmp_path / "after.docx", "Still here", ["The next file loads."])
+    limit_mb = 400
+
+    done = run_python(
+        *("-c", FRESH_PROCESS, MEASURE_LOAD, str(limit_mb), str(bomb), str(after)),
+        home=isolated_home,
+        timeout=600,
+    )
+
+    assert done.returncode == 0, done.stderr
+    measured = json.loads(done.stdout)
+    assert measured["errors"] == [
+        [
+            str(bomb),
+            "needs more than 400.0 MB of memory to read, so reading it was stopped; "
+            "convert it to text with another tool and load that",
+        ]
+    ]
+    assert measured["documents"] == ["after.docx"]  # a fresh reader takes the next file
+    limit_kb = limit_mb * MIB // 1024
+    assert measured["children_peak_kb"] <= limit_kb  # the reader never passed its bound
+    assert measured["peak_kb"] < limit_kb  # and the application never held the inflated text

@@ -1,0 +1,73 @@
+"""A scripted pair of models for evaluation tests: `good-model` answers every task right,
+`bad-model` wrong, read from what each request asks (through `tests.scripted_rlm`).
+
+An RLM root's first turn submits its answer with `FINAL(...)`; a direct call answers in one
+reply. A wrong answer to a numeric task is off by `NUMERIC_ERROR`, any other is `WRONG`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rlm_desktop.evaluation.tasks import Task
+from tests.scripted_rlm import QUESTION, asked, repl
+from tests.scripted_server import Reply
+
+GOOD, BAD = "good-model", "bad-model"
+MODELS = (GOOD, BAD)
+NUMERIC_ERROR = 2
+WRONG = "I could not find it."
+PRICES = ("--price", f"openai/{GOOD}=1,2", "--price", f"openai/{BAD}=1,2")
+"""Dollar prices for the scripted models (under a dollar cap the engine needs one)."""
+
+
+def answer_for(task: Task, model: str) -> str:
+    """What the scripted `model` answers to `task`."""
+    if model == GOOD:
+        return task.answer
+    if task.scoring == "numeric":
+        return str(int(task.answer) + NUMERIC_ERROR)
+    return WRONG
+
+
+def responder(tasks: Sequence[Task]) -> Any:
+    """A `ScriptedServer` responder answering `tasks` (their questions must differ)."""
+    by_question = {task.question: task for task in tasks}
+    assert len(by_question) == len(tasks), "scripted tasks need distinct questions"
+
+    def respond(request: dict[str, Any]) -> str | Reply:
+        seen = asked(request)
+        model = str(request.get("model", "")).rsplit("/", 1)[-1]
+        if seen.kind == "direct":
+            question = seen.prompt.rsplit(QUESTION, 1)[-1]
+            return answer_for(by_question[question], model)
+        if seen.kind == "rlm" and seen.turn == 0:
+            return repl(f"FINAL({answer_for(by_question[seen.prompt], model)!r})")
+        return Reply(status=400, content="the evaluation script has no reply for this request")
+
+    return respond
+
+
+def numeric_tasks_file(folder: Path, count: int = 2) -> Path:
+    """A user's task file of `count` numeric questions over inline documents."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for i in range(count):
+        text = "\n".join(
+            f"crate {j}: {'apples' if j % (i + 2) == 0 else 'pears'}" for j in range(40)
+        )
+        lines.append(
+            {
+                "id": f"apples-{i}",
+                "question": f"How many crates hold apples in inventory {i}? Answer with a number.",
+                "answer": str(sum(1 for j in range(40) if j % (i + 2) == 0)),
+                "scoring": "numeric",
+                "documents": [{"name": f"inventory-{i}.txt", "text": text}],
+            }
+        )
+    path = folder / "tasks.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path

@@ -1,0 +1,106 @@
+"""Coverage is exact: what reached a model verbatim is read, once; nothing else is."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from rlm_desktop import paths
+from rlm_desktop.review.health.coverage import MIN_RUN, Coverage, CoverageIndex
+from rlm_desktop.store import Store
+from tests.review.health_runs import LEDGER, health_of
+from tests.scripted_rlm import repl, scripted
+from tests.scripted_server import ScriptedServer
+
+TEXT = "".join(f"Row {i:04d} of the inventory lists {i * 13 % 101} pallets.\n" for i in range(400))
+OTHER = "".join(
+    f"Memo {i:03d}: shipment {i * 17 % 89} left the dock on time.\n" for i in range(200)
+)
+
+
+def coverage_of(
+    *sources: str, documents: tuple[tuple[str, str], ...] = (("a.txt", TEXT),)
+) -> Coverage:
+    """The coverage of `documents` by `sources`.
+
+    Sources wrap their quotes in » and «, which are in no document, so that a quote's edges are
+    its own and not a neighbouring character that happens to match.
+    """
+    index = CoverageIndex(documents)
+    index.add_all(sources)
+    return index.coverage()
+
+
+def test_a_slice_of_the_second_half_covers_exactly_that_half() -> None:
+    half = len(TEXT) // 2
+    result = coverage_of(f"Summarize this »{TEXT[half:]}« thanks.")
+    (document,) = result.documents
+    assert document.uncovered == ((0, half),)
+    assert document.covered == len(TEXT) - half
+    assert result.share == pytest.approx((len(TEXT) - half) / len(TEXT))
+
+
+def test_overlapping_and_repeated_slices_count_once() -> None:
+    result = coverage_of(
+        "first »" + TEXT[100:5000],
+        "second »" + TEXT[3000:8000] + "«",
+        TEXT[100:5000],
+        TEXT[100:5000],
+    )
+    (document,) = result.documents
+    assert document.covered == 8000 - 100
+    assert document.uncovered == ((0, 100), (8000, len(TEXT)))
+
+
+def test_text_that_is_in_no_document_is_not_counted() -> None:
+    invented = "".join(f"Row {i:04d} of the inventory lists 999 pallets.\n" for i in range(50))
+    result = coverage_of(invented, "The quick brown fox jumps over the lazy dog. " * 20)
+    assert result.documents[0].covered == 0
+    assert result.share == 0.0
+
+
+def test_passages_shorter_than_the_minimum_are_coincidences() -> None:
+    assert coverage_of(TEXT[500 : 500 + MIN_RUN - 1]).documents[0].covered == 0
+    assert coverage_of(TEXT[500 : 500 + MIN_RUN]).documents[0].covered == MIN_RUN
+
+
+def test_each_document_is_covered_on_its_own() -> None:
+    documents = (("a.txt", TEXT), ("b.txt", OTHER))
+    result = coverage_of(OTHER[:1000], documents=documents)
+    first, second = result.documents
+    assert (first.name, first.covered, second.name, second.covered) == ("a.txt", 0, "b.txt", 1000)
+    assert result.share == pytest.approx(1000 / (len(TEXT) + len(OTHER)))
+    assert result.to_json()["documents"][1]["uncovered"] == [[1000, len(OTHER)]]
+
+
+def test_coverage_grows_as_sources_arrive() -> None:
+    index = CoverageIndex((("a.txt", TEXT),))
+    index.add(TEXT[:2000])
+    assert index.coverage().documents[0].covered == 2000
+    index.add(TEXT[1000:4000])
+    assert index.coverage().documents[0].covered == 4000
+
+
+@pytest.fixture
+def store() -> Iterator[Store]:
+    opened = Store(paths.database_path())
+    yield opened
+    opened.close()
+
+
+async def test_a_real_run_covers_what_its_sub_call_and_its_output_showed(
+    store: Store, scripted_server: ScriptedServer
+) -> None:
+    text = LEDGER.text
+    half = len(text) // 2
+    read = repl(
+        "print(llm_query('Count the crates in »' + context[len(context) // 2:]))\n"
+        "print(context[1000:3000])"
+    )
+    report = await health_of(
+        store, scripted_server, scripted(root=[read, repl("FINAL('many')")], sub="40,000 crates")
+    )
+    (document,) = report.coverage.documents
+    assert document.uncovered == ((0, 1000), (3000, half))
+    assert document.covered == 2000 + len(text) - half

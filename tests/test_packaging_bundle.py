@@ -1,0 +1,162 @@
+"""The frozen bundle as a user runs it (`make package-test`; deselected from `make test`).
+
+Runs dist/rlm-desktop/rlm-desktop (or `RLM_BUNDLE`), built by `make package`: its version, its
+self-check, a real run whose model code imports the analysis packages in the bundle's REPL worker,
+and its window for three seconds, all offscreen and isolated from the user's data and keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from rlm_desktop import __version__
+from rlm_desktop.engine.sandbox.launcher import probe_sandbox
+from tests.cli import ROOT, isolated_env
+from tests.conftest import TEST_MODEL
+from tests.documents.makers import make_pdf
+from tests.scripted_rlm import repl, scripted
+from tests.scripted_server import ScriptedServer, last_user_text
+from tests.test_self_check import check_lines
+
+pytestmark = pytest.mark.package
+
+BUNDLE = Path(os.environ.get("RLM_BUNDLE", ROOT / "dist" / "rlm-desktop" / "rlm-desktop"))
+WINDOW_SECONDS = 3.0
+ANALYSIS_CODE = """\
+import numpy, statistics, json, re, csv, collections, datetime, math, difflib, textwrap, sqlite3
+import xml.etree.ElementTree, urllib.parse, itertools, functools, fractions, decimal, heapq
+values = numpy.array(VALUES)
+print("numpy", numpy.__version__, int(values.sum()), float(statistics.median(values.tolist())))
+print(len(context), "documents,", sum("4242" in text for text in context), "with the total")
+"""
+VALUES = [3, 1, 4, 1, 5, 9, 2, 6]
+MEMOS = ROOT / "resources" / "samples" / "memos"
+
+
+def bundle(*args: str, home: Path, **options: object) -> subprocess.CompletedProcess[str]:
+    """The bundle's executable run to its end, isolated in `home`, offscreen."""
+    if not BUNDLE.is_file():
+        pytest.fail(f"{BUNDLE} does not exist: run `make package` first")
+    return subprocess.run(
+        [str(BUNDLE), *args],
+        env=frozen_env(home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        **options,  # type: ignore[call-overload]
+    )
+
+
+def frozen_env(home: Path) -> dict[str, str]:
+    """The tests' isolated environment, without the checkout on PYTHONPATH (the bundle has its own)."""
+    env = isolated_env(home)
+    env.pop("PYTHONPATH")
+    return env
+
+
+def test_the_bundle_says_its_version(tmp_path: Path) -> None:
+    done = bundle("--version", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"rlm-desktop {__version__}"
+
+
+def test_the_bundle_passes_its_self_check(tmp_path: Path) -> None:
+    done = bundle("--self-check", home=tmp_path)
+    print(done.stdout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == ""
+    lines = check_lines(done.stdout)
+    assert all(state in ("ok", "warn") for state, _ in lines.values())
+    assert lines["imports"][0] == "ok"
+    assert lines["price map"][0] == "ok"
+    assert str(BUNDLE.parent / "_internal" / "litellm") in lines["price map"][1]
+    assert "plugin offscreen" in lines["Qt platform"][1]
+
+
+def test_model_code_imports_the_analysis_packages_inside_the_bundles_sandbox(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    # A PDF is read in a "spawn" process: the frozen app starting itself as multiprocessing's child.
+    pdf = make_pdf(tmp_path / "ledger.pdf", [["The ledger total is 4242."]])
+    code = ANALYSIS_CODE.replace("VALUES", repr(VALUES))
+    turns = [repl(code), repl("FINAL('analysed')")]
+    scripted_server.respond_with(scripted({"Which dates?": turns}))
+    done = bundle(
+        "run",
+        "--query",
+        "Which dates?",
+        "--doc",
+        str(MEMOS),
+        "--doc",
+        str(pdf),
+        "--model",
+        TEST_MODEL,
+        "--api-base",
+        scripted_server.base_url,
+        "--mode",
+        "rlm",
+        "--json",
+        home=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["status"], result["answer"]) == ("completed", "analysed")
+    observation = last_user_text(scripted_server.chat_requests()[-1])
+    assert "Traceback" not in observation, observation
+    assert f"{sum(VALUES)} {float(statistics.median(VALUES))}" in observation
+    assert f"{len(list(MEMOS.iterdir())) + 1} documents, 1 with the total" in observation
+    source_level = asyncio.run(probe_sandbox(tmp_path)).level
+    assert result["sandbox"] == source_level  # the frozen worker is confined as a source one
+
+
+def test_the_window_stays_up_for_three_seconds_without_an_error(tmp_path: Path) -> None:
+    if not BUNDLE.is_file():
+        pytest.fail(f"{BUNDLE} does not exist: run `make package` first")
+    window = subprocess.Popen(
+        [str(BUNDLE)],
+        env=frozen_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(WINDOW_SECONDS)
+    still_running = window.poll() is None
+    window.terminate()
+    stdout, stderr = window.communicate(timeout=30)
+    assert still_running, f"the window exited with {window.returncode}: {stderr}"
+    assert "Traceback" not in stdout + stderr
+    assert "rror" not in stderr, stderr
+
+
+def test_the_bundle_leaves_out_what_the_app_never_uses() -> None:
+    internal = BUNDLE.parent / "_internal"
+    files = [
+        path.relative_to(internal).as_posix()
+        for path in internal.rglob("*")
+        if path.is_file() and not path.is_symlink()
+    ]
+    size = sum((internal / name).stat().st_size for name in files) + BUNDLE.stat().st_size
+    print(f"bundle: {size / 1e6:.0f} MB in {len(files) + 1} files")
+    assert not [name for name in files if "/translations/" in name]
+    assert not [name for name in files if "WebEngine" in name or "Qt6Qml" in name]
+    assert not [name for name in files if name.startswith(("libgtk-3", "tkinter", "PyQt"))]
+    for needed in (
+        "resources/profiles/profiles.toml",
+        "resources/style/app.qss",
+        "resources/icons/rlm-desktop.svg",
+        "litellm/model_prices_and_context_window_backup.json",
+        "rlm_desktop/engine/sandbox/worker.py",
+        "rlm_desktop/engine/sandbox/confine.py",
+        "PySide6/Qt/plugins/platforms/libqxcb.so",
+        "PySide6/Qt/plugins/imageformats/libqsvg.so",
+    ):
+        assert needed in files, needed

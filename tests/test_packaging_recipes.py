@@ -1,0 +1,237 @@
+"""The packaging recipes stay correct without building them: the PyInstaller spec files (Linux,
+macOS, Windows), what bundle.py puts in a bundle, the Flatpak manifest, and the desktop entry and
+AppStream metadata as Debian's validators read them."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+
+from rlm_desktop import __version__
+from rlm_desktop.engine.litellm_loader import litellm_package_dir
+from rlm_desktop.engine.pricing import PRICE_MAP_FILE
+from rlm_desktop.engine.sandbox.launcher import WORKER_SCRIPT, launcher_command
+from rlm_desktop.engine.sandbox.worker import FROZEN_LAUNCHER_FLAG
+from rlm_desktop.paths import RESOURCES
+from rlm_desktop.ui.app import DESKTOP_ID
+from tests.cli import ROOT, run_python
+
+PACKAGING = ROOT / "packaging"
+SPECS = ("rlm-desktop.spec", "rlm-desktop-macos.spec", "rlm-desktop-windows.spec")
+SPEC_GLOBALS = {"Analysis", "PYZ", "EXE", "COLLECT", "BUNDLE"}
+DESKTOP_FILE = PACKAGING / f"{DESKTOP_ID}.desktop"
+METAINFO = PACKAGING / f"{DESKTOP_ID}.metainfo.xml"
+FLATPAK = PACKAGING / "flatpak" / f"{DESKTOP_ID}.yml"
+
+
+def load_bundle() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bundle", PACKAGING / "bundle.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bundle = load_bundle()
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_each_spec_file_is_python_that_takes_its_contents_from_bundle_py(name: str) -> None:
+    tree = ast.parse((PACKAGING / name).read_text(encoding="utf-8"), filename=name)
+    used = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "bundle"
+    }
+    missing = sorted(attribute for attribute in used if not hasattr(bundle, attribute))
+    assert not missing, f"{name} uses bundle.{missing}, which bundle.py lacks"
+    assert {"ENTRY", "resource_datas", "litellm_datas", "sandbox_datas", "stdlib_modules"} <= used
+    assert {"HIDDEN_IMPORTS", "QT_LEFT_OUT", "METADATA", "is_dropped"} <= used
+    called = {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    assert called - {"str", "Path", "copy_metadata", "collect_submodules"} <= SPEC_GLOBALS
+    assert {"Analysis", "PYZ", "EXE", "COLLECT"} <= called
+
+
+def test_the_platform_recipes_name_their_icons_and_the_app_id() -> None:
+    macos = (PACKAGING / "rlm-desktop-macos.spec").read_text(encoding="utf-8")
+    windows = (PACKAGING / "rlm-desktop-windows.spec").read_text(encoding="utf-8")
+    assert "bundle.ICNS" in macos
+    assert "BUNDLE(" in macos
+    assert "bundle.APP_ID" in macos
+    assert "bundle.ICO" in windows
+    assert "console=False" in windows
+    assert "console=True" in windows
+    assert bundle.ICNS.is_file()
+    assert bundle.ICO.is_file()
+    assert bundle.ENTRY.is_file()
+    assert bundle.APP_ID == DESKTOP_ID
+    assert bundle.version() == __version__
+
+
+def test_the_bundle_gets_every_file_where_the_app_reads_it() -> None:
+    resources = dict(bundle.resource_datas())
+    assert {Path(source) for source in resources} == {
+        path for path in RESOURCES.iterdir() if path.is_dir() and path.name != "__pycache__"
+    }
+    assert all(target == f"resources/{Path(source).name}" for source, target in resources.items())
+    package = litellm_package_dir()
+    assert package is not None
+    litellm = dict(bundle.litellm_datas())
+    assert litellm[str(package / PRICE_MAP_FILE)] == "litellm"
+    tokenizers = package / "litellm_core_utils" / "tokenizers"
+    assert litellm[str(tokenizers)] == "litellm/litellm_core_utils/tokenizers"
+    sandbox = dict(bundle.sandbox_datas())
+    assert str(WORKER_SCRIPT) in sandbox
+    assert all(Path(source).is_file() for source in sandbox)
+    assert set(sandbox.values()) == {"rlm_desktop/engine/sandbox"}
+
+
+def test_model_code_in_a_bundle_gets_the_standard_library_but_what_it_never_needs() -> None:
+    modules = set(bundle.stdlib_modules())
+    assert {"statistics", "json", "csv", "re", "sqlite3", "xml.etree.ElementTree"} <= modules
+    assert {"collections", "concurrent.futures", "email.mime.text", "urllib.parse"} <= modules
+    assert not {name for name in modules if name.split(".")[0] in ("tkinter", "idlelib", "test")}
+    assert "numpy" in bundle.HIDDEN_IMPORTS
+
+
+def test_qt_translations_and_the_gtk_theme_are_dropped_and_qt_itself_is_not() -> None:
+    assert bundle.is_dropped("PySide6/Qt/translations/qtbase_de.qm")
+    assert bundle.is_dropped("PySide6/Qt/plugins/platformthemes/libqgtk3.so")
+    assert not bundle.is_dropped("PySide6/Qt/plugins/platforms/libqxcb.so")
+    assert not bundle.is_dropped("PySide6/Qt/lib/libQt6Widgets.so.6")
+    assert all(name.startswith("PySide6.Qt") for name in bundle.QT_LEFT_OUT)
+    assert not {"PySide6.QtCore", "PySide6.QtGui", "PySide6.QtWidgets"} & set(bundle.QT_LEFT_OUT)
+
+
+def test_no_module_of_the_app_imports_a_qt_module_the_bundle_leaves_out() -> None:
+    left_out = set(bundle.QT_LEFT_OUT)
+    importing = []
+    for path in sorted((ROOT / "rlm_desktop").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            importing += [f"{path.name}: {name}" for name in names if name in left_out]
+    assert not importing, "add these to the bundle (packaging/bundle.py QT_LEFT_OUT)"
+
+
+def test_the_flatpak_manifest_runs_on_kde_with_pyside_network_and_the_secret_service() -> None:
+    manifest = yaml.safe_load(FLATPAK.read_text(encoding="utf-8"))
+    assert manifest["app-id"] == DESKTOP_ID
+    assert (manifest["runtime"], manifest["sdk"]) == ("org.kde.Platform", "org.kde.Sdk")
+    assert manifest["base"] == "io.qt.PySide.BaseApp"
+    assert manifest["base-version"] == manifest["runtime-version"]
+    assert manifest["command"] == "rlm-desktop"
+    assert {"--share=network", "--talk-name=org.freedesktop.secrets"} <= set(
+        manifest["finish-args"]
+    )
+    assert not [arg for arg in manifest["finish-args"] if arg.startswith("--filesystem")]
+    app = manifest["modules"][-1]
+    assert (FLATPAK.parent / app["sources"][0]["path"]).resolve() == ROOT
+    named = [word for command in app["build-commands"] for word in command.split()]
+    packaged = [word for word in named if word.startswith("packaging/")]
+    assert packaged
+    assert all((ROOT / word).exists() for word in packaged)
+
+
+def test_the_flatpak_requirements_are_the_projects_but_pyside6(tmp_path: Path) -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    done = run_python(str(FLATPAK.parent / "requirements.py"), home=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    listed = done.stdout.splitlines()
+    assert not [line for line in listed if "pyside6" in line.lower()]
+    assert set(listed) | {d for d in project["dependencies"] if "PySide6" in d} == set(
+        project["dependencies"]
+    )
+
+
+def test_the_wheel_installs_the_desktop_files_it_names() -> None:
+    data_files = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["data-files"]
+    for patterns in data_files.values():
+        for pattern in patterns:
+            assert list(ROOT.glob(pattern)), pattern
+    assert data_files["share/applications"] == [DESKTOP_FILE.relative_to(ROOT).as_posix()]
+
+
+def validator(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:  # .ci/run installs both (Debian's desktop-file-utils and appstream)
+        pytest.fail(f"{name} is missing: apt-get install desktop-file-utils appstream")
+    return found
+
+
+def test_the_desktop_entry_validates_without_a_hint() -> None:
+    done = subprocess.run(
+        [validator("desktop-file-validate"), str(DESKTOP_FILE)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout + done.stderr) == (0, "")
+    entry = dict(
+        line.split("=", 1) for line in DESKTOP_FILE.read_text().splitlines() if "=" in line
+    )
+    assert entry["Icon"] == DESKTOP_ID
+    assert entry["Exec"] == "rlm-desktop"
+
+
+def test_the_appstream_metadata_validates_and_names_this_release() -> None:
+    done = subprocess.run(
+        [validator("appstreamcli"), "validate", "--no-net", "--explain", str(METAINFO)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Validation was successful" in done.stdout
+    assert f'<release version="{__version__}"' in METAINFO.read_text(encoding="utf-8")
+    assert f'<launchable type="desktop-id">{DESKTOP_FILE.name}</launchable>' in (
+        METAINFO.read_text(encoding="utf-8")
+    )
+
+
+def test_the_changelog_and_the_appstream_release_agree_on_this_version() -> None:
+    released = re.search(
+        rf'<release version="{re.escape(__version__)}" date="([0-9-]+)"', METAINFO.read_text()
+    )
+    assert released is not None
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"## [{__version__}] - {released[1]}" in changelog.splitlines()
+    assert "## [Unreleased]" in changelog.splitlines()
+
+
+def test_the_entry_point_hands_the_repl_launcher_flag_to_the_worker(tmp_path: Path) -> None:
+    done = run_python(
+        str(bundle.ENTRY), FROZEN_LAUNCHER_FLAG, "not-a-descriptor", home=tmp_path, timeout=60
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().startswith("usage: worker.py --launcher FD")
+    assert launcher_command(7) == [
+        sys.executable,
+        "-I",
+        "-S",
+        str(WORKER_SCRIPT),
+        "--launcher",
+        "7",
+    ]
