@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	# The reference implementation, whose types the export tests read our JSONL with; its provider
+	# SDKs are not needed for that (its own two small dependencies are in the dev extra).
+	$(PY) -m pip install --quiet --no-deps $(REFERENCE_PIN)
 	touch $(STAMP)
 
 run: $(STAMP)

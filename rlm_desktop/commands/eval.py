@@ -101,7 +101,8 @@ PREFLIGHT_NAMES = {"model": "--setting model", "sub_model": "--setting sub_model
 """How pre-flight problems name the settings here."""
 
 
-def _preflight_line(problem: PreflightProblem) -> str:
+def preflight_line(problem: PreflightProblem) -> str:
+    """One line for a pre-flight problem of an evaluation's settings (CLI and GUI alike)."""
     if problem.setting == "api_key":
         return f"{problem.message}, or save it in the app (Settings → Providers)"
     return problem.worded(PREFLIGHT_NAMES)
@@ -135,7 +136,7 @@ def eval_command(args: argparse.Namespace) -> int:
         return _run(evaluation, args)
     except PreflightFailed as failed:
         for problem in failed.problems:
-            say(_preflight_line(problem))
+            say(preflight_line(problem))
         return preflight_exit_code(failed.problems)
     except ConfigError as error:
         say(error.worded(FLAGS))

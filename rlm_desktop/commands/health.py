@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rlm_desktop import formatting as fmt
 
@@ -46,6 +46,12 @@ def health_command(store: Store, args: argparse.Namespace) -> int:
     return 0
 
 
+def health_json(report: HealthReport) -> dict[str, Any]:
+    """The `findings` and `coverage` keys of `sessions health --json`, to add to other output."""
+    shape = report.to_json()
+    return {"findings": shape["findings"], "coverage": shape["coverage"]}
+
+
 def render(report: HealthReport) -> list[str]:
     """The report as lines for a terminal."""
     lines = [f"Health of session {report.session_id} ({fmt.status_text(report.status)})", ""]
@@ -75,6 +81,19 @@ def render(report: HealthReport) -> list[str]:
         if evidence:
             lines.append(f"    evidence: {', '.join(evidence)}")
         lines.append(f"    advice: {finding.advice}")
+    return lines
+
+
+def summary(report: HealthReport) -> list[str]:
+    """The report in brief, for `sessions show`: coverage shares, then one line per finding."""
+    lines = [f"Health: {fmt.plural(len(report.findings), 'finding')}"]
+    documents = report.coverage.documents
+    if documents:
+        shares = ", ".join(f"{fmt.terminal_safe(doc.name)} {doc.share:.0%}" for doc in documents)
+        lines.append(f"  coverage {report.coverage.share:.0%}: {shares}")
+    lines += [
+        f"  {finding.severity} {finding.kind}: {finding.message}" for finding in report.findings
+    ]
     return lines
 
 

@@ -25,7 +25,7 @@ from rlm_desktop.engine import (
     RunConfig,
     RunResult,
 )
-from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL
+from rlm_desktop.engine.config import DEFAULT_COMPACT_TOKENS, DEFAULT_MODE, DEFAULT_MODEL
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
 from rlm_desktop.engine.pricing import parse_prices
@@ -33,6 +33,7 @@ from rlm_desktop.formatting import terminal_safe
 
 if TYPE_CHECKING:
     from rlm_desktop.documents import Skipped
+    from rlm_desktop.store.threads import ContinuedSession
 
 DEFAULTS = Budget()
 SKIPPED_SHOWN = 20
@@ -62,6 +63,8 @@ FLAGS = {
     "prices": "--price",
     "allow_read": "--allow-read",
     "require_isolation": "--require-sandbox",
+    "compact_tokens": "--compact-tokens",
+    "follows": "--continue",
     **{field: flag for flag, field, _kind, _help in BUDGET_FLAGS},
 }
 """The flag that sets each `RunConfig`/`Budget` field: how the engine's errors name them here."""
@@ -119,6 +122,21 @@ def add_run_parser(
         help="send the run's trace to this OTLP/HTTP receiver when it ends (default: "
         "$OTEL_EXPORTER_OTLP_ENDPOINT; e.g. http://localhost:4318)",
     )
+    parser.add_argument(
+        "--continue",
+        dest="continue_id",
+        metavar="SESSION_ID",
+        help="ask a follow-up to a saved session: its documents, REPL variables, questions and "
+        "answers carry over; --doc adds documents (as context_1, ...)",
+    )
+    parser.add_argument(
+        "--compact-tokens",
+        type=int,
+        default=DEFAULT_COMPACT_TOKENS,
+        metavar="N",
+        help="summarize an RLM call's older turns once its conversation reaches N tokens "
+        f"(default {DEFAULT_COMPACT_TOKENS:,}; 0: only at 80%% of the model's window)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     return parser
 
@@ -135,6 +153,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         prices=parse_prices("\n".join(args.price)),
         allow_read=tuple(args.allow_read),
         require_isolation=args.require_sandbox,
+        compact_tokens=args.compact_tokens or None,
         budget=Budget(
             **{field: getattr(args, field) for _flag, field, _kind, _help in BUDGET_FLAGS}
         ),
@@ -167,6 +186,21 @@ def load_documents(
     if not result.documents:
         raise ConfigError("none of the --doc paths could be loaded; fix or drop them")
     return [doc.to_context() for doc in result.documents]
+
+
+def continued_from(session_id: str) -> ContinuedSession:
+    """The saved session `--continue` names, its documents rebuilt from the store; a
+    `ConfigError` when no one session has that id (or prefix)."""
+    from rlm_desktop.store import SessionNotFound, Store
+    from rlm_desktop.store.threads import continued_session
+
+    store = Store(paths.database_path())
+    try:
+        return continued_session(store, session_id)
+    except SessionNotFound as error:
+        raise ConfigError(f"--continue: {error}") from None
+    finally:
+        store.close()
 
 
 def left_out(skipped: Sequence[Skipped], shown: int = SKIPPED_SHOWN) -> list[str]:
@@ -241,7 +275,15 @@ def run_command(args: argparse.Namespace) -> int:
         started = time.monotonic()  # the run's time limit covers loading its documents
         timeout = config.budget.timeout_s
         deadline = None if timeout is None else started + timeout
-        documents = load_documents(args.doc, config.model, deadline)
+        documents: list[ContextDocument] = []
+        if args.continue_id:
+            earlier = continued_from(args.continue_id)
+            config = dataclasses.replace(
+                config, follows=earlier.session_id, conversation_id=earlier.conversation_id
+            )
+            documents = earlier.documents
+        if args.doc or not documents:
+            documents += load_documents(args.doc, config.model, deadline)
         run = Run(
             config,
             documents,
@@ -272,7 +314,8 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_NOT_SAVED
     if isinstance(sys.stdout, io.TextIOWrapper):  # model code can print lone surrogates
         sys.stdout.reconfigure(errors="backslashreplace")
-    print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.answer)
+    output = {**result.to_json(), **(_health_json(run.run_id) if args.json and saved else {})}
+    print(json.dumps(output, ensure_ascii=False) if args.json else result.answer)
     if result.status == "error":
         say(failure(result, config))
     elif result.refused_calls and result.answer and result.error:
@@ -284,6 +327,19 @@ def run_command(args: argparse.Namespace) -> int:
     if result.status == "completed":
         return EXIT_OK
     return EXIT_INTERRUPTED if result.status == "cancelled" else EXIT_NOT_COMPLETED
+
+
+def _health_json(session_id: str) -> dict[str, object]:
+    """The `findings` and `coverage` of the run just saved, read back from the store."""
+    from rlm_desktop.commands.health import health_json
+    from rlm_desktop.review.health import session_health
+    from rlm_desktop.store import Store
+
+    store = Store(paths.database_path())
+    try:
+        return health_json(session_health(store, session_id))
+    finally:
+        store.close()
 
 
 def _send_traces(result: RunResult, session_id: str, endpoint: str | None) -> RunResult:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
-from rlm_desktop.commands.health import add_health_parser, health_command
+from rlm_desktop.commands.health import add_health_parser, health_command, health_json, summary
 
 EXPORT_FORMATS = ("md", "jsonl", "html", "otlp", "otlp-proto")
 """The store's export formats, named here so that building the parser does not import the store
@@ -131,9 +131,12 @@ def _list(store: Store, args: argparse.Namespace) -> int:
 
 
 def _show(store: Store, args: argparse.Namespace) -> int:
+    from rlm_desktop.review.health import session_health
+
     found = store.session(args.id)
+    health = session_health(store, found["session"]["id"])
     if args.json:
-        _print_json(found)
+        _print_json({**found, **health_json(health)})
         return 0
     from rlm_desktop.store.detail import children_by_parent, tree_order
     from rlm_desktop.store.export_markdown import call_line
@@ -157,6 +160,7 @@ def _show(store: Store, args: argparse.Namespace) -> int:
     if session["error"]:
         print(f"Error: {session['error']}")
     print("\nAnswer:\n" + (session["answer"] or "(no answer)"))
+    print("\n" + "\n".join(summary(health)))
     print("\nCalls:")
     for level, call in tree_order(children_by_parent(found["calls"]))[:TREE_LINES]:
         print(f"{'  ' * (level + 1)}- {call_line(call, markdown=False)}")
@@ -188,7 +192,10 @@ def _export(store: Store, args: argparse.Namespace) -> int:
 
 
 def _delete(store: Store, args: argparse.Namespace) -> int:
+    from rlm_desktop.engine.conversation import forget
+
     deleted = store.delete(args.id)
+    forget(paths.scratch_root(), deleted)
     if args.json:
         _print_json({"deleted": deleted})
     else:

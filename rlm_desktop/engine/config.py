@@ -13,6 +13,13 @@ PLACEHOLDER_API_KEY = "sk-local-placeholder"
 DEFAULT_MODEL = "openai/gpt-5-mini"
 DEFAULT_MODE: Mode = "auto"
 AUTO_DIRECT_MAX_TOKENS = 16_000
+DEFAULT_COMPACT_TOKENS = 100_000
+"""Compact an RLM call's conversation once it reaches this many input tokens (`--compact-tokens`):
+every later turn then costs about what a turn near the start of the call did."""
+DEFAULT_COMPACT_WINDOW_SHARE = 0.8
+"""Compact an RLM call's conversation once it fills this share of the model's context window."""
+DEFAULT_STATE_CAP_MB = 64
+"""The most a question keeps of its REPL variables for a follow-up; what does not fit is named."""
 DEFAULT_MAX_TASKS = 256
 """Tasks (processes and threads) all of a run's model code may have at once, the launcher included.
 A worker is two threads at rest, so 64 concurrent child calls under a root take about 130. Each
@@ -120,6 +127,19 @@ class RunConfig:
     max_tasks: int = DEFAULT_MAX_TASKS
     """Processes and threads all of a run's model code may have at once (the sandbox's cap; the
     address space they can reserve is at most about max_tasks x memory_limit_mb)."""
+    compact_tokens: int | None = DEFAULT_COMPACT_TOKENS
+    """Compact an RLM call's conversation at this many input tokens (None: only the window counts)."""
+    compact_window_share: float | None = DEFAULT_COMPACT_WINDOW_SHARE
+    """Compact an RLM call's conversation once it fills this share of the model's window (None,
+    with `compact_tokens` None too: never compact)."""
+    follows: str | None = None
+    """The session this question follows up on: its REPL variables, questions and answers carry
+    over, and documents added since become `context_1`, ... (None: a question on its own)."""
+    conversation_id: str | None = None
+    """The conversation a follow-up belongs to: its first question's session id (set by the
+    engine from `follows` when not given)."""
+    repl_state_cap_mb: int = DEFAULT_STATE_CAP_MB
+    """The most the root's REPL variables may take when kept for a follow-up (0: keep none)."""
 
     @property
     def effective_sub_model(self) -> str:
@@ -138,6 +158,15 @@ class RunConfig:
             raise ConfigError("must be at least 200 characters", "output_limit_chars")
         if not self.max_tasks >= 16:
             raise ConfigError("must be at least 16", "max_tasks")
+        if self.compact_tokens is not None and not self.compact_tokens >= 1_000:
+            raise ConfigError("must be at least 1,000 tokens", "compact_tokens")
+        share = self.compact_window_share
+        if share is not None and not 0 < share <= 1:
+            raise ConfigError(
+                "must be between 0 and 1 (a share of the window)", "compact_window_share"
+            )
+        if not self.repl_state_cap_mb >= 0:
+            raise ConfigError("must be >= 0 (0 keeps no REPL variables)", "repl_state_cap_mb")
         for path in self.allow_read:
             if not os.path.exists(os.path.expanduser(path)):
                 raise ConfigError(f"{path!r} does not exist", "allow_read")

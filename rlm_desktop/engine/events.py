@@ -154,6 +154,18 @@ class WorkerRestarted(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class HistoryCompacted(Event):
+    """Before turn `turn`, the call's older turns were replaced by the model's `summary`; the
+    conversation went from `tokens_before` to `tokens_after` (estimated input tokens)."""
+
+    call_id: str
+    turn: int
+    tokens_before: int
+    tokens_after: int
+    summary: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class AnswerSubmitted(Event):
     """A call submitted its answer through an executed signal (or a direct reply)."""
 
@@ -243,6 +255,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         CellExecuted,
         TurnExecuted,
         WorkerRestarted,
+        HistoryCompacted,
         AnswerSubmitted,
         BudgetUpdated,
         BudgetExceeded,

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from rlm_desktop.engine.compaction import CompactionPolicy, compact, compaction_due
+from rlm_desktop.engine.conversation import ReplMemory
 from rlm_desktop.engine.events import (
     AnswerSource,
     AnswerSubmitted,
     CallStatus,
     CellExecuted,
+    HistoryCompacted,
     TurnExecuted,
     TurnStarted,
     WorkerRestarted,
@@ -25,6 +30,8 @@ from rlm_desktop.engine.runtime import Runtime, internal_error
 from rlm_desktop.engine.sandbox.launcher import WorkerDied
 from rlm_desktop.engine.sandbox.process import CellOutcome, SubCallFailure, WorkerProcess
 from rlm_desktop.engine.subcalls import BUDGET_ERROR, CHILD_ERROR, SubCallDispatcher
+
+log = logging.getLogger(__name__)
 
 ANSWER_NOW = (
     "You have used all {turns} turns. Do not write more code. Reply now with your best final answer "
@@ -59,6 +66,7 @@ class RLMCall:
         depth: int,
         parent_id: str | None,
         model: str,
+        memory: ReplMemory | None = None,
     ) -> None:
         self.rt = runtime
         self.prompt = prompt
@@ -73,15 +81,21 @@ class RLMCall:
         self._cost: float | None = 0.0
         self._answer_draft = ""
         self._last_prose = ""
+        self._memory = memory
+        self._history: list[Message] = []
+        """Every message of the call, compacted ones included (the REPL's `history`)."""
+        self._compactions = 0
         self._dispatcher = SubCallDispatcher(runtime, self.call_id, depth, model, self._run_child)
         self._worker = WorkerProcess(
             context,
             meta,
-            scratch_dir=runtime.scratch_dir / self.call_id,
+            scratch_dir=self._worker_folder,
             memory_limit_mb=runtime.config.memory_limit_mb,
             output_cap_chars=runtime.config.stored_output_cap_chars,
             handler=self._dispatcher.handle,
             launcher=runtime.launcher,
+            contexts=memory.contexts if memory else (),
+            histories=memory.histories if memory else (),
         )
         self._worker_start: asyncio.Task[None] | None = None
 
@@ -94,6 +108,7 @@ class RLMCall:
         self._worker_start = asyncio.create_task(self._worker.start())
         try:
             outcome = await self._loop()
+            await self._keep_state()
         except asyncio.CancelledError:
             self._finish(CallOutcome("cancelled", self.partial_answer, "cancelled"))
             raise
@@ -108,11 +123,13 @@ class RLMCall:
 
     async def _loop(self) -> CallOutcome:
         budget = self.rt.config.budget
-        messages: list[Message] = [
-            {"role": "system", "content": system_prompt(self.rt, self.context)},
-            {"role": "user", "content": first_user_message(self.prompt, self.context, self.meta)},
-        ]
         try:
+            opening = first_user_message(self.prompt, self.context, self.meta)
+            messages: list[Message] = [
+                {"role": "system", "content": system_prompt(self.rt, self.context)},
+                {"role": "user", "content": opening + await self._restore_state()},
+            ]
+            self._remember(messages)
             for turn in range(budget.max_turns):
                 answer = await self._turn(turn, messages)
                 if answer is not None:
@@ -135,6 +152,7 @@ class RLMCall:
         rt.emit(TurnStarted(run_id=rt.run_id, call_id=self.call_id, index=turn))
         loop = asyncio.get_running_loop()
         started = loop.time()
+        await self._compact_if_due(turn, messages)
         completion = await self._ask(messages)
         reply = completion.content
         self._remember_prose(reply)
@@ -166,6 +184,11 @@ class RLMCall:
                 duration_s=loop.time() - started,
             )
         )
+        exchange: list[Message] = [
+            {"role": "assistant", "content": reply},
+            {"role": "user", "content": observation},
+        ]
+        self._remember(exchange)
         if answer is not None:
             rt.emit(
                 AnswerSubmitted(
@@ -173,16 +196,80 @@ class RLMCall:
                 )
             )
             return answer[0]
-        messages += [
-            {"role": "assistant", "content": reply},
-            {"role": "user", "content": observation},
-        ]
+        messages += exchange
         return None
+
+    def _remember(self, messages: list[Message]) -> None:
+        """Add `messages` to the call's full history, here and in the REPL's `history`."""
+        self._history += messages
+        self._worker.extend_history(messages)
+
+    async def _compact_if_due(self, turn: int, messages: list[Message]) -> None:
+        """Replace the older turns by a summary when the conversation nears its limits."""
+        config = self.rt.config
+        policy = CompactionPolicy(config.compact_window_share, config.compact_tokens)
+        window = self.rt.llm.info(self.model).context_window
+        if not compaction_due(messages, policy, window, self.model):
+            return
+        done = await compact(
+            messages,
+            policy,
+            window=window,
+            model=self.model,
+            count=self._compactions + 1,
+            ask=self._ask,
+        )
+        if done is None:
+            return
+        self._compactions += 1
+        messages[:] = done.messages
+        self._remember([{"role": "summary", "content": done.summary}])
+        self.rt.emit(
+            HistoryCompacted(
+                run_id=self.rt.run_id,
+                call_id=self.call_id,
+                turn=turn,
+                tokens_before=done.tokens_before,
+                tokens_after=done.tokens_after,
+                summary=done.summary,
+            )
+        )
+
+    async def _restore_state(self) -> str:
+        """A follow-up's root gets the previous question's variables back before its first
+        turn; returns what its first message adds (the earlier questions, what came back)."""
+        if self._memory is None or self._memory.thread is None:
+            return ""
+        await self._worker_ready()
+        return await self._memory.restore(
+            self._worker, self._worker_folder, self.rt.config.budget.cell_timeout_s
+        )
+
+    async def _keep_state(self) -> None:
+        """The root of a run keeps its variables and history for a follow-up (never failing
+        the run: a follow-up is told what could not be kept)."""
+        if self._memory is None:
+            return
+        try:
+            await self._worker_ready()
+            await self._memory.keep(
+                self._worker,
+                self._worker_folder,
+                self._history,
+                self.rt.config.budget.cell_timeout_s,
+            )
+        except (OSError, ValueError, WorkerDied) as error:
+            log.info("run %s: the REPL state was not kept: %s", self.rt.run_id, error)
+
+    @property
+    def _worker_folder(self) -> Path:
+        return self.rt.scratch_dir / self.call_id
 
     async def _answer_now(self, messages: list[Message]) -> CallOutcome:
         turns = self.rt.config.budget.max_turns
         messages.append({"role": "user", "content": ANSWER_NOW.format(turns=turns)})
         completion = await self._ask(messages)
+        self._remember([messages[-1], {"role": "assistant", "content": completion.content}])
         final = find_prose_final(completion.content)
         prose = prose_without_code(completion.content)
         answer = final.value if final and final.kind == "FINAL" else (prose or self.partial_answer)

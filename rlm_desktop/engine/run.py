@@ -22,6 +22,14 @@ from typing import Any
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.config import ConfigError, RunConfig
 from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.engine.conversation import (
+    EarlierQuestion,
+    ReplMemory,
+    context_groups,
+    keep_question,
+    load_thread,
+    split_contexts,
+)
 from rlm_desktop.engine.direct import answer_directly, direct_fit
 from rlm_desktop.engine.events import ModeChosen, RunFinished, RunStarted, RunStatus, RunTotals
 from rlm_desktop.engine.folders import EngineFolders
@@ -76,6 +84,11 @@ class Run:
         run_id: str | None = None,
     ) -> None:
         config.validate()
+        self._thread = load_thread(folders.scratch, config.follows) if config.follows else None
+        if self._thread is not None and config.conversation_id is None:
+            config = dataclasses.replace(config, conversation_id=self._thread.conversation_id)
+        earlier_groups = self._thread.previous.context_groups if self._thread else ()
+        self._groups = context_groups(earlier_groups, len(documents))
         self._prices = PriceBook(config.prices)
         refuse_unpriced_under_cap(config, self._prices)
         self.config = config
@@ -97,10 +110,12 @@ class Run:
         return self._credentials
 
     def context_value(self) -> str | list[str]:
-        """`context` as the model sees it: one str, or a list of str in load order."""
-        if len(self.documents) == 1:
-            return self.documents[0].text
-        return [doc.text for doc in self.documents]
+        """`context` as the model sees it: one str, or a list of str in load order (in a
+        conversation, the first question's documents: later ones are `context_1`, ...)."""
+        return self._contexts()[0]
+
+    def _contexts(self) -> list[str | list[str]]:
+        return split_contexts([doc.text for doc in self.documents], self._groups)
 
     def cancel(self) -> None:
         """Stop the whole tree now: every worker is killed and the run ends as `cancelled`."""
@@ -241,6 +256,8 @@ class Run:
         mode = self.config.mode
         if mode == "rlm":
             return "rlm", "requested in the run's settings"
+        if self._thread is not None:
+            return "rlm", "a follow-up goes on in the REPL of the questions before it"
         fit = direct_fit(runtime, self.documents)
         if mode == "direct":
             if not fit.fits:
@@ -258,16 +275,46 @@ class Run:
     async def _root(self, runtime: Runtime, direct: bool) -> CallOutcome:
         if direct:
             return await answer_directly(runtime, self.documents)
+        contexts = self._contexts()
         call = self._root_call = RLMCall(
             runtime,
             prompt=self.config.query,
-            context=self.context_value(),
+            context=contexts[0],
             meta=[doc.meta() for doc in self.documents],
             depth=1,
             parent_id=None,
             model=self.config.model,
+            memory=self._memory(contexts),
         )
         return await call.run()
+
+    def _memory(self, contexts: list[str | list[str]]) -> ReplMemory:
+        earlier = len(self._thread.previous.context_groups) if self._thread else 1
+        added = self.documents[sum(self._groups[:-1]) :] if len(self._groups) > earlier else []
+        return ReplMemory(
+            kept_root=self.folders.scratch,
+            session_id=self.run_id,
+            cap_bytes=self.config.repl_state_cap_mb * 1_000_000,
+            thread=self._thread,
+            contexts=tuple(contexts[1:]),
+            groups=self._groups,
+            new_documents=tuple(doc.name for doc in added),
+        )
+
+    def _keep_question(self, status: RunStatus, answer: str) -> None:
+        """Keep the question and its answer for a follow-up (a run is not failed for it)."""
+        question = EarlierQuestion(
+            session_id=self.run_id,
+            query=self.config.query,
+            answer=answer,
+            status=status,
+            follows=self.config.follows,
+            context_groups=self._groups,
+        )
+        try:
+            keep_question(self.folders.scratch, question)
+        except (OSError, ValueError) as error:
+            log.info("run %s: the question was not kept for follow-ups: %s", self.run_id, error)
 
     def _finish(self, runtime: Runtime, outcome: CallOutcome, started: float) -> RunResult:
         self._announce()
@@ -296,6 +343,7 @@ class Run:
             refused_calls=ledger.refused_calls,
         )
         fields = dataclasses.asdict(totals)
+        self._keep_question(status, outcome.answer)
         self.bus.publish(RunFinished(run_id=self.run_id, **fields))
         return RunResult(session_id=self.run_id, **fields)
 

@@ -72,6 +72,8 @@ class Turn:
     truncated: bool = False
     closed: str | None = None
     """The call's status when the call ended before this turn finished (None otherwise)."""
+    compacted: tuple[int, int] | None = None
+    """(tokens before, tokens after) when the call's history was compacted before this turn."""
 
     @property
     def finished(self) -> bool:
@@ -121,6 +123,7 @@ class CallNode:
     answer: str | None = None
     answer_source: str | None = None
     worker_restarts: int = 0
+    compactions: int = 0
     cells_run: int = 0
     cell_errors: int = 0
     """Cells of this call that raised an exception or ran out of time."""

@@ -88,6 +88,8 @@ class CallTree:
                 self._count(event.call_id, "retries", changes)
             case ev.WorkerRestarted():
                 self._count(event.call_id, "worker_restarts", changes)
+            case ev.HistoryCompacted():
+                self._on_compacted(event, changes)
             case ev.BudgetExceeded():
                 self._on_budget_exceeded(event, changes)
             case ev.RunStarted():
@@ -229,6 +231,15 @@ class CallTree:
         if node is not None:
             self._turn(node, e.index)
             changes.turns.add(node)
+
+    def _on_compacted(self, e: ev.HistoryCompacted, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is None:
+            return
+        self._turn(node, e.turn).compacted = (e.tokens_before, e.tokens_after)
+        node.compactions += 1
+        changes.turns.add(node)
+        self._touch(node, changes)
 
     def _on_cell_executed(self, e: ev.CellExecuted, changes: Changes) -> None:
         node = self.nodes.get(e.call_id)

@@ -9,6 +9,7 @@ question, documents' names, model output, code) is untrusted and goes through `h
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -18,6 +19,9 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.parsing import prose_without_code
 from rlm_desktop.store.detail import Row, SessionDetail
 from rlm_desktop.store.export_markdown import cut_middle
+
+if TYPE_CHECKING:
+    from rlm_desktop.review.health import HealthReport
 
 TIMELINE_ROWS = 2000
 """Calls drawn on the timeline at most (a bigger run's first ones, in tree order)."""
@@ -43,6 +47,8 @@ pre { background: #f6f7f9; padding: 8px; overflow-x: auto; white-space: pre-wrap
 .status-ok { color: #1b7a35; } .status-error { color: #b3261e; }
 .status-limit { color: #9a6700; } .status-stopped { color: #6b7280; }
 .tree td:first-child { white-space: nowrap; }
+.bar { display: inline-block; width: 120px; height: 8px; background: #e3e6ec; }
+.bar span { display: block; height: 8px; background: #3f7fd8; }
 .call { margin-top: 1.5em; border-left: 3px solid #c9d1e3; padding-left: 12px; }
 svg text { font: 11px system-ui, sans-serif; }
 """
@@ -103,6 +109,36 @@ def _documents(detail: SessionDetail) -> str:
         for doc in documents
     )
     return f"<h2>Documents</h2><table>{head}{body}</table>"
+
+
+def _health(report: HealthReport | None) -> str:
+    """The findings with their advice, and the share of each document that reached a model."""
+    if report is None:
+        return ""
+    parts = ["<h2>Health</h2>"]
+    if report.coverage.documents:
+        head = "<tr><th>Document</th><th class=n>Characters</th><th class=n>Read</th><th></th></tr>"
+        body = "".join(
+            f"<tr><td>{_e(doc.name)}</td><td class=n>{doc.chars:,}</td>"
+            f"<td class=n>{doc.share:.0%}</td><td><span class=bar>"
+            f"<span style='width: {doc.share * 100:.1f}%'></span></span></td></tr>"
+            for doc in report.coverage.documents
+        )
+        parts.append(
+            f"<p>Coverage: {report.coverage.share:.0%} of the documents' characters reached a "
+            f"model.</p><table>{head}{body}</table>"
+        )
+    if not report.findings:
+        parts.append("<p>No findings: none of the known failure modes showed in this run.</p>")
+        return "".join(parts)
+    head = "<tr><th>Severity</th><th>Kind</th><th>Finding</th><th>Advice</th></tr>"
+    body = "".join(
+        f"<tr><td>{_e(f.severity)}</td><td>{_e(f.kind)}</td><td>{_e(f.message)}</td>"
+        f"<td>{_e(f.advice)}</td></tr>"
+        for f in report.findings
+    )
+    parts.append(f"<table class=findings>{head}{body}</table>")
+    return "".join(parts)
 
 
 def _status(status: str) -> str:
@@ -231,8 +267,11 @@ def timeline_svg(detail: SessionDetail) -> str:
     )
 
 
-def render(detail: SessionDetail, include_content: bool = False) -> str:
-    """The page (it always shows the run's code and output: that is its purpose)."""
+def render(
+    detail: SessionDetail, include_content: bool = False, health: HealthReport | None = None
+) -> str:
+    """The page (it always shows the run's code and output: that is its purpose), with a
+    Health section when `health` is given."""
     session = detail.session
     error = f" — {session['error']}" if session["error"] else ""
     title = f"RLM session {detail.session_id}"
@@ -250,7 +289,7 @@ def render(detail: SessionDetail, include_content: bool = False) -> str:
         f"<p><strong>Question:</strong></p><div class=prose>{_e(session['query'])}</div>"
         f"<p><strong>Status:</strong> {_status(session['status'])}{_e(error)}</p>"
         f"<h2>Answer</h2>{answer_html}"
-        f"{_settings(detail)}{_costs(detail)}{_documents(detail)}"
+        f"{_settings(detail)}{_costs(detail)}{_documents(detail)}{_health(health)}"
         f"<h2>Timeline</h2>{timeline_svg(detail)}"
         f"{_tree(detail)}{_calls(detail)}"
         "</body></html>\n"

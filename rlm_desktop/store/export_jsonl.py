@@ -1,45 +1,58 @@
-"""JSON Lines in the reference implementation's `RLMLogger` shape, so its visualizer opens our runs.
+"""JSON Lines in the reference implementation's `RLMLogger` shape, so its tools read our runs.
 
-One `metadata` line, then one `iteration` line per turn of the root call. Unlike the reference log,
-an iteration's `prompt` holds only the message that is new in that turn (the question, then each
-observation), never the whole history again. Sub-calls made by a cell are listed in its
-`rlm_calls`; a recursive sub-call carries its own `iterations` in the same shape.
+One `metadata` line, then one `iteration` line per turn of the root call, timestamps written as the
+reference writes them (local time, ISO 8601, no zone). Unlike the reference log, an iteration's
+`prompt` holds only the message that is new in that turn (the question, then each observation),
+never the whole history again. Sub-calls made by a cell are listed in its `rlm_calls` as the
+reference's `RLMChatCompletion.to_dict()` writes them; a recursive sub-call carries its trajectory in
+`metadata.run_metadata` and `metadata.iterations`. The block that answered has its
+`result.final_answer`; the turn a run ended in keeps its reply, and its unfinished code is a block
+whose `stderr` says why it did not finish.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from rlm_desktop.store.detail import Row, SessionDetail
 
 
 def iso(ts: float | None) -> str | None:
-    """An epoch timestamp as ISO 8601 in UTC."""
-    return datetime.fromtimestamp(ts, UTC).isoformat() if ts is not None else None
+    """An epoch timestamp as the reference writes it: `datetime.now().isoformat()`, local time."""
+    return datetime.fromtimestamp(ts).isoformat() if ts is not None else None
 
 
-def _metadata(detail: SessionDetail) -> Row:
+def run_metadata(detail: SessionDetail, model: str) -> Row:
+    """The reference's `RLMMetadata.to_dict()` for a call of this session using `model`."""
     session = detail.session
     settings = session["settings"]
     budget = settings.get("budget") or {}
     sub_model = session["sub_model"]
     return {
-        "type": "metadata",
-        "timestamp": iso(session["started_at"]),
-        "root_model": session["model"],
+        "root_model": model,
         "max_depth": budget.get("max_depth"),
         "max_iterations": budget.get("max_turns"),
         "backend": "litellm",
-        "backend_kwargs": {"model_name": session["model"], "api_base": settings.get("api_base")},
+        "backend_kwargs": {"model_name": model, "base_url": settings.get("api_base")},
         "environment_type": "subprocess",
         "environment_kwargs": {},
         "other_backends": [sub_model] if sub_model and sub_model != session["model"] else None,
+    }
+
+
+def _metadata(detail: SessionDetail) -> Row:
+    session = detail.session
+    return {
+        "type": "metadata",
+        "timestamp": iso(session["started_at"]),
+        **run_metadata(detail, session["model"]),
         "session_id": detail.session_id,
         "query": session["query"],
         "status": session["status"],
         "answer": session["answer"],
+        "error": session["error"],
         "cost_usd": session["cost_usd"],
         "input_tokens": session["input_tokens"],
         "output_tokens": session["output_tokens"],
@@ -71,7 +84,10 @@ def _sub_call(detail: SessionDetail, call: Row) -> Row:
     if call["error"]:
         entry["error"] = call["error"]
     if call["kind"] == "rlm":
-        entry["iterations"] = iterations(detail, call)
+        entry["metadata"] = {
+            "run_metadata": run_metadata(detail, call["model"]),
+            "iterations": iterations(detail, call),
+        }
     return entry
 
 
@@ -99,30 +115,27 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
     previous_observation: str | None = None
     for number, turn in enumerate(turns, start=1):
         blocks = []
-        for cell in detail.cells_of(call["id"], turn["idx"]):
+        answered = number == len(turns) and call["answer"] is not None and turn["reply"] is not None
+        cells = detail.cells_of(call["id"], turn["idx"])
+        for index, cell in enumerate(cells):
             stderr = (cell["stderr"] or "") + (cell["error"] or "")
             spawned = by_cell.pop((turn["idx"], cell["idx"]), [])
+            final = call["answer"] if answered and index == len(cells) - 1 else None
             blocks.append(
-                {
-                    "code": cell["code"],
-                    "result": {
-                        "stdout": cell["stdout"] or "",
-                        "stderr": stderr,
-                        "locals": {},
-                        "execution_time": cell["duration_s"] or 0.0,
-                        "rlm_calls": [_sub_call(detail, child) for child in spawned],
-                    },
-                }
+                _block(cell["code"], cell["stdout"] or "", stderr, cell["duration_s"], final)
             )
-        last = number == len(turns)
+            blocks[-1]["result"]["rlm_calls"] = [_sub_call(detail, child) for child in spawned]
+        for code in detail.unfinished_code(call["id"], turn):
+            reason = f"not finished: the run ended ({detail.session['status']}) while this ran"
+            blocks.append(_block(code, "", reason, None, None))
         message = call["prompt"] if number == 1 else previous_observation or ""
         entry = _iteration(
             number,
             turn["started_at"],
             message,
-            turn["reply"] or "",
+            detail.reply_of(call["id"], turn),
             blocks,
-            call["answer"] if last else None,
+            call["answer"] if answered else None,
             turn["duration_s"],
             call["id"],
         )
@@ -132,6 +145,24 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
         entries.append(entry)
         previous_observation = turn["observation"]
     return entries
+
+
+def _block(
+    code: str, stdout: str, stderr: str, seconds: float | None, final_answer: str | None
+) -> Row:
+    """A code block as the reference's `CodeBlock.to_dict()` writes it. `locals` stays empty:
+    the values of model code's variables are not recorded."""
+    return {
+        "code": code,
+        "result": {
+            "stdout": stdout,
+            "stderr": stderr,
+            "locals": {},
+            "execution_time": seconds or 0.0,
+            "rlm_calls": [],
+            "final_answer": final_answer,
+        },
+    }
 
 
 def _iteration(

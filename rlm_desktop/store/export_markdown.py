@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.parsing import prose_without_code
 from rlm_desktop.store.detail import Row, SessionDetail
+
+if TYPE_CHECKING:
+    from rlm_desktop.review.health import HealthReport
 
 OUTPUT_CAP = 4000
 
@@ -127,6 +131,29 @@ def _documents(detail: SessionDetail) -> list[str]:
     return ["## Documents", "", *table(header, rows)]
 
 
+def _health(report: HealthReport | None) -> list[str]:
+    """The health check's findings with their advice, and the share of each document read."""
+    if report is None:
+        return []
+    lines = ["## Health", ""]
+    documents = report.coverage.documents
+    if documents:
+        rows = [
+            (doc.name, f"{doc.chars:,}", f"{doc.share:.0%}", f"{len(doc.uncovered):,}")
+            for doc in documents
+        ]
+        lines += [
+            f"Coverage: {report.coverage.share:.0%} of the documents' characters reached a model.",
+            "",
+            *table(("Document", "Characters", "Read", "Unread ranges"), rows),
+            "",
+        ]
+    if not report.findings:
+        return [*lines, "No findings: none of the known failure modes showed in this run."]
+    rows_f = [(f.severity, f.kind, f.message, f.advice) for f in report.findings]
+    return [*lines, *table(("Severity", "Kind", "Finding", "Advice"), rows_f)]
+
+
 def _output(cell: Row) -> list[str]:
     """What a cell printed, its stderr and its error: each kept, each cut from the middle."""
     seconds = f" ({cell['duration_s']:.2f} s)" if cell["duration_s"] is not None else ""
@@ -177,8 +204,11 @@ def _tree(detail: SessionDetail) -> list[str]:
     return [f"{'    ' * level}1. {call_line(call)}" for level, call in detail.walk()]
 
 
-def render(detail: SessionDetail, include_content: bool = False) -> str:
-    """The report (it always shows the run's code and output: that is its purpose).
+def render(
+    detail: SessionDetail, include_content: bool = False, health: HealthReport | None = None
+) -> str:
+    """The report (it always shows the run's code and output: that is its purpose), with a
+    Health section when `health` is given.
 
     The question, the answer and the model's replies are shown verbatim in fences: they are
     untrusted text, and rendered Markdown could load remote images or break the report's
@@ -195,6 +225,7 @@ def render(detail: SessionDetail, include_content: bool = False) -> str:
         _settings(detail),
         _cost(detail),
         _documents(detail),
+        _health(health),
         ["## Call tree", "", *_tree(detail)],
         _turns(detail),
     ]

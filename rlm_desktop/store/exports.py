@@ -19,6 +19,8 @@ RENDERERS: dict[str, Renderer] = {
     "otlp": export_otlp.render,
     "html": export_html.render,
 }
+WITH_HEALTH = {"md": export_markdown.render, "html": export_html.render}
+"""The reports that carry a Health section; it is computed here, since `review` reads `store`."""
 PROTOBUF = "otlp-proto"
 FORMATS = (*RENDERERS, PROTOBUF)
 
@@ -33,6 +35,11 @@ def export(store: Store, session_id: str, fmt: str, include_content: bool = Fals
     if fmt not in RENDERERS:
         raise ValueError(f"unknown text export format {fmt!r}: use one of {', '.join(RENDERERS)}")
     detail = load_detail(store, session_id)
+    if fmt in WITH_HEALTH:
+        from rlm_desktop.review.health import session_health
+
+        health = session_health(store, detail.session_id)
+        return Redactor.for_run().text(WITH_HEALTH[fmt](detail, include_content, health))
     return Redactor.for_run().text(RENDERERS[fmt](detail, include_content))
 
 

@@ -248,3 +248,26 @@ def m003_search_everything_a_run_holds(db: Database) -> None:
 def m004_sessions_sandbox(db: Database) -> None:
     """`sessions.sandbox`: the level of the kernel sandbox the run's REPL workers got."""
     db.execute("ALTER TABLE sessions ADD COLUMN sandbox TEXT")
+
+
+@MIGRATIONS()
+def m005_conversations_and_compactions(db: Database) -> None:
+    """`sessions.follows` and `conversation_id` link follow-up questions into conversations;
+    `compactions` keeps each time an RLM call's history was replaced by a summary."""
+    db.execute("ALTER TABLE sessions ADD COLUMN conversation_id TEXT")
+    db.execute("ALTER TABLE sessions ADD COLUMN follows TEXT")
+    db.table("sessions").create_index(["conversation_id"])
+    db.table("compactions").create(
+        {
+            "id": int,
+            "session_id": str,
+            "call_id": str,
+            "turn": int,
+            "tokens_before": int,
+            "tokens_after": int,
+            "summary": str,
+            "ts": float,
+        },
+        pk="id",
+    )
+    db.table("compactions").create_index(["session_id", "call_id"])

@@ -26,7 +26,7 @@ from rlm_desktop.store.redact import Redactor
 from rlm_desktop.store.writer import prepare_opening
 
 log = logging.getLogger(__name__)
-_SESSION_TABLES = ("events", "cells", "turns", "llm_requests", "calls", "documents")
+_SESSION_TABLES = ("events", "cells", "turns", "llm_requests", "calls", "documents", "compactions")
 
 
 class StoreError(Exception):

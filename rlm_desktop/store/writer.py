@@ -71,6 +71,9 @@ _STATEMENTS: dict[str, str] = {
         ended_at = excluded.ended_at, duration_s = excluded.duration_s""",
     "WorkerRestarted": """UPDATE calls SET worker_restarts = worker_restarts + 1
         WHERE session_id = :sid AND id = :call_id""",
+    "HistoryCompacted": """INSERT INTO compactions (session_id, call_id, turn, tokens_before,
+        tokens_after, summary, ts) VALUES (:sid, :call_id, :turn, :tokens_before, :tokens_after,
+        :summary, :ts)""",
     "AnswerSubmitted": """UPDATE calls SET answer = :answer, answer_source = :source
         WHERE session_id = :sid AND id = :call_id""",
     "CallFinished": """UPDATE calls SET status = :status, response = :response,
@@ -302,6 +305,10 @@ class SessionWriter:
             profile=d["profile"], settings=stored_json(settings),
             budget=stored_json(settings.get("budget")), started_at=d["ts"],
         )  # fmt: skip
+        if settings.get("follows"):  # a follow-up question: its conversation's thread
+            self._session.update(
+                follows=settings["follows"], conversation_id=settings.get("conversation_id")
+            )
         for position, meta in enumerate(d.get("documents") or []):
             row = {"name": None, "path": None, "chars": None, "tokens": None, **meta}
             row.update({key: _file_name(row[key]) for key in ("name", "path")})

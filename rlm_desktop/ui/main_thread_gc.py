@@ -12,10 +12,15 @@ GUI thread collects each generation as its threshold is reached.
 from __future__ import annotations
 
 import gc
+import time
 
 from PySide6.QtCore import QObject, QTimer
 
 INTERVAL_MS = 1000
+FULL_EVERY_S = 30.0
+"""The oldest generation at most this often: a full collection of a large heap takes a long time,
+and Python's own rule for it (only once a quarter of the long-lived objects are new) is not
+reachable from Python code."""
 
 
 class MainThreadGarbageCollector(QObject):
@@ -24,6 +29,7 @@ class MainThreadGarbageCollector(QObject):
     def __init__(self, parent: QObject | None = None, interval_ms: int = INTERVAL_MS) -> None:
         super().__init__(parent)
         self._thresholds = gc.get_threshold()
+        self._last_full = time.monotonic()
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.collect)
@@ -39,9 +45,17 @@ class MainThreadGarbageCollector(QObject):
         gc.enable()
 
     def collect(self) -> None:
-        """Collect the oldest generation whose count has passed its threshold (as Python would)."""
+        """Collect the oldest generation whose count has passed its threshold, as Python would,
+        the oldest one no more often than every `FULL_EVERY_S`."""
         counts = gc.get_count()
+        now = time.monotonic()
+        full_due = now - self._last_full >= FULL_EVERY_S
         for generation in (2, 1, 0):
-            if counts[generation] > self._thresholds[generation]:
-                gc.collect(generation)
-                return
+            if counts[generation] <= self._thresholds[generation]:
+                continue
+            if generation == 2:
+                if not full_due:
+                    continue
+                self._last_full = now
+            gc.collect(generation)
+            return

@@ -116,6 +116,9 @@ class Workspace(QWidget):
         self.run_changed.connect(self.timeline.schedule)
         self.tree_panel.error_reached.connect(self.console.reveal_error)
         self.health.call_chosen.connect(self._choose_call)
+        self.health.reported.connect(
+            lambda report: self.documents.show_coverage(report and report.coverage)
+        )
         self._tick = QTimer(self)
         self._tick.setInterval(TICK_MS)
         self._tick.timeout.connect(self._on_tick)

@@ -56,6 +56,7 @@ def test_evaluate_stop_resume_plot_and_open_a_run(
     fill_form(dialog, server)
 
     assert dialog.start()
+    qtbot.waitUntil(lambda: dialog.evaluation is not None, timeout=30_000)  # after the check
     assert dialog.evaluation is not None
     stops: list[str] = []
 
@@ -112,6 +113,7 @@ def test_closing_the_page_mid_run_stops_it_and_keeps_what_finished(
     qtbot.waitExposed(dialog)
     fill_form(dialog, server)
     assert dialog.start()
+    qtbot.waitUntil(lambda: dialog.evaluation is not None, timeout=30_000)  # after the check
     evaluation, task = dialog.evaluation, dialog.task
     assert evaluation is not None
     assert task is not None
@@ -122,3 +124,19 @@ def test_closing_the_page_mid_run_stops_it_and_keeps_what_finished(
     assert task.exception() is None
     assert 1 <= len(evaluation.results()) < 4
     assert len(evaluation.pending()) == 4 - len(evaluation.results())
+
+
+def test_a_setting_that_cannot_run_is_one_line_and_nothing_is_recorded(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    dialog = window.show_evaluation()
+    qtbot.waitExposed(dialog)
+    dialog.form.settings.setPlainText("a:model=openai/gpt-5-mini,mode=direct")
+    assert dialog.start()
+    qtbot.waitUntil(lambda: not dialog.running, timeout=60_000)
+    assert dialog.message.text().startswith("Not started: ")
+    assert "OPENAI_API_KEY" in dialog.message.text() or "key" in dialog.message.text()
+    assert dialog.evaluation is None
+    assert dialog.start_button.isEnabled()
+    assert dialog.runs.rowCount() == 0
+    dialog.close()

@@ -230,7 +230,12 @@ async def test_re_sending_long_observations_every_turn_is_a_cost_finding(
 ) -> None:
     dump = repl("print(context[:60000])")
     report = await health_of(
-        store, scripted_server, scripted(root=[dump] * 12 + [FINISH]), output_limit_chars=80_000
+        store,
+        scripted_server,
+        scripted(root=[dump] * 12 + [FINISH]),
+        output_limit_chars=80_000,
+        compact_tokens=None,  # the run re-sends everything, as one without compaction would
+        compact_window_share=None,
     )
     finding = only(report, "cost_tail", "resent_context")
     assert finding.figures["share"] >= 0.8

@@ -54,7 +54,10 @@ def test_list_prints_a_table(cli: Cli, saved: str) -> None:
 def test_show_json_is_the_store_shape(cli: Cli, saved: str, store: Store) -> None:
     code, out, _ = cli("show", "newer", "--json")
     assert code == 0
-    assert json.loads(out) == json.loads(json.dumps(store.session("newer-run")))
+    shown = json.loads(out)
+    assert {"findings", "coverage"} <= set(shown)  # the run's health, beside the stored session
+    stored = {k: v for k, v in shown.items() if k not in ("findings", "coverage")}
+    assert stored == json.loads(json.dumps(store.session("newer-run")))
 
 
 def test_show_prints_question_answer_and_tree(cli: Cli, saved: str) -> None:
@@ -89,6 +92,20 @@ def test_search_and_delete(cli: Cli, saved: str) -> None:
     code, out, _ = cli("search", CELL_WORD)
     assert code == 0
     assert out.splitlines()[0].startswith("newer-run")
+
+
+def test_deleting_a_session_removes_what_its_conversation_kept(cli: Cli, saved: str) -> None:
+    from rlm_desktop import paths
+    from rlm_desktop.engine.conversation import kept_folder
+
+    kept = kept_folder(paths.scratch_root(), "older-run")
+    kept.mkdir(parents=True)
+    (kept / "state.pickle").write_bytes(b"document text the REPL held")
+    other = kept_folder(paths.scratch_root(), "newer-run")
+    other.mkdir(parents=True)
+    assert cli("delete", "older-run") == (0, "deleted older-run\n", "")
+    assert not kept.exists()
+    assert other.exists()
 
 
 def test_search_prints_each_session_with_where_the_text_was_found(cli: Cli, saved: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -172,29 +173,24 @@ def receiver() -> Iterator[OtlpReceiver]:
     started.stop()
 
 
+def scripted_cli_run(
+    tmp_path: Path, server: ScriptedServer, *flags: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`rlm-desktop run --json` over a small ledger against the scripted server, plus `flags`."""
+    document = tmp_path / "ledger.txt"
+    document.write_text("12 + 30\n" * 200)
+    return run_cli(
+        "run", "--query", QUERY, "--doc", str(document), "--mode", "rlm",
+        "--model", "openai/test-model", "--api-base", server.base_url, "--json", *flags,
+        home=tmp_path / "home", env=env,
+    )  # fmt: skip
+
+
 def test_a_run_sends_its_trace_to_the_collector(
     tmp_path: Path, receiver: OtlpReceiver, scripted_server: ScriptedServer
 ) -> None:
     scripted_server.respond_with(SCRIPTS["fanout"])
-    document = tmp_path / "ledger.txt"
-    document.write_text("12 + 30\n" * 200)
-    done = run_cli(
-        "run",
-        "--query",
-        QUERY,
-        "--doc",
-        str(document),
-        "--mode",
-        "rlm",
-        "--model",
-        "openai/test-model",
-        "--api-base",
-        scripted_server.base_url,
-        "--otlp-endpoint",
-        receiver.endpoint,
-        "--json",
-        home=tmp_path / "home",
-    )
+    done = scripted_cli_run(tmp_path, scripted_server, "--otlp-endpoint", receiver.endpoint)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["warnings"] == []
     (request,) = receiver.requests
@@ -213,26 +209,11 @@ def test_a_dead_collector_is_one_warning_and_the_run_still_succeeds(
     tmp_path: Path, scripted_server: ScriptedServer
 ) -> None:
     scripted_server.respond_with(scripted(root=["```repl\nFINAL('done')\n```"]))
-    document = tmp_path / "ledger.txt"
-    document.write_text("12 + 30\n" * 200)
     with socket.socket() as probe:  # a port on which nothing listens
         probe.bind(("127.0.0.1", 0))
         endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    done = run_cli(
-        "run",
-        "--query",
-        QUERY,
-        "--doc",
-            str(document),
-            "--mode",
-        "rlm",
-        "--model",
-        "openai/test-model",
-        "--api-base",
-        scripted_server.base_url,
-        "--json",
-        home=tmp_path / "home",
-        env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint},
+    done = scripted_cli_run(
+        tmp_path, scripted_server, env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)

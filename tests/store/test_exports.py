@@ -40,7 +40,9 @@ def test_jsonl_is_a_metadata_line_then_one_line_per_root_turn(store: Store, run_
     assert iterations[1]["prompt"] == [{"role": "user", "content": f"{CELL_WORD} 3"}]
     child = iterations[0]["code_blocks"][0]["result"]["rlm_calls"][1]
     assert (child["kind"], child["call_id"]) == ("rlm", "c2")
-    assert child["iterations"][0]["code_blocks"][0]["result"]["rlm_calls"][0]["call_id"] == "c2.1"
+    trajectory = child["metadata"]["iterations"]
+    assert trajectory[0]["code_blocks"][0]["result"]["rlm_calls"][0]["call_id"] == "c2.1"
+    assert child["metadata"]["run_metadata"]["root_model"] == "openai/test-model"
 
 
 def test_markdown_has_the_question_answer_settings_tree_and_code(store: Store, run_id: str) -> None:

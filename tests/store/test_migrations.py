@@ -46,6 +46,8 @@ EXPECTED_COLUMNS = {
         "writer_started": float,
         "writer_host": str,
         "sandbox": str,
+        "conversation_id": str,
+        "follows": str,
     },
     "texts": {"sha256": str, "text": str, "chars": int},
     "documents": {
@@ -129,6 +131,16 @@ EXPECTED_COLUMNS = {
         "ended_at": float,
     },
     "events": {"id": int, "session_id": str, "seq": int, "ts": float, "type": str, "data": str},
+    "compactions": {
+        "id": int,
+        "session_id": str,
+        "call_id": str,
+        "turn": int,
+        "tokens_before": int,
+        "tokens_after": int,
+        "summary": str,
+        "ts": float,
+    },
 }
 
 
@@ -141,6 +153,7 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
         "m002_calls_wall_s",
         "m003_search_everything_a_run_holds",
         "m004_sessions_sandbox",
+        "m005_conversations_and_compactions",
     ]
     assert store.db.journal_mode == "wal"
 
@@ -160,7 +173,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 4
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 5
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 

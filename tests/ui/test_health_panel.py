@@ -47,7 +47,7 @@ def test_a_reopened_session_shows_findings_linked_to_calls(
     texts = [item.text(0) for item in tops if item is not None]
     assert any(text.startswith("⚠ weak_coder: 2 of 4 turns (50%)") for text in texts)
     (bar,) = panel.bars.findChildren(QProgressBar)
-    assert bar.format() == f"{NOTE.name}: {520 / len(NOTE.text):.0%} read"
+    assert bar.format() == f"{520 / len(NOTE.text):.0%} read · {NOTE.name}"
 
     weak = next(item for item in tops if item is not None and "weak_coder" in item.text(0))
     evidence = weak.child(1)

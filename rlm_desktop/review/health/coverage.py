@@ -38,6 +38,18 @@ class DocumentCoverage:
         """The share of the document's characters that reached a model (1.0 when it is empty)."""
         return self.covered / self.chars if self.chars else 1.0
 
+    @property
+    def read(self) -> tuple[tuple[int, int], ...]:
+        """The `[start, end)` ranges that reached a model: the gaps between the unread ones."""
+        ranges, start = [], 0
+        for gap_start, gap_end in self.uncovered:
+            if gap_start > start:
+                ranges.append((start, gap_start))
+            start = gap_end
+        if start < self.chars:
+            ranges.append((start, self.chars))
+        return tuple(ranges)
+
     def to_json(self) -> dict[str, Any]:
         """`{"name", "share", "chars", "covered", "uncovered": [[start, end], ...]}`."""
         return {

@@ -105,7 +105,12 @@ def coverage_sources(view: RunView) -> Iterator[tuple[str, str]]:
 def session_health(store: Store, session_id: str) -> HealthReport:
     """The health of a saved session (an id or a unique prefix); raises `SessionNotFound`."""
     detail = load_detail(store, session_id)
-    history = [
+    return analyse(detail, store.document_texts(detail.session_id), past_runs(store), profiles())
+
+
+def past_runs(store: Store) -> list[PastRun]:
+    """The user's finished runs, as the cost comparison reads them."""
+    return [
         PastRun(
             session_id=row["id"],
             cost_usd=row["cost_usd"],
@@ -115,10 +120,10 @@ def session_health(store: Store, session_id: str) -> HealthReport:
         for row in store.list_sessions(limit=HISTORY_LIMIT)
         if row["status"] not in ("running",)
     ]
-    return analyse(detail, store.document_texts(detail.session_id), history, _profiles())
 
 
-def _profiles() -> list[Profile]:
+def profiles() -> list[Profile]:
+    """The prompt profiles (for the truncation advice); none when they cannot be read."""
     from rlm_desktop import paths
     from rlm_desktop.engine.config import ConfigError
     from rlm_desktop.engine.profiles import list_profiles

@@ -29,27 +29,50 @@ from rlm_desktop.ui.theme import colors
 MAX_VISIBLE_LINES = 18
 
 
-def _fit_height(edit: QPlainTextEdit, lines: int) -> None:
-    """Size `edit` to show `lines` lines (capped), plus room for a horizontal scroll bar when
-    a line is too long to show whole."""
+def _fitted_height(edit: QPlainTextEdit, lines: int) -> int:
+    """The height that shows `lines` lines of `edit` (capped), plus room for a horizontal scroll
+    bar when a line is too long to show whole."""
     metrics = edit.fontMetrics()
     shown = max(1, min(lines, MAX_VISIBLE_LINES))
     margins = int(edit.document().documentMargin() * 2) + edit.frameWidth() * 2 + 4
     sideways = edit.horizontalScrollBar()
     scroll = sideways.sizeHint().height() if sideways.maximum() > 0 else 0
-    edit.setFixedHeight(shown * metrics.lineSpacing() + margins + scroll)
+    return shown * metrics.lineSpacing() + margins + scroll
+
+
+def _fit_height(edit: QPlainTextEdit, lines: int) -> None:
+    """Size `edit` to show `lines` lines (see `_fitted_height`)."""
+    edit.setFixedHeight(_fitted_height(edit, lines))
 
 
 class WrappedText(QPlainTextEdit):
     """Read-only text that grows with its (wrapped) lines, up to `MAX_VISIBLE_LINES`."""
 
+    _widths: tuple[int, ...] = ()
+    """The widths of the last refits made by resizing."""
+    _settled: frozenset[int] = frozenset()
+    """Two widths the box has been flipping between (a scroll bar of the console coming and going as
+    the box's height changes): at those it keeps the taller fit instead of refitting, which would
+    flip it again, forever."""
+
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Refit the height to the lines the new width wraps into."""
         super().resizeEvent(event)
+        width = event.size().width()
+        if width == event.oldSize().width():
+            return  # only the height changed: the refit did that
+        if width in self._settled:
+            return
+        if len(self._widths) == 2 and self._widths[0] == width != self._widths[1]:
+            self._settled = frozenset(self._widths)
+            self.setFixedHeight(max(self.height(), _fitted_height(self, self.visual_lines())))
+            return
+        self._widths = (*self._widths, width)[-2:]
         self.refit()
 
     def refit(self) -> None:
-        """Size the box to its text."""
+        """Size the box to its text (and forget any flipping: the text or the wrap changed)."""
+        self._settled = frozenset()
         _fit_height(self, self.visual_lines())
 
     def set_wrap(self, wrap: bool) -> None:

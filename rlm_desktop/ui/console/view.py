@@ -117,6 +117,9 @@ class TurnCard(QFrame):
     def summary(turn: Turn) -> str:
         """The turn's cells, errors and duration in one line."""
         meta = [fmt.plural(len(turn.cells), "cell")]
+        if turn.compacted is not None:
+            before, after = turn.compacted
+            meta.insert(0, f"history compacted first: {before:,} → {after:,} tokens")
         if turn.cell_errors:
             meta.append(f"{turn.cell_errors} raised")
         if turn.finished:

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.documents.model import Document, human_size
 from rlm_desktop.ui.theme import colors, icon
 
-COLUMNS = ("Name", "Type", "Size", "Chars", "Tokens")
+if TYPE_CHECKING:
+    from rlm_desktop.review.health.coverage import DocumentCoverage
+
+COLUMNS = ("Name", "Type", "Size", "Chars", "Tokens", "Read")
+READ = COLUMNS.index("Read")
+SHARE_ROLE = Qt.ItemDataRole.UserRole + 1
+"""The share of a document that reached a model in the run shown (None when not known)."""
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -53,6 +61,8 @@ class Entry:
     name: str
     document: Document | SavedDocument | None = None
     error: str | None = None
+    coverage: DocumentCoverage | None = None
+    """What of the document reached a model in the run shown (None: no run checked)."""
 
     @property
     def ok(self) -> bool:
@@ -92,6 +102,10 @@ class DocumentsModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(entry, column)
+        if role == SHARE_ROLE:
+            return None if entry.coverage is None else entry.coverage.share
+        if role == Qt.ItemDataRole.ToolTipRole and column == READ and entry.coverage is not None:
+            return _coverage_tip(entry.coverage)
         if role == Qt.ItemDataRole.ToolTipRole:
             return "\n".join([str(entry.path), *([entry.error] if entry.error else entry.notes)])
         if role == Qt.ItemDataRole.ForegroundRole and not entry.ok:
@@ -111,6 +125,8 @@ class DocumentsModel(QAbstractTableModel):
         doc = entry.document
         if doc is None:
             return entry.error or "" if column == 1 else ""
+        if column == READ:
+            return "" if entry.coverage is None else f"{entry.coverage.share:.0%}"
         if column == 1:
             return str(doc.type)
         if column == 2:
@@ -161,6 +177,18 @@ class DocumentsModel(QAbstractTableModel):
         self.entries = list(entries)
         self.endResetModel()
 
+    def set_coverage(self, documents: Sequence[DocumentCoverage]) -> None:
+        """Show what of each document reached a model: `documents` are the run's, in the order
+        it took them (the loaded rows, in order); none clears it."""
+        loaded = [entry for entry in self.entries if entry.document is not None]
+        for entry in self.entries:
+            entry.coverage = None
+        for entry, coverage in zip(loaded, documents, strict=False):
+            if entry.name == coverage.name:
+                entry.coverage = coverage
+        if self.entries:
+            self.dataChanged.emit(self.index(0, READ), self.index(len(self.entries) - 1, READ))
+
     def listed(self) -> list[Document | SavedDocument]:
         """The documents listed, in order (a saved session's while it is reviewed)."""
         return [e.document for e in self.entries if e.document is not None]
@@ -168,3 +196,12 @@ class DocumentsModel(QAbstractTableModel):
     def documents(self) -> list[Document]:
         """The loaded documents a run can take, in order."""
         return [d for d in self.listed() if isinstance(d, Document)]
+
+
+def _coverage_tip(coverage: DocumentCoverage) -> str:
+    unread = len(coverage.uncovered)
+    gaps = f"; {fmt.plural(unread, 'range')} never read" if unread else ""
+    return (
+        f"{coverage.covered:,} of {coverage.chars:,} characters ({coverage.share:.0%}) reached a "
+        f"model in this run{gaps}. The preview shades what was read."
+    )

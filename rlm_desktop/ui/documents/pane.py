@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QResizeEvent, QShortcut
@@ -31,10 +31,14 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop.documents.model import Document, DocumentTotals, LoadResult
 from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS, DEFAULT_MODEL
-from rlm_desktop.ui.documents.model import COLUMNS, DocumentsModel, Entry, SavedDocument
+from rlm_desktop.ui.documents.coverage import CoverageBarDelegate, shade_read
+from rlm_desktop.ui.documents.model import COLUMNS, READ, DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.documents.skipped import SkippedList
 from rlm_desktop.ui.theme import monospace_font
 from rlm_desktop.ui.widgets import tool_button
+
+if TYPE_CHECKING:
+    from rlm_desktop.review.health.coverage import Coverage
 
 PREVIEW_CHARS = 200_000
 NARROW_PX = 380
@@ -93,8 +97,10 @@ class DocumentsPane(QWidget):
         header = self.view.header()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(False)
-        for column in range(1, 5):
+        for column in range(1, len(COLUMNS)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.view.setItemDelegateForColumn(READ, CoverageBarDelegate(self.view))
+        self.view.setColumnHidden(READ, True)
         self.view.selectionModel().currentRowChanged.connect(self._show_preview)
 
         self.empty_hint = QLabel("Drop files or folders here, or use Add files…")
@@ -242,6 +248,7 @@ class DocumentsPane(QWidget):
         self.changed.emit()
 
     def _show_preview(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self.preview.setExtraSelections([])
         if not current.isValid():
             self.preview.clear()
             return
@@ -254,6 +261,15 @@ class DocumentsPane(QWidget):
         if len(text) > PREVIEW_CHARS:
             shown += f"\n\n… showing the first {PREVIEW_CHARS:,} of {len(text):,} characters"
         self.preview.setPlainText(shown)
+        read = () if entry.coverage is None else entry.coverage.read
+        shade_read(self.preview, text[:PREVIEW_CHARS], read)
+
+    def show_coverage(self, coverage: Coverage | None) -> None:
+        """Show what of each document reached a model in the run shown (None: hide it)."""
+        self.model.set_coverage(() if coverage is None else coverage.documents)
+        self.view.setColumnHidden(READ, coverage is None or not coverage.documents)
+        current = self.view.currentIndex()
+        self._show_preview(current, current)
 
     def _update_totals(self, *_args: object) -> None:
         totals = DocumentTotals.of(self.model.listed())

@@ -34,7 +34,10 @@ from rlm_desktop.ui.evaluation.form import FIELD_NAMES, EvaluationForm
 from rlm_desktop.ui.evaluation.plot import ScoreCostPlot
 
 if TYPE_CHECKING:
+    from rlm_desktop.evaluation.options import EvaluationOptions
     from rlm_desktop.evaluation.runner import Evaluation
+    from rlm_desktop.evaluation.settings import Setting
+    from rlm_desktop.evaluation.task_sets import TaskSpec
     from rlm_desktop.store import Store
 
 RUN_COLUMNS = ("setting", "task", "score", "status", "cost", "wall", "session")
@@ -119,37 +122,62 @@ class EvaluationDialog(QDialog):
         return self.task is not None and not self.task.done()
 
     def start(self) -> bool:
-        """Start a new evaluation from the form, or resume the stopped one; False (with the
-        reason shown) when the form is wrong."""
-        from rlm_desktop.commands.run import credentials_for
-        from rlm_desktop.evaluation.opening import create_evaluation
-
+        """Start a new evaluation from the form (after the pre-flight check of its models, server
+        and keys), or resume the stopped one; False (with the reason shown) when the form is wrong.
+        True means it has begun: a problem the check finds is shown and nothing is recorded."""
         if self.running:
             return False
-        resuming = self.evaluation is not None and self.evaluation.cancelled
-        if resuming and self.evaluation is not None:
-            evaluation = self.evaluation
-        else:
-            try:
-                spec, settings, options = self.form.evaluation_input()
-                evaluation = create_evaluation(
-                    self.store, spec, settings, options, folders=paths.engine_folders(),
-                    credentials=credentials_for,
-                )  # fmt: skip
-            except ConfigError as error:
-                self.message.setText(error.worded(FIELD_NAMES))
-                return False
-        self.evaluation = evaluation
-        if not resuming:
+        if self.evaluation is not None and self.evaluation.cancelled:
+            self.task = asyncio.ensure_future(self._run(self._prepare(self.evaluation)))
+            return True
+        try:
+            spec, settings, options = self.form.evaluation_input()
+        except ConfigError as error:
+            self.message.setText(error.worded(FIELD_NAMES))
+            return False
+        self._busy(True)
+        self.message.setText("Checking the models, the server and the keys…")
+        self.task = asyncio.ensure_future(self._check_then_run(spec, settings, options))
+        return True
+
+    async def _check_then_run(
+        self, spec: TaskSpec, settings: list[Setting], options: EvaluationOptions
+    ) -> None:
+        from rlm_desktop.commands.eval import preflight_line
+        from rlm_desktop.commands.run import credentials_for
+        from rlm_desktop.evaluation.opening import create_evaluation, preflight_settings
+
+        try:
+            problems = await preflight_settings(settings, options, credentials_for)
+            if problems:
+                self.message.setText(f"Not started: {preflight_line(problems[0])}.")
+                self._busy(False)
+                return
+            evaluation = create_evaluation(
+                self.store, spec, settings, options, folders=paths.engine_folders(),
+                credentials=credentials_for,
+            )  # fmt: skip
+        except ConfigError as error:
+            self.message.setText(error.worded(FIELD_NAMES))
+            self._busy(False)
+            return
+        await self._run(self._prepare(evaluation))
+
+    def _busy(self, busy: bool) -> None:
+        self.start_button.setEnabled(not busy)
+        self.stop_button.setEnabled(busy)
+        self.form.setEnabled(not busy)
+
+    def _prepare(self, evaluation: Evaluation) -> Evaluation:
+        """Show `evaluation` (new or resumed) on the page, about to run."""
+        if evaluation is not self.evaluation:
             evaluation.add_listener(self._on_event)
+        self.evaluation = evaluation
         self._show_bars(evaluation)
         self.message.setText(f"Evaluation {evaluation.evaluation_id}")
         self._started, self._finished_now = time.monotonic(), 0
-        self.start_button.setEnabled(False)
-        self.stop_button.setEnabled(True)
-        self.form.setEnabled(False)
-        self.task = asyncio.ensure_future(self._run(evaluation))
-        return True
+        self._busy(True)
+        return evaluation
 
     def stop(self) -> None:
         """Stop the evaluation; Start resumes it."""

@@ -3,12 +3,15 @@ and turns, and a bar per document for the share of it that reached a model."""
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QFrame,
     QLabel,
     QProgressBar,
+    QScrollArea,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -28,11 +31,17 @@ MARKS = {"warning": "⚠", "info": "ℹ"}
 SHOWN_EVIDENCE = 50
 
 
+BARS_SHOWN = 2
+"""Coverage bars shown at once; more documents scroll."""
+
+
 class HealthPanel(QWidget):
     """Findings and coverage of one run. `call_chosen(call_id, turn)` fires when a piece of
     evidence is clicked (`turn` is -1 for a call as a whole)."""
 
     call_chosen = Signal(str, int)
+    reported = Signal(object)
+    """The `HealthReport` now shown, or None when cleared (the documents pane shows coverage)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -44,6 +53,13 @@ class HealthPanel(QWidget):
         self.bars = QWidget()
         self._bars_layout = QVBoxLayout(self.bars)
         self._bars_layout.setContentsMargins(0, 0, 0, 0)
+        self._bars_layout.setSpacing(2)
+        # Many documents must not push the console off a small screen: the bars scroll.
+        self.bars_area = QScrollArea()
+        self.bars_area.setWidget(self.bars)
+        self.bars_area.setWidgetResizable(True)
+        self.bars_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.bars_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.findings = QTreeWidget()
         self.findings.setHeaderHidden(True)
         self.findings.setWordWrap(True)
@@ -53,7 +69,7 @@ class HealthPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(title)
         layout.addWidget(self.summary)
-        layout.addWidget(self.bars)
+        layout.addWidget(self.bars_area)
         layout.addWidget(self.findings, 1)
         self.report: HealthReport | None = None
         self.hide()
@@ -64,6 +80,7 @@ class HealthPanel(QWidget):
         self.findings.clear()
         self._clear_bars()
         self.hide()
+        self.reported.emit(None)
 
     def show_session(self, store: Store, session_id: str) -> HealthReport | None:
         """Check the saved session `session_id` and show what was found."""
@@ -99,6 +116,7 @@ class HealthPanel(QWidget):
             self.findings.addTopLevelItem(_finding_item(finding))
         self.findings.setVisible(bool(report.findings))
         self.show()
+        self.reported.emit(report)
 
     def _show_coverage(self, report: HealthReport) -> None:
         self._clear_bars()
@@ -106,7 +124,7 @@ class HealthPanel(QWidget):
             bar = QProgressBar()
             bar.setRange(0, BAR_STEPS)
             bar.setValue(round(document.share * BAR_STEPS))
-            bar.setFormat(f"{document.name}: {document.share:.0%} read")
+            bar.setFormat(f"{document.share:.0%} read · {PurePath(document.name).name}")
             bar.setAccessibleName(f"Coverage of {document.name}")
             gaps = len(document.uncovered)
             bar.setToolTip(
@@ -114,6 +132,9 @@ class HealthPanel(QWidget):
                 + (f"; {fmt.plural(gaps, 'range')} unread" if gaps else "")
             )
             self._bars_layout.addWidget(bar)
+        shown = min(len(report.coverage.documents), BARS_SHOWN)
+        bar_height = QProgressBar().sizeHint().height() + self._bars_layout.spacing()
+        self.bars_area.setFixedHeight(shown * bar_height)
 
     def _clear_bars(self) -> None:
         while (item := self._bars_layout.takeAt(0)) is not None:

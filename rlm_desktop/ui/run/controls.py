@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from rlm_desktop.ui.preferences import RunDefaults
 from rlm_desktop.ui.run.budget import BudgetFields, BudgetSection
 from rlm_desktop.ui.run.endpoint import EndpointPicker
+from rlm_desktop.ui.run.follow_up import FollowUpBar
 from rlm_desktop.ui.settings.sandbox import REQUIRE_ISOLATION
 from rlm_desktop.ui.theme import repolish
 from rlm_desktop.ui.widgets import captioned_grid
@@ -52,6 +53,7 @@ SETTING_LABELS = {
     "timeout_s": "The time limit",
     "prices": "Prices (Settings → Run defaults):",
     "require_isolation": f"“{REQUIRE_ISOLATION}” (Settings → Sandbox)",
+    "follows": "The follow-up",
 }
 """How the engine's settings are called in the window, for its `ConfigError` messages and its
 pre-flight problems."""
@@ -175,6 +177,8 @@ class RunControls(QWidget):
         if as_form:
             self._form_layout()
             return
+        self.follow_up = FollowUpBar()
+        self.follow_up.began.connect(self._follow_up_began)
         self.budget = BudgetSection(limits)
         for spin in (self.max_tokens, self.max_sub_calls, self.max_turns, self.timeout):
             spin.valueChanged.connect(self._summarise_budget)
@@ -214,6 +218,7 @@ class RunControls(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addLayout(top)
+        layout.addWidget(self.follow_up)
         layout.addLayout(settings)
         layout.addWidget(self.budget)
         layout.addLayout(problem)
@@ -238,6 +243,10 @@ class RunControls(QWidget):
         ]
         for caption, field in rows:
             form.addRow(caption, field)
+
+    def _follow_up_began(self) -> None:
+        self.question.clear()
+        self.question.setFocus()
 
     def _summarise_budget(self) -> None:
         self.budget.summarise(self.defaults())

@@ -9,6 +9,7 @@ fields, with a button to its fix; with none, the `RunConfig` goes to the `RunCon
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import logging
 import threading
@@ -20,6 +21,7 @@ from PySide6.QtCore import QObject, Signal
 from rlm_desktop import paths
 from rlm_desktop.engine.config import DEFAULT_MODEL, ConfigError
 from rlm_desktop.providers import keys, registry
+from rlm_desktop.review.cap_watch import CapWatch
 from rlm_desktop.ui.bridge import EventBridge
 from rlm_desktop.ui.documents.pane import DocumentsPane
 from rlm_desktop.ui.preferences import Preferences, RunDefaults
@@ -94,6 +96,8 @@ class RunStarter(QObject):
         self._open_store = store_opener
         self._store: Store | None = None
         self.runner: RunController | None = None
+        self._asked: RunConfig | None = None
+        """The configuration of the run started last (a follow-up goes on from it)."""
         self.checking: asyncio.Task[None] | None = None
         """The pre-flight check of the run about to start, while it runs."""
         self.sending: asyncio.Future[None] | None = None
@@ -214,6 +218,11 @@ class RunStarter(QObject):
                 allow_read=self.prefs.opened_folders(),
                 require_isolation=self.prefs.require_isolation,
             )
+            link = controls.follow_up.link()
+            if link is not None:
+                config = dataclasses.replace(
+                    config, follows=link.follows, conversation_id=link.conversation_id
+                )
             config.validate()
         except ConfigError as exc:
             controls.show_error(describe_config_error(exc))
@@ -255,14 +264,32 @@ class RunStarter(QObject):
             self.run_starting.emit()
             self.status.max_cost_usd = config.budget.max_cost_usd
             self.status.max_tokens = config.budget.max_tokens
+            self.status.watch = CapWatch(
+                {
+                    "cost": config.budget.max_cost_usd,
+                    "tokens": config.budget.max_tokens,
+                    "sub_calls": config.budget.max_sub_calls,
+                    "seconds": config.budget.timeout_s,
+                },
+                self._cost_p90(),
+            )
             self.runner = self.runner or self._make_runner()
             self.runner.start(config, self.documents.documents(), key)
+            self._asked = config
         except ConfigError as exc:
             self.controls.show_error(describe_config_error(exc))
             self.controls.set_running(False)
         except StoreError as exc:  # the session database cannot be opened or written
             self.controls.show_error(f"Not started: {exc}")
             self.controls.set_running(False)
+
+    def _cost_p90(self) -> float | None:
+        """The user's p90 cost per run over their saved runs (None with too few)."""
+        from rlm_desktop.review.cap_watch import cost_p90
+        from rlm_desktop.review.history import load_history
+
+        history = load_history(self.store())
+        return cost_p90([run.cost_usd for run in history.runs if run.cost_usd is not None])
 
     def _make_runner(self) -> RunController:
         runner = RunController(self.bridge, self.store(), self)
@@ -272,6 +299,9 @@ class RunStarter(QObject):
 
     def _finished(self, result: RunResult | None) -> None:
         self.controls.set_running(False)
+        asked = self._asked
+        if result is not None and asked is not None:
+            self.controls.follow_up.offer(result.session_id, asked.query, asked.conversation_id)
         self.run_finished.emit()
         if result is not None and result.warnings:
             self.unsaved.emit(list(result.warnings))

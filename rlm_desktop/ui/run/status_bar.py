@@ -6,6 +6,8 @@ from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.call_tree import CallTree
+from rlm_desktop.review.cap_watch import CapWatch
+from rlm_desktop.ui.theme import repolish
 
 
 class RunStatusBar(QStatusBar):
@@ -19,6 +21,15 @@ class RunStatusBar(QStatusBar):
         self.calls = self._field("Sub-calls")
         self.max_cost_usd: float | None = None
         self.max_tokens: int | None = None
+        self._fields = {
+            "cost": self.cost,
+            "p90": self.cost,
+            "tokens": self.tokens,
+            "sub_calls": self.calls,
+            "seconds": self.elapsed,
+        }
+        self.watch: CapWatch | None = None
+        """The caps of the live run, to say when it passes half and four fifths of one."""
         self.clear_run()
 
     def _field(self, name: str) -> QLabel:
@@ -32,6 +43,8 @@ class RunStatusBar(QStatusBar):
         """No run in view."""
         for label in (self.elapsed, self.cost, self.tokens, self.calls):
             label.setText("")
+            label.setProperty("warning", False)
+            repolish(label)
 
     def update_from(self, tree: CallTree) -> None:
         """Refresh every field from the tree's run-level figures."""
@@ -67,3 +80,17 @@ class RunStatusBar(QStatusBar):
         self.calls.setText(
             f"Sub-calls {tree.sub_calls_running} running · {tree.sub_calls_done} done"
         )
+        if self.watch is not None and finished is None:
+            figures = {
+                "cost": cost,
+                "tokens": float(tokens),
+                "sub_calls": float(tree.sub_calls_running + tree.sub_calls_done),
+                "seconds": run.elapsed(),
+            }
+            for passed in self.watch.update(figures):
+                self.showMessage(passed.text, 15000)
+                field = self._fields.get(passed.limit)
+                if passed.serious and field is not None:
+                    field.setProperty("warning", True)
+                    field.setToolTip(passed.text)
+                    repolish(field)

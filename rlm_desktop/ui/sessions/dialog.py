@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,24 +27,28 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.store.threads import conversation_links, threaded
 from rlm_desktop.ui.sessions.export_target import ExportTarget, export_dialog
 from rlm_desktop.ui.sessions.snippet import HTML_ROLE, MarkedTextDelegate, snippet_html
 from rlm_desktop.ui.widgets import search_box, when_settled
 
 if TYPE_CHECKING:
+    from rlm_desktop.review.health.finding import Finding
     from rlm_desktop.store import Store
 
 COLUMNS = (
     "Date", "Question", "Documents", "Models", "Status", "Cost", "Time", "Sandbox", "Found in",
-    "Match",
+    "Match", "Health",
 )  # fmt: skip
-SANDBOX, FOUND, MATCH = 7, 8, 9
+SANDBOX, FOUND, MATCH, HEALTH = 7, 8, 9, 10
 SEARCH_ONLY = (FOUND, MATCH)
 LIST_ONLY = (2, 3, 6, SANDBOX)
 """Columns shown only for a search, and only without one (to leave the snippet room)."""
 SEARCH_QUESTION_WIDTH = 260
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 CALL_ROLE = Qt.ItemDataRole.UserRole + 3
+HEALTH_ROLE = Qt.ItemDataRole.UserRole + 4
+"""How many findings a run's health check made (-1 while not known)."""
 """The call where a search found its best match ("" for the question or answer)."""
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 SEARCH_SETTLE_MS = 200
@@ -115,6 +119,7 @@ class SessionsDialog(QDialog):
         self.export_button.clicked.connect(lambda: self.export_selected())
         close = QPushButton("Close")
         close.clicked.connect(self.reject)
+        self._add_health()
         QShortcut(QKeySequence.StandardKey.Delete, self.table, lambda: self.delete_selected())
 
         buttons = QHBoxLayout()
@@ -129,6 +134,7 @@ class SessionsDialog(QDialog):
         buttons.addWidget(close)
         layout = QVBoxLayout(self)
         layout.addWidget(self.search)
+        layout.addWidget(self.only_findings)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.count)
         layout.addWidget(self.message)
@@ -139,6 +145,7 @@ class SessionsDialog(QDialog):
     def done(self, result: int) -> None:
         """Close; a pending search is dropped."""
         self._search_timer.stop()
+        self._health_timer.stop()
         super().done(result)
 
     def reload(self) -> None:
@@ -160,11 +167,12 @@ class SessionsDialog(QDialog):
         else:
             header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.setRowCount(len(rows))
-        for r, row in enumerate(rows):
+        links = {} if text else conversation_links(self.store, [row["id"] for row in rows])
+        for r, (row, place) in enumerate(threaded(rows, links)):
             cost = fmt.cost(row.get("cost_usd"), bool(row.get("unpriced")))
             values = (
                 fmt.when(row.get("started_at")),
-                fmt.one_line(row.get("query"), 140),
+                ("↳ " if place else "") + fmt.one_line(row.get("query"), 140),
                 str(row.get("documents", 0)),
                 _models(row),
                 fmt.status_text(row.get("status") or ""),
@@ -178,7 +186,8 @@ class SessionsDialog(QDialog):
                 item.setData(ID_ROLE, row["id"])
                 item.setData(CALL_ROLE, _best_call(row))
                 if c == 1:
-                    item.setToolTip(row.get("query") or "")
+                    thread = f"Follow-up {place} in its conversation: " if place else ""
+                    item.setToolTip(thread + (row.get("query") or ""))
                 if c in (2, 5, 6):
                     item.setTextAlignment(RIGHT)
                 if c in SEARCH_ONLY and row.get("hits"):
@@ -186,6 +195,7 @@ class SessionsDialog(QDialog):
                 if c == MATCH and row.get("hits"):
                     item.setData(HTML_ROLE, snippet_html(row["hits"][0]))
                 self.table.setItem(r, c, item)
+        self._list_health()
         if rows:
             self.table.selectRow(0)
         noun = "session" if len(rows) == 1 else "sessions"
@@ -197,6 +207,73 @@ class SessionsDialog(QDialog):
             self.export_button,
         ):
             button.setEnabled(bool(rows))
+
+    def _add_health(self) -> None:
+        """The health column's tally (one session per turn of the event loop, remembered) and
+        the "runs with findings" filter."""
+        from rlm_desktop.review.health.tally import HealthTally
+
+        self.health = HealthTally(self.store)
+        self._health_pending: list[int] = []
+        self._health_timer = QTimer(self)
+        self._health_timer.setInterval(0)
+        self._health_timer.timeout.connect(self._tally_next)
+        self.only_findings = QCheckBox("Runs with findings")
+        self.only_findings.setToolTip("Only runs whose health check found something (see Health)")
+        self.only_findings.toggled.connect(lambda _on: self._filter_health())
+
+    def _list_health(self) -> None:
+        """Fill the health column from what is known; tally the rest in the background."""
+        self._health_pending = []
+        for r in range(self.table.rowCount()):
+            item = self.table.item(r, 0)
+            if item is None:
+                continue
+            findings = self.health.known(item.data(ID_ROLE))
+            if findings is None:
+                self._health_pending.append(r)
+            self._show_health(r, item.data(ID_ROLE), findings)
+        if self._health_pending:
+            self._health_timer.start()
+
+    def _tally_next(self) -> None:
+        if not self._health_pending:
+            self._health_timer.stop()
+            return
+        r = self._health_pending.pop(0)
+        item = self.table.item(r, 0)
+        if item is None:
+            return
+        session_id = item.data(ID_ROLE)
+        try:
+            findings = self.health.findings(session_id)
+        except Exception as error:  # one damaged session must not stop the rest of the list
+            self._show_health(r, session_id, None, problem=f"Cannot check this run: {error}")
+            return
+        self._show_health(r, session_id, findings)
+
+    def _show_health(
+        self, r: int, session_id: str, findings: tuple[Finding, ...] | None, problem: str = ""
+    ) -> None:
+        if findings is None:
+            text, tip = ("?", problem) if problem else ("…", "Checking this run's health…")
+        else:
+            text = str(len(findings)) if findings else "—"
+            tip = "\n".join(f"{f.severity} {f.kind}: {f.message}" for f in findings)
+        item = QTableWidgetItem(text)
+        item.setData(ID_ROLE, session_id)
+        item.setData(HEALTH_ROLE, -1 if findings is None else len(findings))
+        item.setTextAlignment(RIGHT)
+        item.setToolTip(tip or "No findings: none of the known failure modes showed")
+        self.table.setItem(r, HEALTH, item)
+        self._filter_health(r)
+
+    def _filter_health(self, row: int | None = None) -> None:
+        """Hide the runs checked and found clean while "runs with findings" is on."""
+        only = self.only_findings.isChecked()
+        for r in range(self.table.rowCount()) if row is None else (row,):
+            item = self.table.item(r, HEALTH)
+            self.table.setRowHidden(r, only and item is not None and item.data(HEALTH_ROLE) == 0)
 
     def selected_id(self) -> str | None:
         """The id of the selected session."""
@@ -256,10 +333,12 @@ class SessionsDialog(QDialog):
             )
             if answer != QMessageBox.StandardButton.Yes:
                 return None
+        from rlm_desktop import paths
+        from rlm_desktop.engine.conversation import forget
         from rlm_desktop.store import StoreError
 
         try:
-            self.store.delete(session_id)
+            forget(paths.scratch_root(), self.store.delete(session_id))
         except StoreError as error:
             self.message.setText(str(error))
             return None

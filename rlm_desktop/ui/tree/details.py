@@ -87,6 +87,8 @@ class DetailPanel(QWidget):
             facts.append(f"<b>{fmt.plural(node.cell_errors, 'cell')} raised</b>")
         if node.worker_restarts:
             facts.append(f"worker restarted {node.worker_restarts}×")
+        if node.compactions:
+            facts.append(f"history compacted {node.compactions}×")
         if node.children:
             facts.append(f"subtree: {s.summary()}")
         self.summary.setText(" · ".join(facts))

@@ -1,0 +1,329 @@
+"""Conversations: follow-up questions that go on in the REPL state of the questions before them.
+
+Each question is a run of its own. At its end the root call's worker pickles the variables it can
+into its scratch folder, and the app moves that file, unopened, to the question's kept folder
+(`<scratch root>/conversations/<session id>/`) with what was kept and lost (JSON), the root's full
+message history (JSON) and the question and its answer (JSON). A follow-up names the question it
+follows; its root worker gets the file back and unpickles it, inside the sandbox: the app never
+unpickles anything. The documents of the first question stay `context` (`context_0`), those added
+later are `context_1`, ...; the earlier questions' messages are `history_0`, ...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlm_desktop.engine.config import ConfigError
+from rlm_desktop.engine.llm import Message
+from rlm_desktop.engine.sandbox.process import StateReport, WorkerProcess
+
+KEPT_FOLDER = "conversations"
+STATE_FILE = "repl-state.pickle"
+STATE_REPORT_FILE = "repl-state.json"
+HISTORY_FILE = "history.json"
+QUESTION_FILE = "question.json"
+SHOWN_ANSWER_CHARS = 1_500
+SHOWN_LOST = 20
+
+
+class ConversationError(ConfigError):
+    """A follow-up that cannot go on from the question it names (setting `follows`)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem, "follows")
+
+
+def kept_folder(scratch_root: Path, session_id: str) -> Path:
+    """Where the question `session_id` keeps its REPL state, history and answer."""
+    return scratch_root / KEPT_FOLDER / session_id
+
+
+def forget(scratch_root: Path, session_id: str) -> None:
+    """Remove what the question `session_id` kept (its REPL state may hold document text): called
+    when its session is deleted."""
+    shutil.rmtree(kept_folder(scratch_root, session_id), ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class EarlierQuestion:
+    """A question of the conversation before this one, as it was kept."""
+
+    session_id: str
+    query: str
+    answer: str
+    status: str
+    follows: str | None = None
+    context_groups: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Thread:
+    """What a follow-up starts from: the questions before it (oldest first) and what they kept."""
+
+    earlier: tuple[EarlierQuestion, ...]
+    histories: tuple[list[Message], ...]
+    state_file: Path | None
+    """The previous question's pickled REPL state (None when it kept none)."""
+    state_report: StateReport = field(default_factory=StateReport)
+    """What the previous question kept and lost when it saved its state."""
+
+    @property
+    def previous(self) -> EarlierQuestion:
+        """The question this one follows."""
+        return self.earlier[-1]
+
+    @property
+    def conversation_id(self) -> str:
+        """The conversation's id: its first question's session id."""
+        return self.earlier[0].session_id
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _question(folder: Path) -> EarlierQuestion | None:
+    data = _read_json(folder / QUESTION_FILE)
+    if not isinstance(data, dict) or not isinstance(data.get("session_id"), str):
+        return None
+    groups = data.get("context_groups") or ()
+    return EarlierQuestion(
+        session_id=data["session_id"],
+        query=str(data.get("query", "")),
+        answer=str(data.get("answer", "")),
+        status=str(data.get("status", "")),
+        follows=data.get("follows") if isinstance(data.get("follows"), str) else None,
+        context_groups=tuple(int(n) for n in groups if isinstance(n, int)),
+    )
+
+
+def load_thread(scratch_root: Path, follows: str) -> Thread:
+    """The conversation up to the question `follows`, read from the kept folders.
+
+    Raises `ConversationError` when that question kept nothing (it was never asked on this
+    machine, or its folder was removed).
+    """
+    earlier: list[EarlierQuestion] = []
+    seen: set[str] = set()
+    session: str | None = follows
+    while session is not None and session not in seen:
+        seen.add(session)
+        question = _question(kept_folder(scratch_root, session))
+        if question is None:
+            break
+        earlier.append(question)
+        session = question.follows
+    if not earlier:
+        raise ConversationError(
+            f"names session {follows}, which kept no conversation state on this machine (it "
+            "ran before conversations were kept, or its folder was removed); ask a new question"
+        )
+    earlier.reverse()
+    histories = []
+    for question in earlier:
+        history = _read_json(kept_folder(scratch_root, question.session_id) / HISTORY_FILE)
+        histories.append(history if isinstance(history, list) else [])
+    folder = kept_folder(scratch_root, follows)
+    state = folder / STATE_FILE
+    report = _read_json(folder / STATE_REPORT_FILE)
+    return Thread(
+        tuple(earlier),
+        tuple(histories),
+        state if state.is_file() else None,
+        _report_from(report) if isinstance(report, dict) else StateReport(error="nothing kept"),
+    )
+
+
+def _report_from(data: dict[str, Any]) -> StateReport:
+    return StateReport(
+        tuple(str(name) for name in data.get("kept", ())),
+        {str(k): str(v) for k, v in dict(data.get("lost", {})).items()},
+        int(data.get("size_bytes", 0)),
+        data.get("error") if isinstance(data.get("error"), str) else None,
+    )
+
+
+def context_groups(earlier: Sequence[int], documents: int) -> tuple[int, ...]:
+    """How many of a follow-up's `documents` make `context_0`, `context_1`, ...: the earlier
+    questions' groups, then this question's new documents, if any. Documents that no longer
+    match the earlier groups (some were removed) all make `context_0`."""
+    if not earlier or documents < sum(earlier):
+        return (documents,)
+    added = documents - sum(earlier)
+    return (*earlier, added) if added else tuple(earlier)
+
+
+def split_contexts(texts: Sequence[str], groups: Sequence[int]) -> list[str | list[str]]:
+    """`context_0`, `context_1`, ...: one str for a group of one document, else a list of str."""
+    contexts: list[str | list[str]] = []
+    start = 0
+    for size in groups:
+        part = list(texts[start : start + size])
+        start += size
+        contexts.append(part[0] if len(part) == 1 else part)
+    return contexts
+
+
+def keep_state_file(worker_folder: Path, scratch_root: Path, session_id: str) -> Path:
+    """Move the state file a worker wrote into the question's kept folder (never opening it)."""
+    folder = kept_folder(scratch_root, session_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / STATE_FILE
+    os.replace(worker_folder / STATE_FILE, target)
+    return target
+
+
+def hand_state_file(thread: Thread, worker_folder: Path) -> bool:
+    """Copy the previous question's state file into a new worker's folder; False when none."""
+    if thread.state_file is None:
+        return False
+    worker_folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(thread.state_file, worker_folder / STATE_FILE)
+    return True
+
+
+def keep_repl(
+    scratch_root: Path, session_id: str, report: StateReport, history: list[Message]
+) -> None:
+    """Write what the question's REPL kept and lost, and its root's full message history."""
+    folder = kept_folder(scratch_root, session_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {
+        "kept": list(report.kept),
+        "lost": report.lost,
+        "size_bytes": report.size_bytes,
+        "error": report.error,
+    }
+    _write_json(folder / STATE_REPORT_FILE, data)
+    _write_json(folder / HISTORY_FILE, history)
+
+
+def keep_question(scratch_root: Path, question: EarlierQuestion) -> None:
+    """Write the question, its answer and its place in the conversation."""
+    folder = kept_folder(scratch_root, question.session_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {
+        "session_id": question.session_id,
+        "query": question.query,
+        "answer": question.answer,
+        "status": question.status,
+        "follows": question.follows,
+        "context_groups": list(question.context_groups),
+    }
+    _write_json(folder / QUESTION_FILE, data)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    part = path.with_suffix(path.suffix + ".part")
+    part.write_text(json.dumps(data), encoding="ascii")  # escaped: lone surrogates too
+    os.replace(part, path)
+
+
+def follow_up_note(
+    thread: Thread,
+    restored: StateReport,
+    new_documents: Sequence[str],
+    groups: Sequence[int],
+) -> str:
+    """What a follow-up's first message adds: the earlier questions and answers, which variables
+    came back and which are gone, and where documents added since are."""
+    lines = ["", "This question follows earlier ones over the same documents. Earlier questions:"]
+    for number, question in enumerate(thread.earlier):
+        answer = question.answer
+        if len(answer) > SHOWN_ANSWER_CHARS:
+            answer = answer[:SHOWN_ANSWER_CHARS] + " [...]"
+        lines.append(f"  [{number}] Q: {question.query}")
+        lines.append(f"      A ({question.status}): {answer or '(no answer)'}")
+    lines.append(
+        "Their full messages are in `history_0` ... `history_"
+        f"{len(thread.earlier) - 1}` (lists of messages); `history` holds this question's."
+    )
+    lines += _variables_lines(thread.state_report, restored)
+    if len(groups) > 1:
+        lines.append(
+            "`context` is still the first question's documents (`context_0`); documents added "
+            f"later are `context_1` ... `context_{len(groups) - 1}`."
+        )
+    if new_documents and len(groups) > 1:
+        names = ", ".join(new_documents[:SHOWN_LOST])
+        lines.append(f"Added for this question: `context_{len(groups) - 1}` ({names}).")
+    return "\n".join(lines)
+
+
+def _variables_lines(kept: StateReport, restored: StateReport) -> list[str]:
+    if restored.error is not None and not restored.kept:
+        gone = [*kept.kept, *kept.lost]
+        listed = ", ".join(gone[:SHOWN_LOST]) + (" ..." if len(gone) > SHOWN_LOST else "")
+        return [
+            "Your REPL starts empty: the variables of earlier questions could not be restored "
+            f"({restored.error})" + (f"; gone: {listed}." if gone else ".")
+        ]
+    lines = [
+        "Your REPL keeps its state from the earlier questions: "
+        + (", ".join(restored.kept) if restored.kept else "no variables")
+        + " restored."
+    ]
+    lost = {**kept.lost, **restored.lost}
+    if lost:
+        shown = list(lost.items())[:SHOWN_LOST]
+        lines.append("Not restored: " + "; ".join(f"{name} ({why})" for name, why in shown) + ".")
+    return lines
+
+
+@dataclass(frozen=True)
+class ReplMemory:
+    """A root call's part in a conversation: what its REPL starts with, what it keeps.
+
+    `contexts` are `context_1`, ...; `groups` how many documents make each context;
+    `new_documents` the names of those this question added.
+    """
+
+    kept_root: Path
+    session_id: str
+    cap_bytes: int
+    thread: Thread | None = None
+    contexts: tuple[Any, ...] = ()
+    groups: tuple[int, ...] = ()
+    new_documents: tuple[str, ...] = ()
+
+    @property
+    def histories(self) -> tuple[list[Message], ...]:
+        """The earlier questions' messages, `history_0`, ..."""
+        return self.thread.histories if self.thread is not None else ()
+
+    async def restore(self, worker: WorkerProcess, worker_folder: Path, timeout_s: float) -> str:
+        """Put the previous question's variables back into the running `worker`; returns what
+        the first message adds for the model ("" when this question follows none)."""
+        if self.thread is None:
+            return ""
+        if hand_state_file(self.thread, worker_folder):
+            report = await worker.restore_state(STATE_FILE, timeout_s)
+        else:
+            report = StateReport(error="the earlier question kept no REPL state")
+        return follow_up_note(self.thread, report, self.new_documents, self.groups)
+
+    async def keep(
+        self,
+        worker: WorkerProcess,
+        worker_folder: Path,
+        history: list[Message],
+        timeout_s: float,
+    ) -> StateReport:
+        """Have `worker` keep its variables for a follow-up, and keep the call's history."""
+        if self.cap_bytes <= 0:
+            report = StateReport(error="keeping REPL variables is turned off")
+        else:
+            report = await worker.save_state(STATE_FILE, self.cap_bytes, timeout_s)
+        if report.error is None:
+            keep_state_file(worker_folder, self.kept_root, self.session_id)
+        keep_repl(self.kept_root, self.session_id, report, history)
+        return report

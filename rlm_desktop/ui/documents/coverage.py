@@ -1,0 +1,82 @@
+"""What of each document the run shown read: a bar in the documents list, shading in the preview."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Sequence
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect
+from PySide6.QtGui import QColor, QPainter, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QPlainTextEdit,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTextEdit,
+)
+
+from rlm_desktop.ui.documents.model import SHARE_ROLE
+from rlm_desktop.ui.theme import colors
+
+BAR_HEIGHT = 6
+READ_SHADE_ALPHA = 60
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+class CoverageBarDelegate(QStyledItemDelegate):
+    """The "Read" column: the share as text over a thin bar of that length."""
+
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
+        """Draw the cell as usual, then the bar along its bottom edge."""
+        super().paint(painter, option, index)
+        share = index.data(SHARE_ROLE)
+        if share is None:
+            return
+        rect: QRect = option.rect.adjusted(3, 0, -3, -2)
+        track = QRect(rect.left(), rect.bottom() - BAR_HEIGHT, rect.width(), BAR_HEIGHT)
+        painter.save()
+        painter.fillRect(track, QColor(colors().card_border))
+        filled = QRect(track)
+        filled.setWidth(round(track.width() * float(share)))
+        painter.fillRect(filled, QColor(colors().accent))
+        painter.restore()
+
+    def initStyleOption(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        """No focus frame over the bar."""
+        super().initStyleOption(option, index)
+        option.state &= ~QStyle.StateFlag.State_HasFocus
+
+
+def shade_read(preview: QPlainTextEdit, text: str, read: Sequence[tuple[int, int]]) -> int:
+    """Shade the `[start, end)` ranges (offsets into `text`, the preview's text) that were read;
+    returns how many ranges were shaded (those past the end of the text shown are left out)."""
+    astral = [match.start() for match in _ASTRAL.finditer(text)]
+
+    def position(offset: int) -> int:  # Qt counts UTF-16 units: an emoji is two
+        return offset + bisect_left(astral, offset)
+
+    shade = QColor(colors().accent)
+    shade.setAlpha(READ_SHADE_ALPHA)
+    style = QTextCharFormat()
+    style.setBackground(shade)
+    selections = []
+    for start, end in read:
+        if start >= len(text):
+            break
+        selection = QTextEdit.ExtraSelection()
+        cursor = QTextCursor(preview.document())
+        cursor.setPosition(position(start))
+        cursor.setPosition(position(min(end, len(text))), QTextCursor.MoveMode.KeepAnchor)
+        selection.cursor = cursor
+        selection.format = style
+        selections.append(selection)
+    preview.setExtraSelections(selections)
+    return len(selections)

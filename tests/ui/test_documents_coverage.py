@@ -1,0 +1,56 @@
+"""The documents pane shows what of each document the run in view read: a "Read" bar per
+document and shading over the read ranges in the preview."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QTextCursor
+from pytestqt.qtbot import QtBot
+
+from rlm_desktop.ui.documents.model import READ, SHARE_ROLE
+from rlm_desktop.ui.documents.pane import DocumentsPane
+from rlm_desktop.ui.main_window import MainWindow
+from tests.review.health_runs import NOTE
+from tests.scripted_rlm import repl
+from tests.scripted_server import ScriptedServer
+from tests.ui.test_health_panel import FINISH, record
+
+MIDDLE = (300, 700)
+"""The slice of the note the run reads (longer than coverage's 64-character minimum)."""
+
+
+def _shaded(pane: DocumentsPane) -> list[tuple[int, int]]:
+    ranges = []
+    for selection in pane.preview.extraSelections():
+        cursor: QTextCursor = selection.cursor
+        ranges.append((cursor.selectionStart(), cursor.selectionEnd()))
+    return ranges
+
+
+def _read_cell(pane: DocumentsPane) -> tuple[object, object]:
+    index = pane.model.index(0, READ)
+    return pane.model.data(index), pane.model.data(index, SHARE_ROLE)
+
+
+def test_a_reopened_session_shows_the_share_read_and_shades_it(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
+    start, end = MIDDLE
+    code = f"print(context[{start}:{end}])"
+    session_id = record(qtbot, window, scripted_server, [repl(code), FINISH])
+    pane = window.workspace.documents
+    assert pane.view.isColumnHidden(READ)  # nothing checked yet: no column
+
+    assert window.open_session(session_id)
+    report = window.workspace.health.report
+    assert report is not None
+    share = report.coverage.documents[0].share
+    assert share == (end - start) / len(NOTE.text)
+    assert not pane.view.isColumnHidden(READ)
+    assert _read_cell(pane) == (f"{share:.0%}", share)
+    pane.view.setCurrentIndex(pane.model.index(0, 0))
+    assert pane.preview.toPlainText() == NOTE.text
+    assert _shaded(pane) == [MIDDLE]
+
+    window.leave_review()
+    assert pane.view.isColumnHidden(READ)
+    assert _shaded(pane) == []
