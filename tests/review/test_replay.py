@@ -142,7 +142,9 @@ async def test_seeking_back_rebuilds_the_run_as_it_stood() -> None:
 
 async def test_pause_holds_the_clock_and_a_new_speed_plays_on_from_the_same_moment() -> None:
     events = (await record(FANOUT)).live
-    assert offsets(events)[-1] > 0.4
+    # The sub-calls alone take 0.3 s, after the root's first turn: the run lasts longer than the
+    # 0.3 s of it this test plays.
+    assert offsets(events)[-1] > 0.3
     clock = HandClock()
     player = ReplayPlayer(events, clock)
     player.play()
