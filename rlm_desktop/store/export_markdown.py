@@ -16,10 +16,14 @@ if TYPE_CHECKING:
 OUTPUT_CAP = 4000
 
 
+def _longest_backticks(text: str) -> int:
+    """The longest run of backticks in `text`: its fence or code span must be longer."""
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
 def fence(text: str, language: str = "") -> str:
     """`text` in a code fence longer than any run of backticks inside it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    marks = "`" * max(3, longest + 1)
+    marks = "`" * max(3, _longest_backticks(text) + 1)
     return f"{marks}{language}\n{text.rstrip()}\n{marks}"
 
 
@@ -36,8 +40,7 @@ def cut_middle(text: str, limit: int = OUTPUT_CAP) -> str:
 
 def code_span(text: str) -> str:
     """`text` as inline code, delimited by more backticks than it holds (nothing in it renders)."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    marks = "`" * (longest + 1)
+    marks = "`" * (_longest_backticks(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{marks}{pad}{text}{pad}{marks}"
 
