@@ -6,8 +6,9 @@ configuration, say, which the window reads at start-up) does not load the run ma
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rlm_desktop.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.bus import EventBus, Subscription
@@ -41,8 +42,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_exports(__name__, _HOMES)

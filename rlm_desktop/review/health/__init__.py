@@ -10,8 +10,9 @@ The names below are loaded when first used, so that the window can import the li
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rlm_desktop.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health.coverage import Coverage, CoverageIndex, DocumentCoverage
@@ -39,8 +40,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_exports(__name__, _HOMES)
