@@ -158,5 +158,6 @@ def test_the_bundle_leaves_out_what_the_app_never_uses() -> None:
         "rlm_desktop/engine/sandbox/confine.py",
         "PySide6/Qt/plugins/platforms/libqxcb.so",
         "PySide6/Qt/plugins/imageformats/libqsvg.so",
+        "pypdfium2_raw/libpdfium.so",
     ):
         assert needed in files, needed

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from rlm_desktop.engine.sandbox.level import SandboxReport
 
 QT_PROBE_FLAG = "--qt-probe"
-PACKAGES = ("PySide6", "qasync", "sqlite_utils", "keyring", "pygments", "pypdf", "tiktoken")
+PACKAGES = ("PySide6", "qasync", "sqlite_utils", "keyring", "pygments", "pypdfium2", "pypdf", "tiktoken")
 DISTRIBUTIONS = {"sqlite_utils": "sqlite-utils"}
 WORKER_TIMEOUT_S = 30.0
 QT_TIMEOUT_S = 60.0

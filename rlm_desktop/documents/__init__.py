@@ -8,19 +8,41 @@
 Heavy parsers (pypdf, python-docx, charset-normalizer, tiktoken) are imported only when needed;
 litellm and Qt are never imported. PDF and Word files are parsed in a worker process with a time
 and a memory bound (`reader`); links that lead out of a loaded folder are not followed (`walk`).
+
+The names below are loaded when first used, so that the reader process, which imports one
+parser module of this package, does not load the loader chain (asyncio among it).
 """
 
-from rlm_desktop.documents.formats import DOCUMENT_TYPES
-from rlm_desktop.documents.loader import load_paths
-from rlm_desktop.documents.model import (
-    Document,
-    LoadError,
-    LoadOptions,
-    LoadResult,
-    Skipped,
-    human_size,
-)
-from rlm_desktop.documents.token_counts import count_tokens
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlm_desktop.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from rlm_desktop.documents.formats import DOCUMENT_TYPES
+    from rlm_desktop.documents.loader import load_paths
+    from rlm_desktop.documents.model import (
+        Document,
+        LoadError,
+        LoadOptions,
+        LoadResult,
+        Skipped,
+        human_size,
+    )
+    from rlm_desktop.documents.token_counts import count_tokens
+
+_HOMES = {
+    "DOCUMENT_TYPES": "formats",
+    "Document": "model",
+    "LoadError": "model",
+    "LoadOptions": "model",
+    "LoadResult": "model",
+    "Skipped": "model",
+    "count_tokens": "token_counts",
+    "human_size": "model",
+    "load_paths": "loader",
+}
 
 __all__ = [
     "DOCUMENT_TYPES",
@@ -33,3 +55,6 @@ __all__ = [
     "human_size",
     "load_paths",
 ]
+
+
+__getattr__ = lazy_exports(__name__, _HOMES)

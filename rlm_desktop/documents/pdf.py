@@ -1,38 +1,24 @@
-"""PDF text through pypdf (imported lazily): page by page, one bad page never costs the others.
+"""PDF text, page by page: PDFium (pypdfium2) reads it, pypdf where PDFium cannot.
 
-Long documents are shared with worker processes (started with "spawn"; a frozen app must call
-`multiprocessing.freeze_support()` first thing in its entry point). Where no process can be
-started, the pages are read in this process.
+PDFium is native and about ten times faster than pypdf on typeset text (and better at it: spaces
+from glyph positions, ligatures, hyphenation at line ends). pypdf takes over when pypdfium2 cannot
+be imported or PDFium cannot open the file or get any page's text; the document then says so in a
+note. Either way one bad page never costs the others, a page that shows an image and no text is
+reported as needing OCR, and a damaged or locked file gives one line saying what to do.
 """
 
 from __future__ import annotations
 
-import io
-import itertools
 import logging
-import multiprocessing
-import os
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rlm_desktop.documents.decoding import Unreadable
 
-if TYPE_CHECKING:
-    from pypdf import PdfReader
+log = logging.getLogger(__name__)
 
-PAGES_PER_WORKER = 64
-"""Pages below which starting another process costs more than it saves."""
-MAX_WORKERS = 4
-"""Processes, this one included, that share one document."""
-RANGE_PAGES = 16
-"""Pages per unit of work handed to a worker process."""
-
-_REPAIR = "re-export it from the program that made it, or repair it (e.g. `qpdf in.pdf out.pdf`)"
-_OCR = "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`)"
-_PASSWORD = (
+REPAIR = "re-export it from the program that made it, or repair it (e.g. `qpdf in.pdf out.pdf`)"
+OCR = "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`)"
+PASSWORD = (
     "password-protected PDF; save a copy without the password "
     "(e.g. `qpdf --decrypt --password=... in.pdf out.pdf`) and load that"
 )
@@ -47,152 +33,66 @@ class PdfText:
     notes: tuple[str, ...] = ()
 
 
-@contextmanager
-def _quiet_pypdf() -> Iterator[None]:
-    """pypdf logs every repair it attempts; the user gets our one line per file instead."""
-    logger = logging.getLogger("pypdf")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
+@dataclass(frozen=True)
+class PageTexts:
+    """What an extractor read: each page's text (None where it could not be extracted) and the
+    1-based numbers of the pages without text that show an image (scanned without OCR)."""
+
+    texts: list[str | None]
+    scanned: list[int]
 
 
-def _reason(exc: BaseException) -> str:
-    message = " ".join(str(exc).split())
-    return message[:120] if message else type(exc).__name__
+class CannotRead(Exception):
+    """PDFium cannot give this file's text (not installed, or the file defeats it): pypdf tries."""
 
 
-def _open(data: bytes) -> PdfReader:
-    from pypdf import PdfReader
-    from pypdf.errors import DependencyError
-
-    if b"%PDF-" not in data[:1024]:
-        raise Unreadable(f"not a PDF file (no %PDF header); {_REPAIR}")
-    try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
-    except Exception as exc:
-        raise Unreadable(f"damaged PDF ({_reason(exc)}); {_REPAIR}") from exc
-    if reader.is_encrypted:
-        try:
-            opened = reader.decrypt("")
-        except DependencyError as exc:
-            raise Unreadable(
-                f"encrypted PDF that needs an extra package ({_reason(exc)}); "
-                "install it into the app's environment"
-            ) from exc
-        except Exception as exc:
-            raise Unreadable(
-                f"encrypted PDF that cannot be opened ({_reason(exc)}); {_PASSWORD}"
-            ) from exc
-        if not opened:
-            raise Unreadable(_PASSWORD)
-    return reader
+def reason(error: BaseException) -> str:
+    """An exception as a short phrase for a message."""
+    message = " ".join(str(error).split())
+    return message[:120] if message else type(error).__name__
 
 
 def extract_pdf(data: bytes) -> PdfText:
-    """Extract the text of every page; raise `Unreadable` for damaged or locked files."""
-    with _quiet_pypdf():
-        reader = _open(data)
-        try:
-            count = len(reader.pages)
-        except Exception as exc:
-            raise Unreadable(
-                f"damaged PDF: its page list cannot be read ({_reason(exc)}); {_REPAIR}"
-            ) from exc
-        if count == 0:
-            raise Unreadable(f"damaged or empty PDF: no pages found; {_REPAIR}")
-        texts = _all_pages(reader, data, count)
-        if all(text is None for text in texts):
-            raise Unreadable(f"damaged PDF: no page's text could be extracted; {_REPAIR}")
-        pages = [text or "" for text in texts]
-        if not any(text.strip() for text in pages):
-            raise Unreadable(
-                f"needs OCR: no text layer ({count} page{'s' if count != 1 else ''}, probably "
-                f"scanned images); {_OCR} and load the result"
-            )
-        blank = [
-            n for n, text in enumerate(texts, start=1) if text is not None and not text.strip()
-        ]
-        scanned = [n for n in blank if _has_image(reader, n)]
+    """Extract the text of every page; raise `Unreadable` for damaged, locked or scanned files."""
+    if b"%PDF-" not in data[:1024]:
+        raise Unreadable(f"not a PDF file (no %PDF header); {REPAIR}")
     notes: list[str] = []
+    try:
+        from rlm_desktop.documents.pdfium_text import read_pages
+
+        pages = read_pages(data)
+    except CannotRead as error:
+        log.info("PDFium cannot read this PDF (%s); reading it with pypdf", error)
+        from rlm_desktop.documents.pypdf_text import read_pages as read_with_pypdf
+
+        pages = read_with_pypdf(data)
+        notes.append(f"read with pypdf: {error}")
+    return _result(pages, notes)
+
+
+def _result(pages: PageTexts, notes: list[str]) -> PdfText:
+    texts, count = pages.texts, len(pages.texts)
+    if all(text is None for text in texts):
+        raise Unreadable(f"damaged PDF: no page's text could be extracted; {REPAIR}")
+    if not any(text and text.strip() for text in texts):
+        pages_word = f"{count} page{'s' if count != 1 else ''}"
+        if pages.scanned:
+            raise Unreadable(
+                f"needs OCR: no text layer ({pages_word}, probably scanned images); "
+                f"{OCR} and load the result"
+            )
+        raise Unreadable(
+            f"no text found ({pages_word} with neither text nor images: blank, text drawn as "
+            f"outlines, or content too large to read); if it shows text, {OCR} and load the result"
+        )
     failed = [number for number, text in enumerate(texts, start=1) if text is None]
     if failed:
         notes.append(f"text of {len(failed)} page(s) could not be extracted: {_numbers(failed)}")
-    if scanned:
-        which = ("page " if len(scanned) == 1 else "pages ") + _numbers(scanned)
-        notes.append(f"needs OCR: no text layer on {which} (scanned images); {_OCR} to read them")
-    return PdfText("\f".join(pages), count, tuple(notes))
+    if pages.scanned:
+        which = ("page " if len(pages.scanned) == 1 else "pages ") + _numbers(pages.scanned)
+        notes.append(f"needs OCR: no text layer on {which} (scanned images); {OCR} to read them")
+    return PdfText("\f".join(text or "" for text in texts), count, tuple(notes))
 
 
 def _numbers(pages: list[int]) -> str:
     return ", ".join(map(str, pages[:10])) + (" ..." if len(pages) > 10 else "")
-
-
-def _has_image(reader: PdfReader, number: int) -> bool:
-    """True when page `number` (1-based) shows an image: a page scanned without OCR."""
-    try:
-        return len(reader.pages[number - 1].images) > 0
-    except Exception:  # an image list that cannot be read says nothing either way
-        return False
-
-
-def _page_range(reader: PdfReader, start: int, stop: int) -> list[str | None]:
-    """The text of pages [start, stop); None for a page whose text cannot be extracted."""
-    texts: list[str | None] = []
-    for index in range(start, stop):
-        try:
-            texts.append(reader.pages[index].extract_text(extraction_mode="plain").rstrip())
-        except Exception:
-            texts.append(None)
-    return texts
-
-
-_child_reader: PdfReader | None = None
-
-
-def _child_open(data: bytes) -> None:
-    """Worker process start-up: open the PDF once for all the ranges this worker will take."""
-    global _child_reader
-    from pypdf import PdfReader
-
-    logging.getLogger("pypdf").setLevel(logging.CRITICAL)
-    _child_reader = PdfReader(io.BytesIO(data), strict=False)
-    if _child_reader.is_encrypted:
-        _child_reader.decrypt("")
-
-
-def _child_range(start: int, stop: int) -> list[str | None]:
-    """Runs in a worker process: extract a range of the PDF opened by `_child_open`."""
-    assert _child_reader is not None
-    return _page_range(_child_reader, start, stop)
-
-
-def _all_pages(reader: PdfReader, data: bytes, count: int) -> list[str | None]:
-    """Every page's text. pypdf is pure Python (5-30 ms a page), so a long document is shared
-    with worker processes, one per spare core, in small ranges that whoever is free takes next."""
-    workers = min(os.cpu_count() or 1, MAX_WORKERS, count // PAGES_PER_WORKER)
-    if workers < 2:
-        return _page_range(reader, 0, count)
-    bounds = list(range(0, count, RANGE_PAGES)) + [count]
-    ranges = list(itertools.pairwise(bounds))
-    texts: dict[int, list[str | None]] = {}
-    # "spawn": forking a process that runs Qt threads is unsafe.
-    context = multiprocessing.get_context("spawn")
-    try:
-        with ProcessPoolExecutor(
-            max_workers=workers - 1, mp_context=context, initializer=_child_open, initargs=(data,)
-        ) as pool:
-            futures = [pool.submit(_child_range, *pages) for pages in ranges]
-            for i, future in enumerate(futures):
-                if future.cancel():  # not yet taken by a worker: do it here
-                    texts[i] = _page_range(reader, *ranges[i])
-            for i, future in enumerate(futures):
-                if i not in texts:
-                    texts[i] = future.result()
-    except Exception:  # no worker processes here (sandbox, frozen app): finish in-process
-        for i, pages in enumerate(ranges):
-            if i not in texts:
-                texts[i] = _page_range(reader, *pages)
-    return [text for i in range(len(ranges)) for text in texts[i]]
