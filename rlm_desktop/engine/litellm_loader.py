@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib.util
 import os
 import warnings
@@ -29,6 +30,9 @@ def load_litellm() -> Any:
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     litellm.drop_params = True
+    # litellm brings ~250,000 long-lived objects; left in the collector's care, every full
+    # collection walks them all, which cost a 1,000-way fan-out ~0.4 ms of CPU per request.
+    gc.freeze()
     return litellm
 
 

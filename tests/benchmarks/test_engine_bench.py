@@ -5,8 +5,12 @@ Figures are printed as a table; ratios are measured within one run so the machin
 
 from __future__ import annotations
 
+import asyncio
+import multiprocessing
+import resource
 import statistics
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +18,11 @@ import psutil
 import pytest
 
 from rlm_desktop import paths
-from rlm_desktop.engine import Budget, ContextDocument, Run, RunConfig, RunResult
+from rlm_desktop.engine import Budget, ContextDocument, Credentials, Run, RunConfig, RunResult
 from rlm_desktop.engine.events import CallStarted, CellExecuted, Event, TurnExecuted
 from rlm_desktop.engine.sandbox.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
+from rlm_desktop.store import Store
 from tests.benchmarks.report import record_figure
 from tests.scripted_rlm import Responder, scripted
 from tests.scripted_server import ServerProcess
@@ -187,3 +192,128 @@ async def test_worker_start_with_and_without_the_sandbox(tmp_path: Path) -> None
             f"{statistics.median(times) * 1000:.1f} ms",
             f"median of 20 forks; launcher start {launcher_s * 1000:.0f} ms",
         )
+
+
+SUB_CALL_FAN_OUT = 1_000
+LATENCY_FAN_OUT = 256
+REPEATS = 3
+
+
+@dataclass(frozen=True)
+class _FanOut:
+    """One recorded fan-out run: CPU of this process and of the server, wall, the batched cell."""
+
+    cpu_s: float
+    server_cpu_s: float
+    wall_s: float
+    cell_s: float
+
+
+def _fan_out_script(calls: int) -> Responder:
+    """Root turn 1 sends `calls` batched sub-calls, turn 2 answers; every sub-call answers "7"."""
+    return scripted(
+        root=[
+            f"```repl\nr = llm_query_batched(['q %d' % i for i in range({calls})])\n```",
+            "```repl\nFINAL(str(len(r)))\n```",
+        ],
+        sub="7",
+    )
+
+
+def _own_cpu_s() -> float:
+    """CPU seconds of this process alone (the server and the workers are other processes)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _servers_cpu_s() -> float:
+    """CPU seconds of the scripted servers (this process's `multiprocessing` children)."""
+    total = 0.0
+    for child in multiprocessing.active_children():
+        if child.pid is not None:
+            times = psutil.Process(child.pid).cpu_times()
+            total += times.user + times.system
+    return total
+
+
+async def _recorded_fan_out(server: ServerProcess, store: Store, calls: int) -> _FanOut:
+    """One recorded run of a `calls`-way fan-out."""
+    config = RunConfig(
+        query="benchmark",
+        model="openai/test-model",
+        api_base=server.base_url,
+        mode="rlm",
+        budget=Budget(max_turns=5, timeout_s=None, cell_timeout_s=900, concurrency=calls),
+    )
+    run = Run(
+        config,
+        [ContextDocument("doc.txt", "x" * 1000)],
+        folders=paths.engine_folders(),
+        credentials=Credentials(api_key="k"),
+    )
+    events: list[Event] = []
+    run.bus.add_listener(events.append)
+    recorder = store.record(run)
+    cpu, server_cpu, started = _own_cpu_s(), _servers_cpu_s(), time.perf_counter()
+    result = await run.execute()
+    recorder.close()
+    wall = time.perf_counter() - started
+    cpu, server_cpu = _own_cpu_s() - cpu, _servers_cpu_s() - server_cpu
+    assert (result.status, result.answer, result.sub_calls) == ("completed", str(calls), calls)
+    fan_out_cell = [c for c in _cells(events) if c.call_id == "c1"][0]
+    return _FanOut(cpu, server_cpu, wall, fan_out_cell.duration_s)
+
+
+def _spread(values: list[float], unit: str, digits: int = 2) -> str:
+    low, mid, high = min(values), statistics.median(values), max(values)
+    return f"{low:.{digits}f} / {mid:.{digits}f} / {high:.{digits}f} {unit}"
+
+
+def _fan_outs(calls: int, latency_s: float) -> list[_FanOut]:
+    """A warm-up run, then `REPEATS` recorded runs of a `calls`-way fan-out."""
+    store = Store(paths.database_path())
+    warm_up = ServerProcess(_fan_out_script(10))
+    try:
+        asyncio.run(_recorded_fan_out(warm_up, store, 10))  # imports, price map, first worker
+    finally:
+        warm_up.stop()
+    server = ServerProcess(_fan_out_script(calls), latency_s=latency_s)
+    try:
+        return [asyncio.run(_recorded_fan_out(server, store, calls)) for _ in range(REPEATS)]
+    finally:
+        server.stop()
+        store.close()
+
+
+def test_cpu_per_sub_call() -> None:
+    """Reported, not asserted: this process's CPU per sub-call over a 1,000-way fan-out (request,
+    HTTP, parsing, ledger, events and the store; the server and the worker run elsewhere)."""
+    runs = _fan_outs(SUB_CALL_FAN_OUT, 0.0)
+    per_call = [r.cpu_s / SUB_CALL_FAN_OUT * 1000 for r in runs]
+    server = [r.server_cpu_s / SUB_CALL_FAN_OUT * 1000 for r in runs]
+    record_figure(
+        "engine",
+        f"CPU per sub-call over a {SUB_CALL_FAN_OUT:,}-way fan-out (min / median / max)",
+        _spread(per_call, "ms"),
+        f"target ≤ 1 ms; our process only, the whole recorded run / {SUB_CALL_FAN_OUT:,}; "
+        f"the scripted server's own CPU {_spread(server, 'ms')} per request",
+    )
+
+
+def test_fan_out_extra_latencies() -> None:
+    """Reported, not asserted: how far a 256-way fan-out is from a perfectly concurrent one."""
+    runs = _fan_outs(LATENCY_FAN_OUT, LATENCY_S)
+    whole = [r.wall_s / LATENCY_S - 3 for r in runs]  # ideal: turn 1, the batch, turn 2
+    cell = [r.cell_s / LATENCY_S - 1 for r in runs]  # ideal: one latency
+    record_figure(
+        "engine",
+        f"{LATENCY_FAN_OUT}-way fan-out: extra latencies, the batched cell alone",
+        _spread(cell, "latencies"),
+        f"target ≤ 0.5; {LATENCY_S * 1000:.0f} ms latency, min / median / max of {REPEATS}",
+    )
+    record_figure(
+        "engine",
+        f"{LATENCY_FAN_OUT}-way fan-out: extra latencies, the whole recorded run",
+        _spread(whole, "latencies"),
+        "ideal 3 latencies; includes the launcher and worker start and closing the store",
+    )

@@ -1,0 +1,154 @@
+"""The lean way through litellm to an OpenAI-style chat endpoint, resolved once per run and model.
+
+`litellm.acompletion` redoes per request what a run's requests to one model share (provider and
+endpoint resolution, parameter mapping, headers) and adds work the engine does not use (a thread
+hop for its synchronous half, its callback and logging machinery, a response object, a cost it
+computes from its own price map): about 1.5 ms of CPU a request. For models litellm serves with its
+plain `OpenAIGPTConfig` (the `openai/` provider: OpenAI itself and any OpenAI-compatible server
+given as `api_base`), a `Route` asks litellm's own pieces once (`get_llm_provider`, the provider
+config's parameter mapping, headers and URL) and then, per request, uses that config's
+`transform_request`, litellm's HTTP handler (the run's pooled, size-capped one) and litellm's error
+mapping, so a failure reads exactly as it does through `acompletion`. Every other provider keeps
+`acompletion`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from rlm_desktop.engine.litellm_loader import load_litellm
+
+LEAN_PROVIDER = "openai"
+DEFAULT_API_BASE = "https://api.openai.com/v1"
+BASE_HANDLER_SWITCH = "EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER"
+
+
+@dataclass(frozen=True)
+class RouteReply:
+    """What the engine reads from a reply: its text, reported usage and finish reason."""
+
+    content: str
+    input_tokens: int
+    output_tokens: int
+    finish_reason: str | None
+
+
+@dataclass(frozen=True)
+class Route:
+    """One model's resolved endpoint: its URL, headers and litellm provider config."""
+
+    model: str
+    """The model name as sent (without the provider prefix)."""
+    asked: str
+    """The model name as the run gives it (`openai/...`), for litellm's error messages."""
+    url: str
+    headers: dict[str, str] = field(repr=False)  # it carries the key
+    config: Any
+    _mapped: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
+    """litellm's request parameters for each output cap asked for (mapped once each)."""
+
+    async def send(
+        self, handler: Any, messages: list[dict[str, str]], max_tokens: int, timeout_s: float
+    ) -> RouteReply:
+        """POST one chat request through `handler` (a litellm `AsyncHTTPHandler`); errors are
+        litellm's own exceptions, mapped as `acompletion` maps them."""
+        litellm = load_litellm()
+        optional = self._mapped.get(max_tokens)
+        if optional is None:
+            optional = self._mapped[max_tokens] = self.config.map_openai_params(
+                non_default_params={"max_tokens": max_tokens},
+                optional_params={},
+                model=self.model,
+                drop_params=True,
+            )
+        data = self.config.transform_request(
+            model=self.model,
+            messages=messages,
+            optional_params=dict(optional),
+            litellm_params={},
+            headers=self.headers,
+        )
+        try:
+            try:
+                response = await handler.post(
+                    url=self.url,
+                    headers=dict(self.headers),
+                    data=json.dumps(data),
+                    timeout=timeout_s,
+                )
+            except Exception as error:
+                _raise_provider_error(error, self.config)
+            return _read(response.json())
+        except Exception as error:
+            # litellm's mapping raises the exception `acompletion` would have raised.
+            litellm.exception_type(
+                model=self.asked,
+                custom_llm_provider=LEAN_PROVIDER,
+                original_exception=error,
+                completion_kwargs={},
+                extra_kwargs={},
+            )
+            raise
+
+
+def resolve(model: str, api_base: str | None, api_key: str | None) -> Route | None:
+    """The lean route for `model` at `api_base`, or None when litellm serves it some other way
+    (another provider, a model with its own config) or the name does not resolve."""
+    from litellm.llms.openai.chat.gpt_transformation import OpenAIGPTConfig
+
+    litellm = load_litellm()
+
+    try:
+        name, provider, _key, _base = litellm.get_llm_provider(model=model, api_base=api_base)
+        if provider != LEAN_PROVIDER:
+            return None
+        config = litellm.ProviderConfigManager.get_provider_chat_config(
+            model=name, provider=litellm.LlmProviders(provider)
+        )
+    except Exception:
+        return None  # acompletion will say what is wrong with the name
+    if type(config) is not OpenAIGPTConfig or litellm.OpenAIConfig.get_config():
+        return None
+    if litellm.headers or litellm.api_base or litellm.api_key or litellm.openai_key:
+        return None  # module-wide overrides: leave them to acompletion
+    if os.environ.get(BASE_HANDLER_SWITCH, "").strip().lower() != "true":
+        return None  # litellm sends `openai/` through the openai SDK instead (litellm_loader)
+    # As litellm's `completion` resolves an `openai/` request's endpoint and key.
+    base = (
+        api_base or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+    ) or DEFAULT_API_BASE
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    headers = config.validate_environment(
+        headers={}, model=name, messages=[], optional_params={}, litellm_params={},
+        api_key=key, api_base=base,
+    )  # fmt: skip
+    url = config.get_complete_url(
+        api_base=base, api_key=key, model=name, optional_params={}, litellm_params={}, stream=False
+    )
+    return Route(model=name, asked=model, url=url, headers=headers, config=config)
+
+
+def _raise_provider_error(error: Exception, config: Any) -> NoReturn:
+    """Turn a transport error into the provider's error class, as litellm's HTTP handler does."""
+    from litellm.llms.custom_httpx.llm_http_handler import BaseLLMHTTPHandler
+
+    BaseLLMHTTPHandler()._handle_error(e=error, provider_config=config)
+    raise error  # not reached: `_handle_error` always raises
+
+
+def _read(body: Any) -> RouteReply:
+    """The parts of an OpenAI chat-completion body the engine uses."""
+    from litellm.litellm_core_utils.core_helpers import map_finish_reason
+
+    choice = body["choices"][0]
+    usage = body.get("usage") or {}
+    finish = choice.get("finish_reason")
+    return RouteReply(
+        content=(choice.get("message") or {}).get("content") or "",
+        input_tokens=int(usage.get("prompt_tokens") or 0),
+        output_tokens=int(usage.get("completion_tokens") or 0),
+        finish_reason=map_finish_reason(finish) if finish else None,
+    )
