@@ -14,6 +14,8 @@ import asyncio
 import math
 from dataclasses import dataclass
 
+RELEASED_PER_TURN = 16
+
 
 @dataclass
 class Ratios:
@@ -29,6 +31,7 @@ class UsageCalibration:
     def __init__(self) -> None:
         self._ratios: dict[str, Ratios] = {}
         self._probing: dict[str, asyncio.Event] = {}
+        self._released = asyncio.Semaphore(RELEASED_PER_TURN)
 
     def known(self, model: str) -> bool:
         """True once `model` has reported its usage."""
@@ -52,13 +55,19 @@ class UsageCalibration:
         return grew
 
     async def take_turn(self, model: str) -> bool:
-        """Wait while another request is probing `model`; True when this one is its probe."""
+        """Wait while another request is probing `model`; True when this one is its probe.
+
+        The requests that waited go on `RELEASED_PER_TURN` per turn of the event loop: a
+        fan-out's thousand waiters released in one turn would each estimate, reserve and announce
+        their request before the loop could do anything else (a window's loop stalled 100 ms)."""
         while model not in self._ratios:
             probing = self._probing.get(model)
             if probing is None:
                 self._probing[model] = asyncio.Event()
                 return True
             await probing.wait()
+            async with self._released:
+                await asyncio.sleep(0)
         return False
 
     def probe_ended(self, model: str) -> None:

@@ -93,6 +93,30 @@ class SubCallDispatcher:
             raise SubCallFailure(BUDGET_ERROR, error.detail) from error
 
 
+STARTED_PER_TURN = 16
+"""Calls of a batch started per turn of the event loop. Each runs until its request waits for a
+connection (building, estimating and announcing it): a thousand of them in one turn held a
+window's event loop for over 100 ms."""
+
+
+async def _started(calls: list[Coroutine[Any, Any, str]]) -> list[asyncio.Future[str]]:
+    """`calls` as tasks, started `STARTED_PER_TURN` per loop turn, in order."""
+    tasks: list[asyncio.Future[str]] = []
+    try:
+        for call in calls:
+            tasks.append(asyncio.ensure_future(call))
+            if len(tasks) % STARTED_PER_TURN == 0:
+                await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        for task in tasks:
+            task.cancel()
+        for call in calls[len(tasks) :]:
+            call.close()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    return tasks
+
+
 def _with_context(prompt: str, context: Any) -> str:
     body = context if isinstance(context, str) else "\n\n".join(map(str, context))
     return f"{prompt}\n\n--- context ---\n{body}"
@@ -100,7 +124,7 @@ def _with_context(prompt: str, context: Any) -> str:
 
 async def _batched(calls: list[Coroutine[Any, Any, str]], error_type: str) -> list[str]:
     """Run calls concurrently; results in input order, or one typed error carrying partial results."""
-    outcomes = await asyncio.gather(*calls, return_exceptions=True)
+    outcomes = await asyncio.gather(*await _started(calls), return_exceptions=True)
     failures = [o for o in outcomes if isinstance(o, BaseException)]
     if not failures:
         return [str(o) for o in outcomes]

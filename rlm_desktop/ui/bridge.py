@@ -2,8 +2,10 @@
 
 A run with hundreds of concurrent sub-calls publishes thousands of events a second; repainting for
 each would freeze the window. The bridge appends events to a buffer (safe from any thread) and a
-Qt timer hands the whole buffer to the GUI every `interval_ms`, so item models insert rows and
-emit `dataChanged` once per batch. A saved session is replayed by `feed`ing its events here too.
+Qt timer hands the buffer to the GUI every `interval_ms`, so item models insert rows and emit
+`dataChanged` once per batch. A batch holds at most `MAX_BATCH` events; the rest follow at the
+loop's next turn, so a fan-out that starts a thousand calls at once does not hold the window in
+one long step. A saved session is replayed by `feed`ing its events here too (all at once).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from rlm_desktop.engine.events import Event
 
 DEFAULT_INTERVAL_MS = 40
+MAX_BATCH = 250
 
 
 class EventBridge(QObject):
@@ -32,7 +35,11 @@ class EventBridge(QObject):
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.flush)
+        self._timer.timeout.connect(self._deliver_some)
+        self._rest = QTimer(self)
+        self._rest.setInterval(0)
+        self._rest.setSingleShot(True)
+        self._rest.timeout.connect(self._deliver_some)
         self._pending = False
         self.delivered = 0
 
@@ -60,6 +67,19 @@ class EventBridge(QObject):
             events, self._buffer = self._buffer, []
             self._pending = False
         self._timer.stop()
+        self._rest.stop()
+        self._deliver(events)
+
+    def _deliver_some(self) -> None:
+        with self._lock:
+            events = self._buffer[:MAX_BATCH]
+            del self._buffer[:MAX_BATCH]
+            more = self._pending = bool(self._buffer)
+        if more:
+            self._rest.start()
+        self._deliver(events)
+
+    def _deliver(self, events: list[Event]) -> None:
         if events:
             self.delivered += len(events)
             self.batch.emit(events)

@@ -16,7 +16,9 @@ import time
 
 from PySide6.QtCore import QObject, QTimer
 
-INTERVAL_MS = 1000
+INTERVAL_MS = 100
+"""Often enough that each young collection stays small: with 1 s between them, a busy run's
+allocations made one collection of the youngest generations pause the window for tens of ms."""
 FULL_EVERY_S = 30.0
 """The oldest generation at most this often: a full collection of a large heap takes a long time,
 and Python's own rule for it (only once a quarter of the long-lived objects are new) is not

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from rlm_desktop import formatting as fmt
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.ui.actions import window_action
+from rlm_desktop.ui.console.blocks import CodeView
 from rlm_desktop.ui.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.replay.actions import replay_actions
 from rlm_desktop.ui.run.starter import RunStarter
@@ -193,7 +194,7 @@ class MainWindow(QMainWindow):
         self.starter.run_starting.connect(lambda: ws.begin_view(None))
         self.starter.run_finished.connect(self._show_run_figures)
         self.starter.run_finished.connect(
-            lambda: ws.health.show_session(self.starter.store(), ws.model.tree.run.run_id)
+            lambda: ws.health.check_session(self.starter.store(), ws.model.tree.run.run_id)
         )
         self.starter.unsaved.connect(ws.answer.show_warnings)
         ws.leave_review.connect(self.leave_review)
@@ -423,6 +424,16 @@ class MainWindow(QMainWindow):
             self.first_painted.emit()
             if self._warm_up:
                 QTimer.singleShot(WARM_UP_DELAY_MS, self.starter.warm_up)
+                QTimer.singleShot(WARM_UP_DELAY_MS, self.prime_view)
+
+    def prime_view(self) -> None:
+        """Make now, while the window is idle, what the first run's view would make on the spot
+        (~100 ms once): a code box, with the enum types PySide creates lazily for its text
+        formats and the code font's glyphs, and the tree's viewport."""
+        code = CodeView("import os  # primed", self.workspace.console.code_font)
+        code.grab()
+        code.deleteLater()
+        self.workspace.tree_panel.repaint_clocks()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop a running run before closing; remember the layout."""

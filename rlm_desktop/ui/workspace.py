@@ -4,7 +4,8 @@ saved session, and the timeline below them when shown.
 
 Every run in view, live or saved, reaches these widgets the same way: event batches from the
 `EventBridge` folded into the `CallTreeModel`, then the selected call's console and details are
-brought up to date.
+brought up to date. While a run streams in, the details and the run's figures (`run_changed`:
+status bar, timeline) follow at most every `FIGURES_MS`; they catch up at once when it ends.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rlm_desktop.review.call_tree import CallNode, Changes
 from rlm_desktop.ui.bridge import EventBridge
 from rlm_desktop.ui.console.view import ConsoleView
 from rlm_desktop.ui.documents.pane import DocumentsPane
+from rlm_desktop.ui.pacer import Pacer
 from rlm_desktop.ui.replay.controller import ReplayController
 from rlm_desktop.ui.review.health_panel import HealthPanel
 from rlm_desktop.ui.run.answer_panel import AnswerPanel
@@ -29,6 +31,7 @@ from rlm_desktop.ui.tree.model import CallTreeModel
 from rlm_desktop.ui.tree.panel import TreePanel
 
 TICK_MS = 500
+FIGURES_MS = 200
 
 
 class Workspace(QWidget):
@@ -119,6 +122,8 @@ class Workspace(QWidget):
         self.health.reported.connect(
             lambda report: self.documents.show_coverage(report and report.coverage)
         )
+        self._details_pacer = Pacer(self.details.refresh, FIGURES_MS, self)
+        self._figures_pacer = Pacer(self.run_changed.emit, FIGURES_MS, self)
         self._tick = QTimer(self)
         self._tick.setInterval(TICK_MS)
         self._tick.timeout.connect(self._on_tick)
@@ -130,6 +135,8 @@ class Workspace(QWidget):
     def begin_view(self, review: str | None = None) -> None:
         """Clear the tree, console and answer for a new run, or to review a saved one."""
         self.bridge.flush()
+        self._details_pacer.cancel()
+        self._figures_pacer.cancel()
         self.model.reset()
         self.console.show_call(None)
         self.details.show_call(None)
@@ -147,11 +154,13 @@ class Workspace(QWidget):
     def apply_events(self, events: Sequence[Event]) -> Changes:
         """Fold a batch of events into the tree and bring the views up to date."""
         changes = self.model.apply_events(events)
+        run = self.model.tree.run
+        ended = run.finished is not None or run.closed
         selected = self.console.node
         if selected is not None and selected in changes.turns:
             self.console.refresh()
         if self.details.node is not None and self.details.node in changes.updated:
-            self.details.refresh()
+            self._pace(self._details_pacer, ended)
         if changes.run:
             limit = self.model.tree.run.settings.get("output_limit_chars")
             if isinstance(limit, int) and limit > 0:
@@ -161,8 +170,15 @@ class Workspace(QWidget):
             self.answer.show_result(finished)
             self._tick.stop()
         if changes.run:
-            self.run_changed.emit()
+            self._pace(self._figures_pacer, ended)
         return changes
+
+    @staticmethod
+    def _pace(pacer: Pacer, now: bool) -> None:
+        """Request `pacer`'s work; `now` (the run has ended) runs it without waiting."""
+        if now:
+            pacer.cancel()
+        pacer.request()
 
     def _select(self, node: CallNode | None) -> None:
         self.console.show_call(node)
@@ -176,7 +192,7 @@ class Workspace(QWidget):
 
     def _on_tick(self) -> None:
         if self.model.tree.run.finished is None:
-            self.model.refresh_running()
+            self.tree_panel.repaint_clocks()
             if self.details.node is not None and self.details.node.running:
                 self.details.refresh()
             self.run_changed.emit()

@@ -4,6 +4,7 @@ and time from launch to first paint. Run by `make bench`; figures go to the clos
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 from pathlib import Path
@@ -38,22 +39,30 @@ LAUNCHES = 5
 
 
 class StallProbe:
-    """A 5 ms Qt timer that records how late each tick fires: the event loop's stalls."""
+    """A 5 ms Qt timer that records how late each tick fires: the event loop's stalls.
+
+    It also records the CPU time the GUI thread spent between ticks (`cpu_gaps`): on a busy
+    machine a tick is late because other processes had the cores too, while the work the loop
+    itself did is what the window's code decides.
+    """
 
     def __init__(self) -> None:
         self.gaps: list[float] = []
+        self.cpu_gaps: list[float] = []
         self._last = time.perf_counter()
+        self._last_cpu = time.thread_time()
         self._timer = QTimer()
         self._timer.setInterval(PROBE_MS)
         self._timer.timeout.connect(self._tick)
 
     def _tick(self) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.thread_time()
         self.gaps.append(max(0.0, (now - self._last) * 1000 - PROBE_MS))
-        self._last = now
+        self.cpu_gaps.append((cpu - self._last_cpu) * 1000)
+        self._last, self._last_cpu = now, cpu
 
     def start(self) -> None:
-        self._last = time.perf_counter()
+        self._last, self._last_cpu = time.perf_counter(), time.thread_time()
         self._timer.start()
 
     def stop(self) -> None:
@@ -63,8 +72,20 @@ class StallProbe:
         return max(self.gaps, default=0.0)
 
     def p99(self) -> float:
-        ordered = sorted(self.gaps)
-        return ordered[int(len(ordered) * 0.99)] if ordered else 0.0
+        return _p99(self.gaps)
+
+    def cpu(self) -> str:
+        """The GUI thread's CPU time between ticks: worst and p99, and the load average."""
+        load = os.getloadavg()[0]
+        return (
+            f"GUI-thread CPU between ticks: worst {max(self.cpu_gaps, default=0.0):.1f} ms, "
+            f"p99 {_p99(self.cpu_gaps):.1f} ms; load average {load:.1f}"
+        )
+
+
+def _p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[int(len(ordered) * 0.99)] if ordered else 0.0
 
 
 @pytest.fixture
@@ -161,6 +182,8 @@ def test_stream_of_1000_sub_calls_keeps_the_loop_responsive(
 ) -> None:
     window = bench_window
     ws = window.workspace
+    warm_engine()  # the window does these two after the first paint
+    window.prime_view()
     bus = EventBus()
     bus.add_listener(ws.bridge.push)
     probe = StallProbe()
@@ -181,7 +204,7 @@ def test_stream_of_1000_sub_calls_keeps_the_loop_responsive(
         "stream 1,000 sub-calls: worst loop stall",
         f"{probe.worst():.1f} ms",
         f"target < 50 ms; p99 {probe.p99():.1f} ms over {len(probe.gaps)} ticks, "
-        f"{ws.bridge.delivered:,} events in {elapsed:.1f} s",
+        f"{ws.bridge.delivered:,} events in {elapsed:.1f} s; {probe.cpu()}",
     )
 
 
@@ -303,7 +326,8 @@ def test_real_engine_fan_out_of_1000_calls(
     controls.question.setPlainText("Summarise every part.")
     ws.documents.add_paths([resource("samples", "server.log")])
     qtbot.waitUntil(lambda: not ws.documents.loading, timeout=20_000)
-    warm_engine()  # the window does this in a thread after the first paint
+    warm_engine()  # the window does these two after the first paint
+    window.prime_view()
     probe = StallProbe()
     probe.start()
     started = time.perf_counter()
@@ -319,6 +343,6 @@ def test_real_engine_fan_out_of_1000_calls(
         "ui",
         "real engine, 1,000 sub-calls: worst loop stall",
         f"{probe.worst():.1f} ms",
-        f"p99 {probe.p99():.1f} ms; engine + litellm + UI on one loop against the "
-        f"scripted server, run took {elapsed:.1f} s",
+        f"target < 50 ms, p99 {probe.p99():.1f} ms (target < 16 ms); engine + litellm + UI on "
+        f"one loop against the scripted server, run took {elapsed:.1f} s; {probe.cpu()}",
     )

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPoint, QPointF, Qt
-from PySide6.QtGui import QWheelEvent
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, QPointF, QRect, Qt
+from PySide6.QtGui import QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -237,3 +237,38 @@ def _wheel_down(widget: QWidget) -> None:
             False,
         ),
     )
+
+
+class _Paints(QObject):
+    """Records the rectangles a widget is asked to paint."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rects: list[QRect] = []
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if isinstance(event, QPaintEvent):
+            self.rects.append(event.rect())
+        return False
+
+
+def test_running_clocks_are_repainted_where_they_show(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    root_id, opening = rlm_call_start("run-1", None, 1, 1.0)
+    panel.model.apply_events(opening)
+    qtbot.waitUntil(lambda: panel.selected() is not None, timeout=2000)
+    viewport = panel.view.viewport()
+    paints = _Paints()
+    viewport.installEventFilter(paints)
+    QApplication.processEvents()
+    paints.rects.clear()
+    panel.repaint_clocks()
+    qtbot.waitUntil(lambda: bool(paints.rects), timeout=2000)
+    time = next(n for n, column in enumerate(COLUMNS) if column.title == "Time")
+    header = panel.view.header()
+    left = header.sectionViewportPosition(time)
+    clock = QRect(left, 0, header.sectionSize(time), viewport.height())
+    root_row = panel.view.visualRect(panel.model.index_of(panel.model.tree.nodes[root_id], time))
+    assert any(rect.contains(root_row) for rect in paints.rects), "the clock's cell is repainted"
+    assert all(clock.contains(rect) for rect in paints.rects), "and only the clock column"
+    viewport.removeEventFilter(paints)

@@ -29,6 +29,13 @@ def _style_named(name: str) -> type[Style]:
     return style
 
 
+def warm_up(style: str = "default") -> None:
+    """Compile the Python lexer's rules and load `style`: tens of milliseconds the first time,
+    paid here (plain pygments, safe in a worker thread) instead of by the first cell shown."""
+    list(PythonLexer(stripnl=False, ensurenl=False).get_tokens("x = 1\n"))
+    _style_named(style)
+
+
 def _format_for(style: type[Style], token: _TokenType) -> QTextCharFormat:
     spec = style.style_for_token(token)
     fmt = QTextCharFormat()

@@ -191,7 +191,7 @@ class ReplayController(QObject):
         else:
             tree.run.closed = True
             tree.run.last_ts = player.start_ts + player.time
-            ws.model.refresh_running()
+            ws.tree_panel.repaint_clocks()
             if ws.details.node is not None and ws.details.node.running:
                 ws.details.refresh()
         ws.run_changed.emit()

@@ -3,6 +3,7 @@ and turns, and a bar per document for the share of it that reached a model."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
@@ -72,10 +73,13 @@ class HealthPanel(QWidget):
         layout.addWidget(self.bars_area)
         layout.addWidget(self.findings, 1)
         self.report: HealthReport | None = None
+        self._asked = 0
+        self.checking: asyncio.Task[HealthReport | None] | None = None
         self.hide()
 
     def clear(self) -> None:
         """Forget the run shown (a new run is starting) and hide."""
+        self._asked += 1
         self.report = None
         self.findings.clear()
         self._clear_bars()
@@ -87,18 +91,48 @@ class HealthPanel(QWidget):
         from rlm_desktop.review.health import session_health
         from rlm_desktop.store import StoreError
 
+        self._asked += 1
         if not session_id:
             self.clear()
             return None
         try:
             report = session_health(store, session_id)
         except StoreError as error:
-            self.clear()
-            self.summary.setText(f"No health check: {error}")
-            self.show()
+            self._show_problem(error)
             return None
         self.show_report(report)
         return report
+
+    def check_session(self, store: Store, session_id: str) -> asyncio.Task[HealthReport | None]:
+        """`show_session` with the reading and checking in a worker thread: a run of thousands
+        of calls takes a moment to check, which the window's event loop does not wait for. A
+        result that arrives after the panel moved on (cleared, or asked again) is dropped."""
+        self._asked += 1
+        self.checking = asyncio.ensure_future(self._check(store, session_id, self._asked))
+        return self.checking
+
+    async def _check(self, store: Store, session_id: str, asked: int) -> HealthReport | None:
+        from rlm_desktop.review.health import session_health
+        from rlm_desktop.store import StoreError
+
+        if not session_id:
+            self.clear()
+            return None
+        try:
+            report = await asyncio.to_thread(session_health, store, session_id)
+        except StoreError as error:
+            if asked == self._asked:
+                self._show_problem(error)
+            return None
+        if asked != self._asked:
+            return None
+        self.show_report(report)
+        return report
+
+    def _show_problem(self, error: Exception) -> None:
+        self.clear()
+        self.summary.setText(f"No health check: {error}")
+        self.show()
 
     def show_report(self, report: HealthReport) -> None:
         """Show `report`'s findings and coverage."""

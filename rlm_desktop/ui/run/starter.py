@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import gc
+import importlib
 import logging
 import threading
 from collections.abc import Callable
@@ -40,16 +41,35 @@ log = logging.getLogger(__name__)
 MODEL_SETTLE_MS = 300
 
 
+RUN_MODULES = (
+    "rlm_desktop.engine.run",
+    "rlm_desktop.engine.direct",
+    "psutil",
+    "rlm_desktop.store",
+    "rlm_desktop.review.history",
+    "rlm_desktop.review.health",
+)
+"""What starting, recording and checking a run imports, loaded ahead: imported on the event loop
+they paused the window for a third of a second as the first run started."""
+
+
 def warm_engine() -> None:
-    """Import litellm and load its tokenizer (seconds, blocking); run in a worker thread so
-    the first Run starts at once instead of freezing the window.
+    """Import litellm and load its tokenizer (seconds, blocking), the modules a run needs, the
+    price map and the console's highlighter; run in a worker thread so the first Run starts at
+    once instead of freezing the window.
 
     Then the objects made so far (litellm's are many) are moved out of the garbage collector's
     sight: a full collection over them paused the event loop for ~200 ms in the middle of runs.
     """
     from rlm_desktop.engine.litellm_loader import warm_up
+    from rlm_desktop.engine.pricing import bundled_price_map
+    from rlm_desktop.ui.console import highlighter
 
     warm_up()
+    for module in RUN_MODULES:
+        importlib.import_module(module)
+    bundled_price_map()
+    highlighter.warm_up()
     gc.collect()
     gc.freeze()
 
@@ -255,9 +275,21 @@ class RunStarter(QObject):
             controls.set_running(False)
             return
         controls.show_error("")
-        self._launch(config, key)
+        cost_p90 = await asyncio.to_thread(self._history_p90)
+        self._launch(config, key, cost_p90)
 
-    def _launch(self, config: RunConfig, key: str | None) -> None:
+    def _history_p90(self) -> float | None:
+        """`_cost_p90`, None when the store cannot be read (starting the run then says why).
+        Run in a worker thread: opening the store the first time (its migrations) and reading a
+        long history would pause the window as the run starts."""
+        from rlm_desktop.store import StoreError
+
+        try:
+            return self._cost_p90()
+        except StoreError:
+            return None
+
+    def _launch(self, config: RunConfig, key: str | None, cost_p90: float | None) -> None:
         from rlm_desktop.store import StoreError
 
         try:
@@ -271,7 +303,7 @@ class RunStarter(QObject):
                     "sub_calls": config.budget.max_sub_calls,
                     "seconds": config.budget.timeout_s,
                 },
-                self._cost_p90(),
+                cost_p90,
             )
             self.runner = self.runner or self._make_runner()
             self.runner.start(config, self.documents.documents(), key)
@@ -303,6 +335,7 @@ class RunStarter(QObject):
         if result is not None and asked is not None:
             self.controls.follow_up.offer(result.session_id, asked.query, asked.conversation_id)
         self.run_finished.emit()
+        self.status.watch = None
         if result is not None and result.warnings:
             self.unsaved.emit(list(result.warnings))
             self.status.showMessage("Run finished, but it was not saved in full.")

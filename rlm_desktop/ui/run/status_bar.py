@@ -29,7 +29,9 @@ class RunStatusBar(QStatusBar):
             "seconds": self.elapsed,
         }
         self.watch: CapWatch | None = None
-        """The caps of the live run, to say when it passes half and four fifths of one."""
+        """The caps of the live run, to say when it passes half and four fifths of one (its
+        figures are shown a few times a second, so a mark passed just before the end is said
+        with the final figures); dropped when the run has ended."""
         self.clear_run()
 
     def _field(self, name: str) -> QLabel:
@@ -80,7 +82,7 @@ class RunStatusBar(QStatusBar):
         self.calls.setText(
             f"Sub-calls {tree.sub_calls_running} running · {tree.sub_calls_done} done"
         )
-        if self.watch is not None and finished is None:
+        if self.watch is not None:
             figures = {
                 "cost": cost,
                 "tokens": float(tokens),

@@ -15,7 +15,7 @@ class Column:
 
     `text` gets the run too, for the clock of calls still running. `tooltip` returning None (or
     no `tooltip`) shows the call's error, if any. `ticks` marks a column whose text changes
-    while the call runs, so the model repaints it on the clock.
+    while the call runs, so the tree panel repaints it on the clock.
     """
 
     title: str

@@ -4,6 +4,10 @@ The tree's children lists only grow, so the adapter shows a prefix of each list:
 rows. After a batch of events has been folded into the tree, `apply` makes up the difference
 with one `beginInsertRows` per parent (parents before children) and one `dataChanged` per run of
 changed siblings, which keeps views smooth with thousands of calls.
+
+Each insertion makes Qt's tree view lay out all its rows again, so under a parent that already
+shows `PACED_ROWS` rows, new rows are shown at most every `PACE_MS` (all at once when the run
+ends). A call asked for by index (selected, expanded, found) is shown at once.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from PySide6.QtGui import QColor
 
 from rlm_desktop.engine.events import Event
 from rlm_desktop.review.call_tree import CallNode, CallTree, Changes
+from rlm_desktop.ui.pacer import Pacer
 from rlm_desktop.ui.theme import status_icon, tone_color, warning_icon
 from rlm_desktop.ui.tree.columns import COLUMNS, Column
 
-TICKING = tuple(number for number, column in enumerate(COLUMNS) if column.ticks)
+PACED_ROWS = 200
+PACE_MS = 250
 RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 Index = QModelIndex | QPersistentModelIndex
@@ -52,13 +58,22 @@ class CallTreeModel(QAbstractItemModel):
         super().__init__(parent)
         self.tree = CallTree()
         self._shown: dict[CallNode | None, int] = {}
+        self._waiting: set[CallNode | None] = set()
+        self._pacer = Pacer(self._show_waiting, PACE_MS, self)
 
     def reset(self) -> None:
         """Start over with an empty tree (a new run or a newly opened session)."""
         self.beginResetModel()
         self.tree = CallTree()
         self._shown = {}
+        self._waiting = set()
+        self._pacer.cancel()
         self.endResetModel()
+
+    @property
+    def rows_waiting(self) -> int:
+        """Calls in the tree whose rows wait for the next paced insertion."""
+        return sum(len(self.tree.children_of(p)) - self._shown.get(p, 0) for p in self._waiting)
 
     def apply_events(self, events: Sequence[Event]) -> Changes:
         """Fold a batch of events into the tree and tell the views what changed."""
@@ -75,14 +90,32 @@ class CallTreeModel(QAbstractItemModel):
         return changes
 
     def _insert_rows(self, changes: Changes) -> None:
-        parents = {node.parent for node in changes.added}
-        for parent in sorted(parents, key=lambda p: -1 if p is None else p.level):
-            have = self._shown.get(parent, 0)
-            total = len(self.tree.children_of(parent))
-            if total > have:
-                self.beginInsertRows(self.index_of(parent), have, total - 1)
-                self._shown[parent] = total
-                self.endInsertRows()
+        for parent in _by_level({node.parent for node in changes.added}):
+            if self._shown.get(parent, 0) >= PACED_ROWS:
+                self._waiting.add(parent)
+            else:
+                self._show_children(parent)
+        if not self._waiting:
+            return
+        if self.tree.run.finished is not None or self.tree.run.closed:
+            self._pacer.cancel()
+            self._show_waiting()
+        else:
+            self._pacer.request()
+
+    def _show_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, set()
+        for parent in _by_level(waiting):
+            self._show_children(parent)
+
+    def _show_children(self, parent: CallNode | None) -> None:
+        have = self._shown.get(parent, 0)
+        total = len(self.tree.children_of(parent))
+        if total > have:
+            parent_index = self.index_of(parent)
+            self.beginInsertRows(parent_index, have, total - 1)
+            self._shown[parent] = total
+            self.endInsertRows()
 
     def _emit_updates(self, changes: Changes) -> None:
         fresh = set(changes.added)
@@ -102,6 +135,9 @@ class CallTreeModel(QAbstractItemModel):
         """The index of `node` (the invisible root for None)."""
         if node is None:
             return QModelIndex()
+        if node.row >= self._shown.get(node.parent, 0):
+            self._waiting.discard(node.parent)
+            self._show_children(node.parent)
         return self.createIndex(node.row, column, node)
 
     def node(self, index: Index) -> CallNode | None:
@@ -180,22 +216,6 @@ class CallTreeModel(QAbstractItemModel):
                 return node
         return None
 
-    def refresh_running(self) -> None:
-        """Repaint the ticking columns of running calls (their clocks), one signal per parent."""
-        rows: dict[CallNode | None, list[int]] = defaultdict(list)
-        for node in self.tree.nodes.values():
-            if node.running and node.row < self._shown.get(node.parent, 0):
-                rows[node.parent].append(node.row)
-        for parent, members in rows.items():
-            parent_index = self.index_of(parent)
-            for first, final in _runs(members):
-                for column in TICKING:
-                    self.dataChanged.emit(
-                        self.index(first, column, parent_index),
-                        self.index(final, column, parent_index),
-                        [Qt.ItemDataRole.DisplayRole],
-                    )
-
 
 def _tooltip(node: CallNode, column: Column) -> str | None:
     """The column's own tooltip, else the end of the call's error, if any."""
@@ -203,6 +223,11 @@ def _tooltip(node: CallNode, column: Column) -> str | None:
     if tip is not None:
         return tip
     return node.error[-500:] if node.error else None
+
+
+def _by_level(parents: set[CallNode | None]) -> list[CallNode | None]:
+    """Parents before their children (None, the invisible root, first)."""
+    return sorted(parents, key=lambda p: -1 if p is None else p.level)
 
 
 def _runs(rows: list[int]) -> list[tuple[int, int]]:

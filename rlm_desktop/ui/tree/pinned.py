@@ -5,7 +5,9 @@ the left edge of the main one (as in Qt's "frozen column" example). The two shar
 the selection; the overlay scrolls with the main view, and their expanded rows and first-column
 width follow each other.
 The overlay is only attached while the view is scrolled sideways: unscrolled, the main view's
-own first column is already in place, and a live run's rows are laid out once, not twice.
+own first column is already in place, and a live run's rows are laid out once, not twice. So is
+the delegate that measures rows by their first column: Qt asks it for every column of a row on
+each update of the first row, and unscrolled Qt's own delegate measures the same.
 """
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ class PinnedTreeView(QTreeView):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setAllColumnsShowFocus(True)
-        self.setItemDelegate(_FirstColumnHeight(self))
+        self._plain_delegate = self.itemDelegate()
+        self._first_column_height = _FirstColumnHeight(self)
         pinned = self.pinned = _PinnedColumn(self)
         pinned.setObjectName("pinnedColumn")
         pinned.setAccessibleName("Call column")
@@ -109,6 +112,7 @@ class PinnedTreeView(QTreeView):
     def _pin(self) -> None:
         model = self.model()
         pinned = self.pinned
+        self.setItemDelegate(self._first_column_height)
         pinned.setModel(model)
         pinned.setSelectionModel(self.selectionModel())
         for column in range(1, model.columnCount()):
@@ -124,6 +128,8 @@ class PinnedTreeView(QTreeView):
     def _unpin(self) -> None:
         self.pinned.hide()
         self.pinned.setModel(None)
+        if self.itemDelegate() is not self._plain_delegate:
+            self.setItemDelegate(self._plain_delegate)
 
     def _copy_expanded(self, parent: QModelIndex) -> None:
         model = self.model()
