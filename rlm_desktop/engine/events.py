@@ -66,6 +66,20 @@ class CallStarted(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CallOpened(Event):
+    """A call's conversation began: its system prompt and the user message(s) that open it,
+    exactly as its first request sends them (the later requests add turns to these). An LLM
+    call's `opening` is empty: its one user message is its `prompt` (`CallStarted`).
+
+    The store keeps each distinct `system_prompt` once (it is the same for most calls of a run).
+    """
+
+    call_id: str
+    system_prompt: str
+    opening: list[dict[str, str]]
+
+
+@dataclass(frozen=True, kw_only=True)
 class LLMRequestSent(Event):
     """One request left for the provider (a turn of an RLM call, or an LLM sub-call)."""
 
@@ -131,6 +145,9 @@ class CellExecuted(Event):
     duration_s: float
     timed_out: bool = False
     variables_lost: bool = False
+    variables: dict[str, Any] = field(default_factory=dict)
+    """The model's variables after the cell, each as a short value or repr (bounded; never the
+    contexts, tools, modules or imported functions)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -248,6 +265,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         RunStarted,
         ModeChosen,
         CallStarted,
+        CallOpened,
         LLMRequestSent,
         LLMRetried,
         LLMResponded,

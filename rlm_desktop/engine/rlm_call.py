@@ -129,6 +129,7 @@ class RLMCall:
                 {"role": "system", "content": system_prompt(self.rt, self.context)},
                 {"role": "user", "content": opening + await self._restore_state()},
             ]
+            self.rt.call_opened(self.call_id, messages)
             self._remember(messages)
             for turn in range(budget.max_turns):
                 answer = await self._turn(turn, messages)
@@ -326,6 +327,7 @@ class RLMCall:
                 duration_s=outcome.duration_s,
                 timed_out=outcome.timed_out,
                 variables_lost=outcome.variables_lost,
+                variables=outcome.variables,
             )
         )
         return outcome

@@ -16,6 +16,7 @@ from rlm_desktop.engine.events import (
     BudgetUpdated,
     CallFinished,
     CallKind,
+    CallOpened,
     CallStarted,
     CallStatus,
     Event,
@@ -119,6 +120,20 @@ class Runtime:
             )
         )
 
+    def call_opened(self, call_id: str, messages: list[Message]) -> None:
+        """Emit `CallOpened` for a conversation that opens with a system prompt: that prompt
+        and the messages after it, as the call's first request sends them (an LLM call passes
+        the system prompt alone: its one user message is its prompt)."""
+        system, *opening = messages
+        self.emit(
+            CallOpened(
+                run_id=self.run_id,
+                call_id=call_id,
+                system_prompt=system["content"],
+                opening=[dict(message) for message in opening],
+            )
+        )
+
     def call_finished(
         self,
         call_id: str,
@@ -161,6 +176,8 @@ class Runtime:
         """
         call_id = self.new_id("c")
         self.call_started(call_id, parent_id, "llm", depth, model, prompt)
+        if messages and messages[0]["role"] == "system":
+            self.call_opened(call_id, messages[:1])
         try:
             completion = await self.request(call_id, model, messages, max_output_tokens)
         except BudgetExceededError as error:

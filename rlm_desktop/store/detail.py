@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlm_desktop.engine.parsing import extract_code_blocks
 from rlm_desktop.store import queries
+from rlm_desktop.store.messages import SentMessages, request_messages
 
 if TYPE_CHECKING:
     from rlm_desktop.store.store import Store
@@ -24,10 +25,12 @@ class SessionDetail:
     turns: list[Row]
     cells: list[Row]
     requests: list[Row]
+    compactions: list[Row] = field(default_factory=list)
     _children: dict[str | None, list[Row]] = field(default_factory=dict, repr=False)
     _turns: dict[str, list[Row]] = field(default_factory=dict, repr=False)
     _cells: dict[tuple[str, int], list[Row]] = field(default_factory=dict, repr=False)
     _requests: dict[str, list[Row]] = field(default_factory=dict, repr=False)
+    _messages: dict[str, SentMessages] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._children = children_by_parent(self.calls)
@@ -59,6 +62,21 @@ class SessionDetail:
     def requests_of(self, call_id: str) -> list[Row]:
         """The LLM requests a call made, in order."""
         return self._requests.get(call_id, [])
+
+    def messages_sent(self, call: Row) -> SentMessages:
+        """The messages `call`'s requests sent, where they can be rebuilt (`store.messages`;
+        none for a call saved before its opening was recorded)."""
+        found = self._messages.get(call["id"])
+        if found is None:
+            budget = (self.session.get("settings") or {}).get("budget") or {}
+            found = self._messages[call["id"]] = request_messages(
+                call,
+                self.turns_of(call["id"]),
+                [row for row in self.compactions if row["call_id"] == call["id"]],
+                self.requests_of(call["id"]),
+                budget.get("max_turns"),
+            )
+        return found
 
     def reply_of(self, call_id: str, turn: Row) -> str:
         """The model's reply of a turn; for the turn a run ended in (no `TurnExecuted` recorded
@@ -125,7 +143,13 @@ def load_detail(store: Store, session_id: str) -> SessionDetail:
         where = "WHERE session_id = ?"
         return SessionDetail(
             session=head,
-            calls=queries.rows(conn, f"SELECT * FROM calls {where} ORDER BY seq", [full_id]),
+            calls=queries.rows(
+                conn,
+                "SELECT c.*, t.text AS system_prompt FROM calls c"
+                " LEFT JOIN texts t ON t.sha256 = c.system_sha256"
+                " WHERE c.session_id = ? ORDER BY c.seq",
+                [full_id],
+            ),
             turns=queries.rows(
                 conn, f"SELECT * FROM turns {where} ORDER BY call_id, idx", [full_id]
             ),
@@ -136,5 +160,8 @@ def load_detail(store: Store, session_id: str) -> SessionDetail:
                 conn,
                 f"SELECT * FROM llm_requests {where} ORDER BY sent_at, responded_at, rowid",
                 [full_id],
+            ),
+            compactions=queries.rows(
+                conn, f"SELECT * FROM compactions {where} ORDER BY call_id, turn, id", [full_id]
             ),
         )

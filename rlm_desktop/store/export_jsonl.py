@@ -1,13 +1,17 @@
 """JSON Lines in the reference implementation's `RLMLogger` shape, so its tools read our runs.
 
 One `metadata` line, then one `iteration` line per turn of the root call, timestamps written as the
-reference writes them (local time, ISO 8601, no zone). Unlike the reference log, an iteration's
-`prompt` holds only the message that is new in that turn (the question, then each observation),
-never the whole history again. Sub-calls made by a cell are listed in its `rlm_calls` as the
-reference's `RLMChatCompletion.to_dict()` writes them; a recursive sub-call carries its trajectory in
-`metadata.run_metadata` and `metadata.iterations`. The block that answered has its
-`result.final_answer`; the turn a run ended in keeps its reply, and its unfinished code is a block
-whose `stderr` says why it did not finish.
+reference writes them (local time, ISO 8601, no zone). As in the reference log, an iteration's
+`prompt` is the whole message list its request sent (`store.messages` rebuilds it; a session saved
+before the opening messages were recorded gives the turn's new user message alone), and a call out
+of turns ends with the iteration that asked for its answer. Sub-calls made by a cell are listed in
+its `rlm_calls` as the reference's `RLMChatCompletion.to_dict()` writes them; a recursive sub-call
+carries its trajectory in `metadata.run_metadata` and `metadata.iterations`. A block's
+`result.locals` are the model's variables after it (short values, as recorded); the block that
+answered has its `result.final_answer`; the turn a run ended in keeps its reply, and its unfinished
+code is a block whose `stderr` says why it did not finish. A call, or the turn a run ended in, that
+failed without a reply has `Error: <why>` as its `response`, as the reference writes a failed
+completion, so viewers that show only replies and `stderr` still show the failure.
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ def _sub_call(detail: SessionDetail, call: Row) -> Row:
     entry: Row = {
         "root_model": call["model"],
         "prompt": call["prompt"],
-        "response": call["response"] or call["answer"] or "",
+        "response": call["response"] or call["answer"] or _failure(detail, call),
         "usage_summary": {"model_usage_summaries": {call["model"]: usage}},
         "execution_time": call["wall_s"] or 0.0,
         "prompt_tokens": usage["total_input_tokens"],
@@ -94,17 +98,20 @@ def _sub_call(detail: SessionDetail, call: Row) -> Row:
 def iterations(detail: SessionDetail, call: Row) -> list[Row]:
     """The iteration entries of one call (a direct LLM call gives a single iteration)."""
     turns = detail.turns_of(call["id"])
+    sent = detail.messages_sent(call)
     by_cell: dict[tuple[int | None, int | None], list[Row]] = {}
     for child in detail.children(call["id"]):
         by_cell.setdefault((child["parent_turn"], child["parent_cell"]), []).append(child)
     if not turns:
         answer = call["answer"] or call["response"]
+        requests = detail.requests_of(call["id"])
+        first = sent.requests.get(requests[0]["id"]) if requests else None
         return [
             _iteration(
                 1,
                 call["started_at"],
-                call["prompt"],
-                call["response"] or "",
+                first or _user(call["prompt"]),
+                call["response"] or _failure(detail, call),
                 [],
                 answer,
                 call["wall_s"],
@@ -115,7 +122,12 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
     previous_observation: str | None = None
     for number, turn in enumerate(turns, start=1):
         blocks = []
-        answered = number == len(turns) and call["answer"] is not None and turn["reply"] is not None
+        answered = (
+            number == len(turns)
+            and call["answer"] is not None
+            and call.get("answer_source") != "partial"  # asked for after its last turn
+            and turn["reply"] is not None
+        )
         cells = detail.cells_of(call["id"], turn["idx"])
         for index, cell in enumerate(cells):
             stderr = (cell["stderr"] or "") + (cell["error"] or "")
@@ -124,6 +136,7 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
             blocks.append(
                 _block(cell["code"], cell["stdout"] or "", stderr, cell["duration_s"], final)
             )
+            blocks[-1]["result"]["locals"] = json.loads(cell.get("variables") or "{}")
             blocks[-1]["result"]["rlm_calls"] = [_sub_call(detail, child) for child in spawned]
         for code in detail.unfinished_code(call["id"], turn):
             reason = f"not finished: the run ended ({detail.session['status']}) while this ran"
@@ -132,11 +145,11 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
         entry = _iteration(
             number,
             turn["started_at"],
-            message,
-            detail.reply_of(call["id"], turn),
+            sent.of_turn(turn["idx"]) or _user(message),
+            detail.reply_of(call["id"], turn) or _failure(detail, call, turn),
             blocks,
             call["answer"] if answered else None,
-            turn["duration_s"],
+            _turn_seconds(call, turn),
             call["id"],
         )
         stray = [child for (t, _), kids in by_cell.items() if t == turn["idx"] for child in kids]
@@ -144,14 +157,57 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
             entry["rlm_calls"] = [_sub_call(detail, child) for child in stray]
         entries.append(entry)
         previous_observation = turn["observation"]
+    if sent.answer_now is not None:
+        entries.append(_answer_now(detail, call, sent.answer_now, len(entries) + 1))
     return entries
+
+
+def _answer_now(detail: SessionDetail, call: Row, request_id: str, number: int) -> Row:
+    """The iteration that asked a call out of turns for its answer, as the reference logs its
+    default answer: no code, the reply, the answer the call gave."""
+    request = next(r for r in detail.requests_of(call["id"]) if r["id"] == request_id)
+    sent_at, responded_at = request["sent_at"], request["responded_at"]
+    took = responded_at - sent_at if sent_at is not None and responded_at is not None else None
+    return _iteration(
+        number,
+        sent_at,
+        detail.messages_sent(call).requests[request_id],
+        request["content"] or "",
+        [],
+        call["answer"],
+        took,
+        call["id"],
+    )
+
+
+def _user(text: str | None) -> list[Row]:
+    return [{"role": "user", "content": text or ""}]
+
+
+def _failure(detail: SessionDetail, call: Row, turn: Row | None = None) -> str:
+    """For a call (or the turn it ended in) that got no reply: the error as the reference writes a
+    failed completion's `response` (`Error: ...`), so viewers show why; "" when it did not fail.
+    A call cancelled because its run ended gives the run's reason (time limit, stopped)."""
+    if turn is not None and turn["reply"] is not None:
+        return ""
+    cancelled = call["status"] == "cancelled"
+    why = (detail.session["error"] if cancelled else None) or call["error"]
+    return f"Error: {why}" if why else ""
+
+
+def _turn_seconds(call: Row, turn: Row) -> float | None:
+    """A turn's duration; the turn a call ended in lasted until the call ended."""
+    seconds = turn["duration_s"]
+    if seconds is None and call["ended_at"] is not None and turn["started_at"] is not None:
+        seconds = max(call["ended_at"] - turn["started_at"], 0.0)
+    return float(seconds) if seconds is not None else None
 
 
 def _block(
     code: str, stdout: str, stderr: str, seconds: float | None, final_answer: str | None
 ) -> Row:
-    """A code block as the reference's `CodeBlock.to_dict()` writes it. `locals` stays empty:
-    the values of model code's variables are not recorded."""
+    """A code block as the reference's `CodeBlock.to_dict()` writes it (`locals` empty: the
+    caller fills in what was recorded)."""
     return {
         "code": code,
         "result": {
@@ -168,7 +224,7 @@ def _block(
 def _iteration(
     number: int,
     started: float | None,
-    message: str,
+    prompt: list[Row],
     response: str,
     blocks: list[Row],
     final_answer: str | None,
@@ -179,7 +235,7 @@ def _iteration(
         "type": "iteration",
         "iteration": number,
         "timestamp": iso(started),
-        "prompt": [{"role": "user", "content": message}],
+        "prompt": prompt,
         "response": response,
         "code_blocks": blocks,
         "final_answer": final_answer,

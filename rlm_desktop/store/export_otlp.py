@@ -4,7 +4,10 @@ Each RLM call is an `invoke_agent` span, each LLM request (and each plain LLM su
 span, and each REPL cell an `execute_tool` span with `gen_ai.tool.name = repl`; a sub-call is the
 child of the cell that made it; code that was running when the run ended gets its span, ended with
 the run. Ids are derived from the session and call ids, so exporting twice gives the same trace.
-Prompt, completion and code text are included only with `include_content`.
+Prompt, completion and code text are included only with `include_content`: then each chat span's
+`gen_ai.input.messages` is the whole message list its request sent (rebuilt by `store.messages`;
+the last user message alone for a session saved before that was possible) and
+`gen_ai.system_instructions` the call's system prompt.
 
 `spans()` builds the records once; `render` writes OTLP/JSON (hex ids, as the OTLP spec asks),
 `to_sdk_spans` hands them to the OpenTelemetry SDK, whose encoder and exporter write protobuf
@@ -23,6 +26,7 @@ from urllib.parse import urlsplit
 
 from rlm_desktop.providers.registry import LITELLM_PREFIXES, provider_for_model, split_model
 from rlm_desktop.store.detail import Row, SessionDetail
+from rlm_desktop.store.messages import Message
 
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
 STATUS_UNSET, STATUS_ERROR = 0, 2
@@ -129,6 +133,23 @@ def _messages(role: str, text: str | None, finish_reason: str | None = None) -> 
     return json.dumps([message], ensure_ascii=False)
 
 
+def _input_messages(messages: list[Message]) -> str:
+    """`gen_ai.input.messages`: the messages sent, in the conventions' JSON shape."""
+    shaped = [
+        {"role": m["role"], "parts": [{"type": "text", "content": m["content"]}]} for m in messages
+    ]
+    return json.dumps(shaped, ensure_ascii=False)
+
+
+def _system_instructions(call: Row) -> str | None:
+    """`gen_ai.system_instructions`: the call's system prompt as one text part (None when the
+    call had none, or it was not recorded)."""
+    text = call.get("system_prompt")
+    if text is None:
+        return None
+    return json.dumps([{"type": "text", "content": text}], ensure_ascii=False)
+
+
 class _Builder:
     def __init__(self, detail: SessionDetail, include_content: bool, scrub: Scrub) -> None:
         self.detail = detail
@@ -195,9 +216,15 @@ class _Builder:
         times = (call["started_at"], call["ended_at"])
         if call["kind"] == "llm":
             attributes |= self.common(call["model"]) | {"gen_ai.operation.name": "chat"}
-            attributes |= self.reply_attributes(self.detail.requests_of(call["id"]))
+            requests = self.detail.requests_of(call["id"])
+            attributes |= self.reply_attributes(requests)
             if self.content:
-                attributes["gen_ai.input.messages"] = _messages("user", call["prompt"])
+                sent = self.detail.messages_sent(call).requests
+                messages = sent.get(requests[-1]["id"]) if requests else None
+                attributes["gen_ai.input.messages"] = (
+                    _input_messages(messages) if messages else _messages("user", call["prompt"])
+                )
+                attributes["gen_ai.system_instructions"] = _system_instructions(call)
                 attributes["gen_ai.output.messages"] = _messages("assistant", call["response"])
             name = f"chat {request_model(call['model'])}"
             self.add(
@@ -222,6 +249,7 @@ class _Builder:
         }
         if self.content:
             attributes["gen_ai.input.messages"] = _messages("user", call["prompt"])
+            attributes["gen_ai.system_instructions"] = _system_instructions(call)
             attributes["gen_ai.output.messages"] = _messages("assistant", call["answer"] or "")
         self.add(
             span,
@@ -249,6 +277,7 @@ class _Builder:
 
     def turns(self, call: Row, span: str) -> None:
         turn_of = {turn["idx"]: turn for turn in self.detail.turns_of(call["id"])}
+        sent = self.detail.messages_sent(call).requests if self.content else {}
         for request in self.detail.requests_of(call["id"]):
             attributes = self.common(request["model"] or call["model"]) | {
                 "gen_ai.operation.name": "chat",
@@ -261,9 +290,13 @@ class _Builder:
             ended = request["responded_at"] is not None or bool(request["error"])
             attributes |= self.reply_attributes([request])
             if self.content:
+                messages = sent.get(request["id"])
                 previous = turn_of.get((request["turn"] or 0) - 1)
                 prompt = previous["observation"] if previous else call["prompt"]
-                attributes["gen_ai.input.messages"] = _messages("user", prompt)
+                attributes["gen_ai.input.messages"] = (
+                    _input_messages(messages) if messages else _messages("user", prompt)
+                )
+                attributes["gen_ai.system_instructions"] = _system_instructions(call)
                 attributes["gen_ai.output.messages"] = _messages(
                     "assistant", request["content"], request["finish_reason"]
                 )

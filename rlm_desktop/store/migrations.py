@@ -7,6 +7,7 @@ what it applied in sqlite-utils' `_sqlite_migrations` table.
 from __future__ import annotations
 
 from sqlite_utils import Database
+from sqlite_utils.db import ForeignKey
 from sqlite_utils.migrations import Migrations
 
 MIGRATIONS = Migrations("rlm_desktop")
@@ -271,3 +272,142 @@ def m005_conversations_and_compactions(db: Database) -> None:
         pk="id",
     )
     db.table("compactions").create_index(["session_id", "call_id"])
+
+
+_KEEPER = "recreated by migration m006: the database held rows of it without the row itself"
+_SESSION = (("session_id",), "sessions", ("id",), "CASCADE")
+_CALL = (("session_id", "call_id"), "calls", ("session_id", "id"), "CASCADE")
+_KEYS: dict[str, tuple[tuple[tuple[str, ...], str, tuple[str, ...], str], ...]] = {
+    "documents": (_SESSION, (("sha256",), "texts", ("sha256",), "NO ACTION")),
+    "calls": (_SESSION, (("session_id", "parent_id"), "calls", ("session_id", "id"), "CASCADE")),
+    "llm_requests": (_SESSION, _CALL),
+    "turns": (_SESSION, _CALL),
+    "cells": (
+        _SESSION,
+        (("session_id", "call_id", "turn"), "turns", ("session_id", "call_id", "idx"), "CASCADE"),
+    ),
+    "compactions": (_SESSION, _CALL),
+    "events": (_SESSION,),
+}
+_TIMES = {
+    "sessions": ("started_at", "ended_at", "writer_started"),
+    "calls": ("started_at", "ended_at"),
+    "llm_requests": ("sent_at", "responded_at"),
+    "turns": ("started_at", "ended_at"),
+    "cells": ("ended_at",),
+    "compactions": ("ts",),
+    "events": ("ts",),
+}
+
+
+def _keep_orphans(db: Database) -> None:
+    """Give every row whose parent is missing a stand-in parent (status `interrupted`, `error`
+    saying why), so that no row is lost and every foreign key holds: sessions first, then the
+    calls, the turns of cells, and the texts of documents."""
+    children = " UNION ".join(f"SELECT session_id FROM {table}" for table in _KEYS)
+    db.execute(
+        f"INSERT INTO sessions (id, status, error) SELECT session_id, 'interrupted', ?"
+        f" FROM ({children}) WHERE session_id IS NOT NULL"
+        " AND session_id NOT IN (SELECT id FROM sessions)",
+        [_KEEPER],
+    )
+    missing_call = (
+        "NOT EXISTS (SELECT 1 FROM calls c WHERE c.session_id = x.session_id AND c.id = x.call_id)"
+    )
+    with_code = " UNION ".join(
+        f"SELECT session_id, {column} AS call_id FROM {table}"
+        for table, column in (
+            ("turns", "call_id"), ("cells", "call_id"), ("compactions", "call_id"),
+            ("calls", "parent_id"),
+        )
+    )  # fmt: skip
+    requests = "SELECT DISTINCT session_id, call_id FROM llm_requests"
+    for source, kind in ((with_code, "rlm"), (requests, None)):
+        db.execute(
+            f"INSERT INTO calls (session_id, id, kind, status, error)"
+            f" SELECT session_id, call_id, ?, 'interrupted', ? FROM ({source}) x"
+            f" WHERE session_id IS NOT NULL AND call_id IS NOT NULL AND {missing_call}",
+            [kind, _KEEPER],
+        )
+    db.execute(
+        "INSERT INTO turns (session_id, call_id, idx) SELECT DISTINCT session_id, call_id, turn"
+        " FROM cells x WHERE session_id IS NOT NULL AND call_id IS NOT NULL AND turn IS NOT NULL"
+        " AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = x.session_id"
+        " AND t.call_id = x.call_id AND t.idx = x.turn)"
+    )
+    db.execute(
+        "INSERT INTO texts (sha256) SELECT DISTINCT sha256 FROM documents"
+        " WHERE sha256 IS NOT NULL AND sha256 NOT IN (SELECT sha256 FROM texts)"
+    )
+
+
+def _add_foreign_keys(db: Database, table: str) -> None:
+    """Rebuild `table` with its foreign keys (rowids kept, so the external-content full-text
+    indexes still match), then put back the triggers that dropping the old table removed."""
+    triggers = [
+        sql
+        for (sql,) in db.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?", [table]
+        ).fetchall()
+    ]
+    keys = [
+        ForeignKey(
+            table,
+            columns[0] if len(columns) == 1 else None,
+            other,
+            others[0] if len(others) == 1 else None,
+            columns=columns,
+            other_columns=others,
+            is_compound=len(columns) > 1,
+            on_delete=on_delete,
+        )
+        for columns, other, others, on_delete in _KEYS[table]
+    ]
+    db.table(table).transform(add_foreign_keys=keys)
+    for sql in triggers:
+        db.execute(sql)
+
+
+@MIGRATIONS()
+def m006_foreign_keys_iso_times_and_indexes(db: Database) -> None:
+    """A database an analyst can browse (in Datasette, say) as well as the app can.
+
+    Foreign keys from every table to `sessions` and from a call's rows to `calls` (and a cell to
+    its turn, a document to its text), `ON DELETE CASCADE` except for texts. Tables are rebuilt
+    with their rowids and triggers; a row whose parent was missing gets a stand-in parent
+    (`_keep_orphans`). Views `{table}_view` add each time as an ISO-8601 UTC string
+    (`started_at_iso`). Indexes for the filters an analyst uses (`calls.status`, `calls.model`,
+    `events.type`) and for the order in which the app reads a session's requests.
+
+    Runs with foreign keys off (the store turns them on once migrated), as a rebuild must.
+    """
+    _keep_orphans(db)
+    for table in _KEYS:
+        _add_foreign_keys(db, table)
+    for table, columns in _TIMES.items():
+        iso = ", ".join(
+            f"strftime('%Y-%m-%dT%H:%M:%fZ', {column}, 'unixepoch') AS {column}_iso"
+            for column in columns
+        )
+        db.execute(f"CREATE VIEW {table}_view AS SELECT *, {iso} FROM {table}")
+    db.table("calls").create_index(["status"])
+    db.table("calls").create_index(["model"])
+    db.table("events").create_index(["type"])
+    db.table("documents").create_index(["sha256"])
+    db.execute("DROP INDEX idx_llm_requests_session_id_call_id")
+    db.table("llm_requests").create_index(["session_id", "call_id", "sent_at"])
+    db.table("llm_requests").create_index(["session_id", "sent_at", "responded_at"])
+
+
+@MIGRATIONS()
+def m007_opening_messages_and_cell_variables(db: Database) -> None:
+    """What each call's conversation opened with and what each cell left in the REPL.
+
+    `calls.system_sha256` names the call's system prompt in `texts` (kept once however many calls
+    share it), `calls.opening` holds the user message(s) after it as a JSON list of messages, and
+    `cells.variables` the model's variables after the cell (JSON: name to a short value). Calls
+    and cells saved before this migration have them NULL.
+    """
+    db.execute("ALTER TABLE calls ADD COLUMN system_sha256 TEXT")
+    db.execute("ALTER TABLE calls ADD COLUMN opening TEXT")
+    db.execute("ALTER TABLE cells ADD COLUMN variables TEXT")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import threading
@@ -23,7 +22,7 @@ from rlm_desktop.store.migrations import MIGRATIONS
 from rlm_desktop.store.problems import database_problem
 from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.redact import Redactor
-from rlm_desktop.store.writer import prepare_opening
+from rlm_desktop.store.writer import logged_event, prepare_opening
 
 log = logging.getLogger(__name__)
 _SESSION_TABLES = ("events", "cells", "turns", "llm_requests", "calls", "documents", "compactions")
@@ -74,6 +73,7 @@ class Store:
             self.db.enable_wal()
             self.db.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
+            self.db.execute("PRAGMA foreign_keys=ON")  # after migrating: a rebuild needs them off
             self.reap_dead_writers()
         except (sqlite3.Error, OSError) as error:
             if conn is not None:
@@ -205,11 +205,13 @@ class Store:
                     " ORDER BY seq LIMIT ?",
                     [full_id, last, chunk],
                 ).fetchall()
-            for seq, ts, kind, data in rows:
+                logged = [
+                    (seq, ts, kind, logged_event(self.db.conn, kind, data))
+                    for seq, ts, kind, data in rows
+                ]
+            for seq, ts, kind, fields in logged:
                 last = seq
-                yield event_from_dict(
-                    {**json.loads(data), "type": kind, "ts": ts, "run_id": full_id}
-                )
+                yield event_from_dict({**fields, "type": kind, "ts": ts, "run_id": full_id})
             if len(rows) < chunk:
                 return
 
@@ -234,7 +236,8 @@ class Store:
             self.db.execute("DELETE FROM sessions WHERE id = ?", [full_id])
             self.db.execute(
                 "DELETE FROM texts WHERE sha256 NOT IN"
-                " (SELECT sha256 FROM documents WHERE sha256 IS NOT NULL)"
+                " (SELECT sha256 FROM documents WHERE sha256 IS NOT NULL"
+                " UNION SELECT system_sha256 FROM calls WHERE system_sha256 IS NOT NULL)"
             )
         return full_id
 
@@ -273,7 +276,7 @@ class Store:
             full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
             rows: Iterable[tuple[str, str]] = self.db.execute(
                 "SELECT d.name, t.text FROM documents d JOIN texts t ON t.sha256 = d.sha256"
-                " WHERE d.session_id = ? ORDER BY d.position",
+                " WHERE d.session_id = ? AND t.text IS NOT NULL ORDER BY d.position",
                 [full_id],
             ).fetchall()
         return list(rows)

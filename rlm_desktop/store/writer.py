@@ -35,11 +35,17 @@ _ESCAPING_ENCODER = json.JSONEncoder(default=str)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MIN_INTEGER, _MAX_INTEGER = -(2**63), 2**63 - 1
 
+# Upserts where a row has children: REPLACE would delete it first, and its foreign keys'
+# ON DELETE CASCADE its turns, cells and requests with it.
 _STATEMENTS: dict[str, str] = {
-    "CallStarted": """INSERT OR REPLACE INTO calls (session_id, id, parent_id, seq, kind, depth,
-        model, prompt, status, started_at, parent_turn, parent_cell, worker_restarts)
+    "CallStarted": """INSERT INTO calls (session_id, id, parent_id, seq, kind, depth, model,
+        prompt, status, started_at, parent_turn, parent_cell, worker_restarts)
         VALUES (:sid, :call_id, :parent_id, :seq, :kind, :depth, :model, :prompt, 'running', :ts,
-        :turn_now, :cell_now, 0)""",
+        :turn_now, :cell_now, 0)
+        ON CONFLICT (session_id, id) DO UPDATE SET parent_id = excluded.parent_id,
+        seq = excluded.seq, kind = excluded.kind, depth = excluded.depth, model = excluded.model,
+        prompt = excluded.prompt, status = 'running', started_at = excluded.started_at,
+        parent_turn = excluded.parent_turn, parent_cell = excluded.parent_cell""",
     "LLMRequestSent": """INSERT INTO llm_requests (session_id, id, call_id, turn, model, messages,
         reserved_tokens, sent_at, attempts) VALUES (:sid, :request_id, :call_id, :turn_now,
         :model, :messages, :reserved_tokens, :ts, 1)
@@ -57,12 +63,19 @@ _STATEMENTS: dict[str, str] = {
         latency_s = excluded.latency_s, finish_reason = excluded.finish_reason,
         truncated = excluded.truncated, attempts = excluded.attempts, error = excluded.error,
         responded_at = excluded.responded_at""",
-    "TurnStarted": """INSERT OR REPLACE INTO turns (session_id, call_id, idx, started_at)
-        VALUES (:sid, :call_id, :index, :ts)""",
+    "TurnStarted": """INSERT INTO turns (session_id, call_id, idx, started_at)
+        VALUES (:sid, :call_id, :index, :ts)
+        ON CONFLICT (session_id, call_id, idx) DO UPDATE SET started_at = excluded.started_at""",
     "CellExecuted": """INSERT OR REPLACE INTO cells (session_id, call_id, turn, idx, code, stdout,
         stderr, error, duration_s, timed_out, variables_lost, ended_at) VALUES (:sid, :call_id,
         :turn, :index, :code, :stdout, :stderr, :error, :duration_s, :timed_out, :variables_lost,
         :ts)""",
+    "CellExecuted+variables": """INSERT OR REPLACE INTO cells (session_id, call_id, turn, idx,
+        code, stdout, stderr, error, duration_s, timed_out, variables_lost, ended_at, variables)
+        VALUES (:sid, :call_id, :turn, :index, :code, :stdout, :stderr, :error, :duration_s,
+        :timed_out, :variables_lost, :ts, :variables)""",
+    "CallOpened": """UPDATE calls SET system_sha256 = :system_sha256, opening = :opening
+        WHERE session_id = :sid AND id = :call_id""",
     "TurnExecuted": """INSERT INTO turns (session_id, call_id, idx, reply, code_blocks,
         observation, ended_at, duration_s) VALUES (:sid, :call_id, :index, :reply, :code_blocks,
         :observation, :ts, :duration_s)
@@ -202,6 +215,28 @@ def prepare_opening(
     return Opening(session, list(texts.values()), rows)
 
 
+def _system_prompt_kept(conn: sqlite3.Connection, payload: Row) -> Row:
+    """A `CallOpened` payload with its system prompt moved to `texts` (once per distinct prompt)
+    and named there by `system_sha256`, in the event log as in `calls`."""
+    kept = dict(payload)
+    text = stored_text(kept.pop("system_prompt"))
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    _insert(conn, "texts", {"sha256": digest, "text": text, "chars": len(text)}, "INSERT OR IGNORE")
+    kept["system_sha256"] = digest
+    return kept
+
+
+def logged_event(conn: sqlite3.Connection, kind: str, data: str) -> Row:
+    """An event's fields as its log row `data` holds them, with what the writer moved out put
+    back (a `CallOpened`'s system prompt, from `texts`)."""
+    fields: Row = json.loads(data)
+    digest = fields.pop("system_sha256", None) if kind == "CallOpened" else None
+    if digest is not None:
+        row = conn.execute("SELECT text FROM texts WHERE sha256 = ?", [digest]).fetchone()
+        fields["system_prompt"] = row[0] if row else ""
+    return fields
+
+
 def _insert(conn: sqlite3.Connection, table: str, row: Row, verb: str = "INSERT") -> None:
     names = ", ".join(row)
     marks = ", ".join(f":{name}" for name in row)
@@ -249,6 +284,8 @@ class SessionWriter:
         for event in events:
             kind = type(event).__name__
             payload = {name: scrub(getattr(event, name)) for name in _payload_fields(type(event))}
+            if kind == "CallOpened":
+                payload = _system_prompt_kept(self._conn, payload)
             log_rows.append((self._sid, self._seq, event.ts, kind, stored_json(payload)))
             self._seq += 1
             row = _columns(payload)
@@ -282,6 +319,10 @@ class SessionWriter:
             self._cells[d["call_id"]] = 0
         elif kind == "CellExecuted":
             self._cells[d["call_id"]] = d["index"] + 1
+            if d.get("variables"):  # a cell that left none (or an event from before m007): NULL
+                kind, d["variables"] = "CellExecuted+variables", stored_json(d["variables"])
+        elif kind == "CallOpened":
+            d["opening"] = stored_json(d["opening"])
         elif kind == "RunStarted":
             self._run_started(d)
         elif kind == "ModeChosen":

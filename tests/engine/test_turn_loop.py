@@ -66,6 +66,7 @@ async def test_a_multi_turn_run_reaches_final(scripted_server: ScriptedServer) -
         "RunStarted",
         "ModeChosen",
         "CallStarted",
+        "CallOpened",
         *PER_TURN * 3,
         "AnswerSubmitted",
         "CallFinished",

@@ -84,6 +84,8 @@ EXPECTED_COLUMNS = {
         "parent_turn": int,
         "parent_cell": int,
         "worker_restarts": int,
+        "system_sha256": str,
+        "opening": str,
     },
     "llm_requests": {
         "session_id": str,
@@ -129,6 +131,7 @@ EXPECTED_COLUMNS = {
         "timed_out": int,
         "variables_lost": int,
         "ended_at": float,
+        "variables": str,
     },
     "events": {"id": int, "session_id": str, "seq": int, "ts": float, "type": str, "data": str},
     "compactions": {
@@ -154,6 +157,8 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
         "m003_search_everything_a_run_holds",
         "m004_sessions_sandbox",
         "m005_conversations_and_compactions",
+        "m006_foreign_keys_iso_times_and_indexes",
+        "m007_opening_messages_and_cell_variables",
     ]
     assert store.db.journal_mode == "wal"
 
@@ -173,7 +178,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 5
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 7
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import signal
 import site
@@ -17,6 +18,7 @@ from typing import Any
 
 from rlm_desktop.engine.observation import truncate_middle
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
+from rlm_desktop.engine.sandbox.worker import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
 
 HEADER = struct.Struct(">I")
 INTERRUPT_GRACE_S = 2.0
@@ -52,6 +54,8 @@ class CellOutcome:
     """Tools (and `context`, `answer`) the cell overwrote or deleted, which the worker put back."""
     worker_note: str | None = None
     """Why the worker was restarted before this cell ran (it had stopped between cells)."""
+    variables: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """The model's variables after the cell, as short values (`Repl.variables_shown`)."""
 
 
 @dataclass(frozen=True)
@@ -267,6 +271,7 @@ class WorkerProcess:
                 outcome.duration_s,
                 timed_out=True,
                 restored=outcome.restored,
+                variables=outcome.variables,
             )
         except (TimeoutError, WorkerDied):
             await self.restart()
@@ -464,6 +469,7 @@ FRAME_FIELDS: dict[
             "partial": _is_optional_text,
             "interrupted": lambda v: isinstance(v, bool),
             "restored": _is_texts,
+            "variables": lambda v: isinstance(v, dict),
         },
     ),
     "call": (
@@ -539,4 +545,30 @@ def _outcome(result: dict[str, Any], cap: int) -> CellOutcome:
         timed_out=bool(result.get("interrupted")),
         partial=result.get("partial"),
         restored=tuple(result.get("restored", ())),
+        variables=_bounded_variables(result.get("variables", {})),
     )
+
+
+def _bounded_variables(reported: dict[str, Any]) -> dict[str, Any]:
+    """The worker's variables within its own bounds, whatever it claims: at most
+    `VARIABLES_SHOWN` names, texts cut to `VALUE_CHARS`, values JSON's scalars."""
+    bounded: dict[str, Any] = {}
+    for name, value in reported.items():
+        if len(bounded) >= VARIABLES_SHOWN:
+            break
+        if len(name) > NAME_CHARS:
+            continue
+        if isinstance(value, str):
+            bounded[name] = value[:VALUE_CHARS]
+        elif _is_json_scalar(value):
+            bounded[name] = value
+    return bounded
+
+
+def _is_json_scalar(value: Any) -> bool:
+    """None, a boolean, a 64-bit integer or a finite float: what JSON and SQLite hold as is."""
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and -(2**63) <= value < 2**63

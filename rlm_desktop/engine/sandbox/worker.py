@@ -17,6 +17,7 @@ import linecache
 import os
 import pickle
 import queue
+import reprlib
 import signal
 import socket
 import struct
@@ -25,6 +26,7 @@ import threading
 import time
 import traceback
 import types
+from collections.abc import Callable
 from typing import Any
 
 HEADER = struct.Struct(">I")
@@ -32,6 +34,12 @@ REPL_MODULE = "__repl__"
 """The module name of everything defined in cells (what pickle records for their classes)."""
 STATE_FORMAT = 1
 OUTPUT_CAP = int(os.environ.get("RLM_WORKER_OUTPUT_CAP", "1000000"))
+VARIABLES_SHOWN = 100
+"""At most this many of the model's variables are reported after a cell (the first defined)."""
+VALUE_CHARS = 200
+"""A reported value's repr (or text) is cut to this many characters."""
+NAME_CHARS = 100
+"""A variable whose name is longer than this is not reported."""
 
 
 class SubCallError(Exception):
@@ -215,6 +223,8 @@ class Repl:
         self._builtin_names = set(self.namespace)
         skip = ("__name__", "__builtins__", "answer", "history")
         self._tools = {k: v for k, v in self.namespace.items() if k not in skip}
+        self._app_values = {id(context), id(meta), *(id(v) for v in contexts or ())}
+        self._app_values |= {id(self.history), *(id(v) for v in histories or ())}
 
     def restore_tools(self) -> list[str]:
         """Put back the tools and `context` a cell rebound or deleted; returns their names.
@@ -294,6 +304,34 @@ class Repl:
         hidden = self._builtin_names | {"__name__", "__builtins__"}
         return {k: v for k, v in self.namespace.items() if k not in hidden}
 
+    def variables_shown(self) -> dict[str, Any]:
+        """The model's variables as short values, for the record of a cell.
+
+        As the reference's logger writes `locals`: None, booleans, numbers and text as they are
+        (text cut to `VALUE_CHARS`), anything else as its repr, functions and classes defined in
+        cells as `<function 'name'>`. Left out: names starting with `_`, modules, functions and
+        classes imported from elsewhere, and the contexts and histories under any other name.
+        At most `VARIABLES_SHOWN` of them; a repr is bounded before it is built (`reprlib`).
+        """
+        shown: dict[str, Any] = {}
+        for name, value in self.namespace.items():
+            if len(shown) >= VARIABLES_SHOWN:
+                break
+            if (
+                name in self._builtin_names
+                or name.startswith("_")
+                or len(name) > NAME_CHARS
+                or id(value) in self._app_values
+            ):
+                continue
+            try:
+                summary = _short_value(value)
+            except Exception as error:  # a __repr__ is the object's own code: anything can fail
+                summary = f"<{type(value).__name__}: repr failed ({type(error).__name__})>"
+            if summary is not _LEFT_OUT:
+                shown[name] = summary
+        return shown
+
     def partial_answer(self) -> str | None:
         """`answer["content"]` when the model has started filling it in."""
         answer = self.namespace.get("answer")
@@ -304,6 +342,108 @@ class Repl:
         answer = self.namespace.get("answer")
         if self.final is None and isinstance(answer, dict) and answer.get("ready"):
             self.final, self.final_source = str(answer.get("content", "")), "answer"
+
+
+_LEFT_OUT = object()
+_REPR_INT_BITS = 14_000
+"""Past about 4,300 digits Python refuses to write an int in decimal (and it gets slow)."""
+_IMPORTABLE = (
+    type,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.BuiltinMethodType,
+)
+
+
+class _ShortRepr(reprlib.Repr):
+    """`reprlib`'s bounded repr without its sorting (a dict's keys, a set's items), which costs
+    a sort of the whole container; a subclass of a container (a `Counter`, a `defaultdict`) is
+    bounded as its base is, instead of falling back to its own unbounded repr."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel = 3
+        self.maxother = self.maxlong = VALUE_CHARS
+        self.maxstring = 60  # a string inside a container: the whole is cut at VALUE_CHARS
+        self.maxlist = self.maxtuple = self.maxset = self.maxdict = 10
+        self.maxfrozenset = self.maxdeque = self.maxarray = 10
+        self._containers: dict[type, Callable[[Any, int], str]] = {
+            dict: self.repr_dict,
+            list: self.repr_list,
+            tuple: self.repr_tuple,
+            set: self.repr_set,
+            frozenset: self.repr_frozenset,
+        }
+
+    def repr1(self, x: Any, level: int) -> str:
+        shown = self._containers.get(type(x))
+        if shown is not None:
+            return str(shown(x, level))
+        if isinstance(x, tuple) and hasattr(type(x), "_fields"):  # a named tuple
+            fields = getattr(type(x), "_fields")  # noqa: B009  (a named tuple's, not tuple's)
+            pairs = itertools.islice(zip(fields, x, strict=False), self.maxtuple)
+            inner = ", ".join(f"{name}={self.repr1(item, level - 1)}" for name, item in pairs)
+            return f"{type(x).__name__}({inner}{', ...' if len(x) > self.maxtuple else ''})"
+        for base, shown in self._containers.items():
+            if isinstance(x, base):
+                return f"{type(x).__name__}({shown(x, level)})"
+        return super().repr1(x, level)
+
+    def repr_dict(self, x: Any, level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{" + self.fillvalue + "}"
+        pieces = [
+            f"{self.repr1(key, level - 1)}: {self.repr1(x[key], level - 1)}"
+            for key in itertools.islice(x, self.maxdict)
+        ]
+        if len(x) > self.maxdict:
+            pieces.append(self.fillvalue)
+        return "{" + ", ".join(pieces) + "}"
+
+    def repr_set(self, x: Any, level: int) -> str:
+        return self._items(x, level, "{", "}", self.maxset) if x else "set()"
+
+    def repr_frozenset(self, x: Any, level: int) -> str:
+        return self._items(x, level, "frozenset({", "})", self.maxfrozenset) if x else "frozenset()"
+
+    def _items(self, x: Any, level: int, left: str, right: str, most: int) -> str:
+        if level <= 0:
+            return left + self.fillvalue + right
+        pieces = [self.repr1(item, level - 1) for item in itertools.islice(x, most)]
+        if len(x) > most:
+            pieces.append(self.fillvalue)
+        return left + ", ".join(pieces) + right
+
+
+_SHORT = _ShortRepr()
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 3] + "..."
+
+
+def _short_value(value: Any) -> Any:
+    """`value` as a reported variable shows it, or `_LEFT_OUT` (see `Repl.variables_shown`)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int) and -(2**63) <= value < 2**63:
+        return value
+    if isinstance(value, int) and value.bit_length() > _REPR_INT_BITS:
+        return f"<int of {value.bit_length():,} bits>"
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return value
+    if isinstance(value, str):
+        return _cut(value)
+    if isinstance(value, types.ModuleType):
+        return _LEFT_OUT
+    if isinstance(value, _IMPORTABLE):
+        if getattr(value, "__module__", None) != REPL_MODULE:
+            return _LEFT_OUT
+        return f"<{type(value).__name__} '{getattr(value, '__name__', '?')}'>"
+    return _cut(_SHORT.repr(value))
 
 
 def _portable(value: Any) -> Any:
@@ -348,15 +488,21 @@ def run_cell(repl: Repl, code: str, index: int) -> dict[str, Any]:
         error = _format_error(exc)
     finally:
         sys.stdout, sys.stderr = saved
+    duration = time.perf_counter() - started
     repl.check_answer_dict()
+    try:
+        variables = repl.variables_shown()
+    except Interrupted:  # the time limit struck while the variables were read: keep the output
+        variables = {}
     return {
+        "variables": variables,
         "partial": repl.partial_answer(),
         "type": "cell_result",
         "stdout": out.getvalue(),
         "stderr": err.getvalue(),
         "error": error,
         "interrupted": interrupted,
-        "duration_s": time.perf_counter() - started,
+        "duration_s": duration,
         "final": repl.final,
         "final_source": repl.final_source,
         "restored": repl.restore_tools(),
