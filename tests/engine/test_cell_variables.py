@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rlm_desktop.engine.config import Budget
 from rlm_desktop.engine.events import CellExecuted
 from rlm_desktop.engine.sandbox.worker import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
 from tests.engine.scripting import DOCUMENT, make_run, of_type, repl, run_to_end, scripted
@@ -77,3 +78,21 @@ async def test_variables_follow_the_repl_from_cell_to_cell(scripted_server: Scri
     assert second.variables == {"b": 2}
     assert third.error is not None
     assert third.variables == {"b": 2}
+
+
+async def test_a_repr_that_never_returns_holds_up_no_cell(
+    scripted_server: ScriptedServer,
+) -> None:
+    stuck = (
+        "class Stuck:\n    def __repr__(self):\n        while True:\n            pass\n"
+        "s = Stuck()\nprint('made it')"
+    )
+    scripted_server.respond_with(scripted(root=[repl(stuck), repl("print('next')\nFINAL('done')")]))
+    result, events = await run_to_end(make_run(scripted_server, budget=Budget(cell_timeout_s=1.0)))
+    assert result.status == "completed", result.error
+    assert result.answer == "done"
+    first, second = of_type(events, CellExecuted)
+    assert (first.stdout, first.error) == ("made it\n", None)
+    assert first.variables == {"Stuck": "<type 'Stuck'>", "s": "<Stuck: repr too slow>"}
+    assert (second.stdout, second.error) == ("next\n", None)
+    assert second.variables == first.variables

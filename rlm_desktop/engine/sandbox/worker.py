@@ -40,6 +40,9 @@ VALUE_CHARS = 200
 """A reported value's repr (or text) is cut to this many characters."""
 NAME_CHARS = 100
 """A variable whose name is longer than this is not reported."""
+VARIABLES_SECONDS = 0.25
+"""Reading the variables after a cell stops after this long; a value whose repr was still running
+is shown as too slow from then on, and its repr is not called again."""
 
 
 class SubCallError(Exception):
@@ -225,6 +228,8 @@ class Repl:
         self._tools = {k: v for k, v in self.namespace.items() if k not in skip}
         self._app_values = {id(context), id(meta), *(id(v) for v in contexts or ())}
         self._app_values |= {id(self.history), *(id(v) for v in histories or ())}
+        # A value whose repr was too slow, kept so that its id stays its own: id → (value, shown).
+        self._slow: dict[int, tuple[Any, str]] = {}
 
     def restore_tools(self) -> list[str]:
         """Put back the tools and `context` a cell rebound or deleted; returns their names.
@@ -311,9 +316,27 @@ class Repl:
         (text cut to `VALUE_CHARS`), anything else as its repr, functions and classes defined in
         cells as `<function 'name'>`. Left out: names starting with `_`, modules, functions and
         classes imported from elsewhere, and the contexts and histories under any other name.
-        At most `VARIABLES_SHOWN` of them; a repr is bounded before it is built (`reprlib`).
+        At most `VARIABLES_SHOWN` of them; a repr is bounded before it is built (`reprlib`), and
+        the whole reading by `VARIABLES_SECONDS` (a repr is the object's own code: it may never
+        return), so that the cell's result, its output and a FINAL it gave are not held up.
         """
         shown: dict[str, Any] = {}
+        previous = signal.signal(signal.SIGALRM, _too_slow)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, VARIABLES_SECONDS, VARIABLES_SECONDS)
+            try:
+                self._read_variables(shown)
+            except _TooSlow:
+                pass
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        except _TooSlow:
+            pass
+        finally:
+            signal.signal(signal.SIGALRM, previous)
+        return shown
+
+    def _read_variables(self, shown: dict[str, Any]) -> None:
         for name, value in self.namespace.items():
             if len(shown) >= VARIABLES_SHOWN:
                 break
@@ -324,13 +347,19 @@ class Repl:
                 or id(value) in self._app_values
             ):
                 continue
+            if id(value) in self._slow:
+                shown[name] = self._slow[id(value)][1]
+                continue
             try:
                 summary = _short_value(value)
+            except _TooSlow:
+                shown[name] = f"<{type(value).__name__}: repr too slow>"
+                self._slow[id(value)] = (value, shown[name])
+                return
             except Exception as error:  # a __repr__ is the object's own code: anything can fail
                 summary = f"<{type(value).__name__}: repr failed ({type(error).__name__})>"
             if summary is not _LEFT_OUT:
                 shown[name] = summary
-        return shown
 
     def partial_answer(self) -> str | None:
         """`answer["content"]` when the model has started filling it in."""
@@ -456,6 +485,14 @@ def _portable(value: Any) -> Any:
 
 class Interrupted(BaseException):
     """Raised in the main thread by SIGINT from the parent (cell timeout)."""
+
+
+class _TooSlow(BaseException):
+    """Raised in the main thread by SIGALRM when reading the variables takes too long."""
+
+
+def _too_slow(signum: int, frame: Any) -> None:
+    raise _TooSlow()
 
 
 def _on_sigint(signum: int, frame: Any) -> None:

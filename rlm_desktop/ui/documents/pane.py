@@ -257,7 +257,7 @@ class DocumentsPane(QWidget):
             self.preview.setPlainText(f"{entry.path}\n\n{entry.error}")
             return
         text = entry.document.text
-        shown = text[:PREVIEW_CHARS]
+        shown = text[:PREVIEW_CHARS].replace("\f", "\n")  # a page break shows as one, same length
         if len(text) > PREVIEW_CHARS:
             shown += f"\n\n… showing the first {PREVIEW_CHARS:,} of {len(text):,} characters"
         self.preview.setPlainText(shown)
