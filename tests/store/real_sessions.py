@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,19 +52,28 @@ SCRIPTS = {
 BUDGETS = {"timeout": Budget(timeout_s=3), "depth2": Budget(max_depth=3)}
 
 
-async def _record(server: ScriptedServer, store: Store, name: str) -> str:
-    server.respond_with(SCRIPTS[name])
-    run: Run = make_run(server, budget=BUDGETS.get(name))
+async def record_run(
+    store: Store, server: ScriptedServer, *, cancel: bool = False, **make: Any
+) -> Run:
+    """Run the engine over `server` (its script already set), recorded in `store`; `cancel`
+    stops it half a second into its first cell, as a user would. `make`: `make_run`'s settings."""
+    run: Run = make_run(server, **make)
     recorder = store.record(run, documents=[DOCUMENT])
     replied = asyncio.Event()
     run.bus.add_listener(lambda event: replied.set() if isinstance(event, LLMResponded) else None)
     task = asyncio.create_task(run.execute())
-    if name == "cancelled":
+    if cancel:
         await replied.wait()
         await asyncio.sleep(0.5)  # the cell starts; stopping it is the point
         run.cancel()
     await task
     recorder.close()
+    return run
+
+
+async def _record(server: ScriptedServer, store: Store, name: str) -> str:
+    server.respond_with(SCRIPTS[name])
+    run = await record_run(store, server, cancel=name == "cancelled", budget=BUDGETS.get(name))
     return run.run_id
 
 

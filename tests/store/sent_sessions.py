@@ -16,14 +16,12 @@ from typing import Any
 
 import pytest
 
-from rlm_desktop.engine import Budget, Run
-from rlm_desktop.engine.events import LLMResponded
+from rlm_desktop.engine import Budget
 from rlm_desktop.store import Store
 from tests.engine.long_run import LongRun
-from tests.engine.scripting import DOCUMENT, make_run
 from tests.scripted_rlm import Responder, repl, scripted
 from tests.scripted_server import ScriptedServer
-from tests.store.real_sessions import BUDGETS, SCRIPTS
+from tests.store.real_sessions import BUDGETS, SCRIPTS, record_run
 
 LONG_TURNS = 14
 COMPACT_TOKENS = 2_500
@@ -60,17 +58,7 @@ async def _record(server: ScriptedServer, store: Store, name: str) -> Sent:
     make_script, budget, settings = SHAPES[name]
     server.respond_with(make_script())
     before = len(server.chat_requests())
-    run: Run = make_run(server, budget=budget, **settings)
-    recorder = store.record(run, documents=[DOCUMENT])
-    replied = asyncio.Event()
-    run.bus.add_listener(lambda event: replied.set() if isinstance(event, LLMResponded) else None)
-    task = asyncio.create_task(run.execute())
-    if name == "cancelled":
-        await replied.wait()
-        await asyncio.sleep(0.5)  # the cell starts; stopping it is the point
-        run.cancel()
-    await task
-    recorder.close()
+    run = await record_run(store, server, cancel=name == "cancelled", budget=budget, **settings)
     return Sent(run.run_id, server.chat_requests()[before:])
 
 
