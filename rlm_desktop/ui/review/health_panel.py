@@ -88,20 +88,8 @@ class HealthPanel(QWidget):
 
     def show_session(self, store: Store, session_id: str) -> HealthReport | None:
         """Check the saved session `session_id` and show what was found."""
-        from rlm_desktop.review.health import session_health
-        from rlm_desktop.store import StoreError
-
         self._asked += 1
-        if not session_id:
-            self.clear()
-            return None
-        try:
-            report = session_health(store, session_id)
-        except StoreError as error:
-            self._show_problem(error)
-            return None
-        self.show_report(report)
-        return report
+        return self._present(_health_of(store, session_id))
 
     def check_session(self, store: Store, session_id: str) -> asyncio.Task[HealthReport | None]:
         """`show_session` with the reading and checking in a worker thread: a run of thousands
@@ -112,22 +100,19 @@ class HealthPanel(QWidget):
         return self.checking
 
     async def _check(self, store: Store, session_id: str, asked: int) -> HealthReport | None:
-        from rlm_desktop.review.health import session_health
-        from rlm_desktop.store import StoreError
+        found = await asyncio.to_thread(_health_of, store, session_id)
+        return self._present(found) if asked == self._asked else None
 
-        if not session_id:
+    def _present(self, found: HealthReport | Exception | None) -> HealthReport | None:
+        """Show a check's outcome (see `_health_of`); the report, when there is one."""
+        if found is None:
             self.clear()
             return None
-        try:
-            report = await asyncio.to_thread(session_health, store, session_id)
-        except StoreError as error:
-            if asked == self._asked:
-                self._show_problem(error)
+        if isinstance(found, Exception):
+            self._show_problem(found)
             return None
-        if asked != self._asked:
-            return None
-        self.show_report(report)
-        return report
+        self.show_report(found)
+        return found
 
     def _show_problem(self, error: Exception) -> None:
         self.clear()
@@ -203,3 +188,17 @@ def _finding_item(finding: Finding) -> QTreeWidgetItem:
     elif finding.calls:
         item.setData(0, TARGET, (finding.calls[0], -1))
     return item
+
+
+def _health_of(store: Store, session_id: str) -> HealthReport | Exception | None:
+    """The health report of a saved session, the store's error when it cannot be read, or None
+    when there is no session to check."""
+    from rlm_desktop.review.health import session_health
+    from rlm_desktop.store import StoreError
+
+    if not session_id:
+        return None
+    try:
+        return session_health(store, session_id)
+    except StoreError as error:
+        return error
