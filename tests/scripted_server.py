@@ -132,6 +132,8 @@ class ScriptedServer:
         self.listing_key = listing_key
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.peers: list[int] = []
+        """The client port each chat request came from (one per connection)."""
         self._queue: deque[str | Reply] = deque()
         self._responder: Responder | None = None
         self._lock = threading.Lock()
@@ -240,6 +242,7 @@ class ScriptedServer:
                 with server._lock:
                     server.requests.append(request)
                     server.headers.append(dict(self.headers.items()))
+                    server.peers.append(self.client_address[1])
                     server._in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
                 try:

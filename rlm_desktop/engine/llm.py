@@ -160,7 +160,7 @@ class LLMClient:
                 if too_large(error):
                     raise LLMError(too_large_text(), attempt, replied=True) from error
                 status = _status_of(error)
-                described = self._redactor.text(_describe(error, status))
+                described = self._redactor.text(_describe(error, status, self._timeout))
                 if attempt > self._max_retries or not _is_retryable(error, status):
                     raise LLMError(described, attempt, status) from error
                 delay = _retry_delay(error, attempt)
@@ -251,6 +251,8 @@ def _reply_of(response: Any) -> RouteReply:
 def _status_of(error: Exception) -> int | None:
     if unreachable_address(error) is not None:
         return None  # litellm calls a connection that never opened "HTTP 500"; no server said so
+    if _timed_out(error):
+        return None  # litellm calls its own timeout "HTTP 408"; no server said so
     status = getattr(error, "status_code", None)
     return status if isinstance(status, int) else None
 
@@ -264,12 +266,19 @@ def _is_retryable(error: Exception, status: int | None) -> bool:
     return any(word in name for word in ("Timeout", "Connection", "ServiceUnavailable"))
 
 
-def _describe(error: Exception, status: int | None) -> str:
+def _timed_out(error: Exception) -> bool:
+    """True for a request that ran past the run's request timeout."""
+    return isinstance(error, load_litellm().Timeout)
+
+
+def _describe(error: Exception, status: int | None, timeout_s: float) -> str:
     """One line: the status, the provider's message (litellm's text without its repeated
     class-name prefixes, or the message of a JSON error body), a hint."""
     address = unreachable_address(error)
     if address is not None:
         return cannot_connect(address)
+    if _timed_out(error):
+        return f"Timeout: the provider sent no reply within {timeout_s:g} s"
     text = LITELLM_PREFIXES.sub("", " ".join(str(error).split()))
     text = _body_message(text) or text
     if len(text) > 300:

@@ -7,9 +7,9 @@ computes from its own price map): about 1.5 ms of CPU a request. For models lite
 plain `OpenAIGPTConfig` (the `openai/` provider: OpenAI itself and any OpenAI-compatible server
 given as `api_base`), a `Route` asks litellm's own pieces once (`get_llm_provider`, the provider
 config's parameter mapping, headers and URL) and then, per request, uses that config's
-`transform_request`, litellm's HTTP handler (the run's pooled, size-capped one) and litellm's error
-mapping, so a failure reads exactly as it does through `acompletion`. Every other provider keeps
-`acompletion`.
+`transform_request`, the aiohttp session under litellm's HTTP handler (the run's pooled one; see
+`provider_post`, which also caps the reply) and litellm's error mapping, so a failure reads
+exactly as it does through `acompletion`. Every other provider keeps `acompletion`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from rlm_desktop.engine import provider_post
 from rlm_desktop.engine.litellm_loader import load_litellm
 
 LEAN_PROVIDER = "openai"
@@ -49,12 +50,14 @@ class Route:
     config: Any
     _mapped: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False)
     """litellm's request parameters for each output cap asked for (mapped once each)."""
+    _proxies: dict[int, str | None] = field(default_factory=dict, repr=False)
+    """The proxy for `url` under each HTTP handler it was sent with (read once each)."""
 
     async def send(
         self, handler: Any, messages: list[dict[str, str]], max_tokens: int, timeout_s: float
     ) -> RouteReply:
-        """POST one chat request through `handler` (a litellm `AsyncHTTPHandler`); errors are
-        litellm's own exceptions, mapped as `acompletion` maps them."""
+        """POST one chat request on `handler` (a litellm `AsyncHTTPHandler`, see `provider_post`);
+        errors are litellm's own exceptions, mapped as `acompletion` maps them."""
         litellm = load_litellm()
         optional = self._mapped.get(max_tokens)
         if optional is None:
@@ -73,15 +76,13 @@ class Route:
         )
         try:
             try:
-                response = await handler.post(
-                    url=self.url,
-                    headers=dict(self.headers),
-                    data=json.dumps(data),
-                    timeout=timeout_s,
+                proxy = await self._proxy(handler)
+                body = await provider_post.post(
+                    handler, self.url, self.headers, json.dumps(data), timeout_s, proxy=proxy
                 )
             except Exception as error:
                 _raise_provider_error(error, self.config)
-            return _read(response.json())
+            return _read(json.loads(body))
         except Exception as error:
             # litellm's mapping raises the exception `acompletion` would have raised.
             litellm.exception_type(
@@ -92,6 +93,12 @@ class Route:
                 extra_kwargs={},
             )
             raise
+
+    async def _proxy(self, handler: Any) -> str | None:
+        key = id(handler)
+        if key not in self._proxies:
+            self._proxies[key] = await provider_post.proxy_for(handler, self.url)
+        return self._proxies[key]
 
 
 def resolve(model: str, api_base: str | None, api_key: str | None) -> Route | None:

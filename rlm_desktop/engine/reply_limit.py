@@ -55,12 +55,13 @@ class BoundedTransport(httpx.AsyncBaseTransport):
     """Wraps another transport; every response body it hands on stops at `limit_bytes`."""
 
     def __init__(self, inner: httpx.AsyncBaseTransport, limit_bytes: int = REPLY_LIMIT_BYTES):
-        self._inner = inner
+        self.inner = inner
+        """The transport every request goes on to."""
         self._limit = limit_bytes
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send `request`; refuse a reply whose declared length passes the cap."""
-        response = await self._inner.handle_async_request(request)
+        response = await self.inner.handle_async_request(request)
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self._limit:
             await response.aclose()
@@ -70,7 +71,7 @@ class BoundedTransport(httpx.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         """Close the wrapped transport."""
-        await self._inner.aclose()
+        await self.inner.aclose()
 
 
 HANDLER_PROVIDERS = frozenset({

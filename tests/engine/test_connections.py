@@ -92,12 +92,22 @@ def _run_of(server: ScriptedServer, model: str) -> Run:
     return Run(config, [DOCUMENT], folders=paths.engine_folders())
 
 
-@pytest.mark.parametrize("model", ["openai/test-model", "hosted_vllm/test-model"])
+@pytest.mark.parametrize(
+    ("model", "transport"),
+    [
+        ("openai/test-model", "aiohttp"),
+        ("openai/test-model", "httpx"),
+        ("hosted_vllm/test-model", "aiohttp"),
+    ],
+)
 async def test_the_lean_route_and_acompletion_answer_and_fail_alike(
-    scripted_server: ScriptedServer, model: str
+    scripted_server: ScriptedServer, model: str, transport: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`openai/` takes the lean route, `hosted_vllm/` (an OpenAI-compatible server litellm
-    configures its own way) `litellm.acompletion`: the same replies and errors read the same."""
+    """`openai/` takes the lean route (on litellm's aiohttp session, or through its handler when
+    litellm is told to use httpx's own transport), `hosted_vllm/` (an OpenAI-compatible server
+    litellm configures its own way) `litellm.acompletion`: the same replies and errors read the
+    same."""
+    monkeypatch.setenv("DISABLE_AIOHTTP_TRANSPORT", str(transport == "httpx"))
     scripted_server.respond_with(scripted(root=SCRIPT, sub="7"))
     result, events = await run_to_end(_run_of(scripted_server, model))
     assert result.answer == str(FAN_OUT)
@@ -111,3 +121,28 @@ async def test_the_lean_route_and_acompletion_answer_and_fail_alike(
         "error",
         "HTTP 401: Incorrect API key — check the API key",
     )
+
+
+async def test_a_runs_requests_one_after_another_share_one_connection(
+    scripted_server: ScriptedServer,
+) -> None:
+    """Root turns and sub-calls go over the run's one pool: sequential requests reuse a
+    connection rather than opening one each."""
+    turns = [repl(f"a{i} = llm_query('part {i}')") for i in range(4)] + [repl("FINAL('done')")]
+    scripted_server.respond_with(scripted(root=turns, sub="7"))
+    result, _events = await run_to_end(make_run(scripted_server))
+    assert (result.status, result.answer) == ("completed", "done")
+    assert len(scripted_server.peers) == 9  # five root turns, four sub-calls
+    assert len(set(scripted_server.peers)) == 1
+
+
+async def test_a_request_past_its_timeout_is_retried_then_ends_the_run_saying_so(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.respond_with(scripted(root=SCRIPT, sub="7"))
+    scripted_server.latency_s = 1.0
+    run = make_run(scripted_server, request_timeout_s=0.2, max_retries=1)
+    result, _events = await run_to_end(run)
+    assert len(scripted_server.requests) == 2  # the first try and one retry
+    assert result.status == "error"
+    assert result.error == "Timeout: the provider sent no reply within 0.2 s"

@@ -1,0 +1,154 @@
+"""One POST to a provider on litellm's own aiohttp session, its reply read under the size cap.
+
+litellm's `AsyncHTTPHandler` sends through an httpx client whose transport hands the request on to
+litellm's aiohttp session: two HTTP stacks per request, about half of a sub-call's CPU. The lean
+route (`openai_route`) posts on that aiohttp session directly: the same session (one connection
+pool for the run, whichever path a request takes), litellm's SSL and proxy settings, litellm's
+mapping of aiohttp's errors, and the errors the handler itself raises (`litellm.Timeout`, an
+`httpx.HTTPStatusError` carrying the reply). When litellm uses httpx's own transport instead
+(`DISABLE_AIOHTTP_TRANSPORT`, `litellm.force_ipv4`), the request goes through the handler.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+from rlm_desktop.engine.litellm_loader import load_litellm
+from rlm_desktop.engine.reply_limit import REPLY_LIMIT_BYTES, BoundedTransport, ReplyTooLarge
+
+CONNECT_TIMEOUT_CAP_S = 30.0
+IDENTITY = {"Accept-Encoding": "identity"}
+"""Compressed replies are not asked for, so the cap counts what is parsed."""
+
+
+async def post(
+    handler: Any,
+    url: str,
+    headers: dict[str, str],
+    body: str,
+    timeout_s: float,
+    *,
+    proxy: str | None = None,
+    limit_bytes: int = REPLY_LIMIT_BYTES,
+) -> bytes:
+    """POST `body` to `url` and return the reply's body, at most `limit_bytes` of it.
+
+    `handler` is the run's litellm `AsyncHTTPHandler` (`reply_limit.bounded_handler`); `proxy` is
+    what `proxy_for` said for `url`. A status of 400 or more raises `httpx.HTTPStatusError`, a
+    timeout `litellm.Timeout`, a reply past the cap `ReplyTooLarge`, a transport failure the httpx
+    error litellm maps it to.
+    """
+    transport = aiohttp_transport(handler)
+    if transport is None:
+        response = await handler.post(url=url, headers=dict(headers), data=body, timeout=timeout_s)
+        return bytes(response.content)
+    from litellm.llms.custom_httpx.aiohttp_transport import map_aiohttp_exceptions
+
+    started = time.time()
+    try:
+        with map_aiohttp_exceptions():
+            return await _post_on(
+                transport._get_valid_client_session(), url, headers, body, timeout_s, proxy,
+                limit_bytes,
+            )  # fmt: skip
+    except httpx.TimeoutException as error:
+        raise _timeout(timeout_s, time.time() - started) from error
+    except httpx.HTTPStatusError as error:
+        _as_handler_reports(error)
+        raise
+
+
+async def proxy_for(handler: Any, url: str) -> str | None:
+    """The proxy litellm's transport would send a request to `url` through (from the environment,
+    unless litellm is told not to read it); None for none, or when the handler has no aiohttp
+    session."""
+    transport = aiohttp_transport(handler)
+    if transport is None:
+        return None
+    proxy: str | None = await transport._get_proxy_settings(httpx.Request("POST", url))
+    return proxy
+
+
+def aiohttp_transport(handler: Any) -> Any | None:
+    """litellm's aiohttp transport under `handler`'s httpx client, or None when it has none."""
+    from litellm.llms.custom_httpx.aiohttp_transport import LiteLLMAiohttpTransport
+
+    transport = handler.client._transport  # httpx keeps the transport it was given here
+    if isinstance(transport, BoundedTransport):
+        transport = transport.inner
+    return transport if isinstance(transport, LiteLLMAiohttpTransport) else None
+
+
+async def _post_on(
+    session: Any,
+    url: str,
+    headers: dict[str, str],
+    body: str,
+    timeout_s: float,
+    proxy: str | None,
+    limit_bytes: int,
+) -> bytes:
+    from aiohttp import ClientTimeout
+
+    timeout = ClientTimeout(total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S))
+    async with session.post(
+        url,
+        data=body.encode(),
+        headers={**headers, **IDENTITY},
+        allow_redirects=False,
+        proxy=proxy,
+        timeout=timeout,
+    ) as response:
+        declared = response.content_length
+        if declared is not None and declared > limit_bytes:
+            raise ReplyTooLarge(limit_bytes)
+        content = await _read_capped(response.content, limit_bytes)
+        if response.status >= 400:
+            raise _status_error(url, response.status, response.headers, content)
+        return content
+
+
+async def _read_capped(stream: Any, limit_bytes: int) -> bytes:
+    chunks: list[bytes] = []
+    seen = 0
+    async for chunk in stream.iter_any():
+        seen += len(chunk)
+        if seen > limit_bytes:
+            raise ReplyTooLarge(limit_bytes)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _status_error(url: str, status: int, headers: Any, content: bytes) -> httpx.HTTPStatusError:
+    """The error httpx's `raise_for_status` would raise for this reply."""
+    request = httpx.Request("POST", url)
+    response = httpx.Response(
+        status, headers=list(headers.items()), content=content, request=request
+    )
+    return httpx.HTTPStatusError(
+        f"Client error '{status}' for url '{url}'", request=request, response=response
+    )
+
+
+def _as_handler_reports(error: httpx.HTTPStatusError) -> None:
+    """Give a status error the attributes litellm's handler gives it (the reply's text, masked)."""
+    from litellm.llms.custom_httpx.http_handler import mask_sensitive_info
+
+    text = mask_sensitive_info(error.response.text)  # type: ignore[no-untyped-call]
+    error.message = text  # type: ignore[attr-defined]
+    error.text = text  # type: ignore[attr-defined]
+    error.status_code = error.response.status_code  # type: ignore[attr-defined]
+
+
+def _timeout(timeout_s: float, taken_s: float) -> Exception:
+    """The `litellm.Timeout` litellm's handler raises for a request past its time."""
+    litellm = load_litellm()
+    error: Exception = litellm.Timeout(
+        message=f"Connection timed out. Timeout passed={timeout_s}, time taken={taken_s:.3f} seconds",
+        model="default-model-name",
+        llm_provider="litellm-httpx-handler",
+    )
+    return error
