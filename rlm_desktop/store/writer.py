@@ -34,6 +34,7 @@ _ENCODER = json.JSONEncoder(default=str, ensure_ascii=False)
 _ESCAPING_ENCODER = json.JSONEncoder(default=str)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MIN_INTEGER, _MAX_INTEGER = -(2**63), 2**63 - 1
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 # Upserts where a row has children: REPLACE would delete it first, and its foreign keys'
 # ON DELETE CASCADE its turns, cells and requests with it.
@@ -122,8 +123,15 @@ def stored_json(value: Any) -> str:
     `"\\udcff"`, a file name that is not UTF-8), JSON's `\\u` escapes, which `json.loads` turns
     back into the very same string (and `os.fsencode` into a file name's very bytes).
     """
+    return _logged_json(value)[0]
+
+
+def _logged_json(value: Any) -> tuple[str, bool]:
+    """`stored_json(value)`, and True when that is the readable text (no string needed escapes)."""
     text = _ENCODER.encode(value)
-    return text if _encodable(text) else _ESCAPING_ENCODER.encode(value)
+    if _encodable(text):
+        return text, True
+    return _ESCAPING_ENCODER.encode(value), False
 
 
 def stored_text(text: str) -> str:
@@ -152,9 +160,15 @@ def _file_name(name: object) -> object:
     return shown_file_name(name) if isinstance(name, str) else name
 
 
-def _columns(payload: Row) -> Row:
+def _columns(payload: Row, readable: bool) -> Row:
     """The payload's top-level values made storable in columns: strings as UTF-8, and integers
-    past SQLite's 64 bits (a provider reporting absurd usage) as reals."""
+    past SQLite's 64 bits (a provider reporting absurd usage) as reals. `readable` says the
+    payload's JSON needed no escapes, so every string in it is UTF-8 already."""
+    if readable and not any(
+        type(value) is int and not _MIN_INTEGER <= value <= _MAX_INTEGER
+        for value in payload.values()
+    ):
+        return dict(payload)
     return {name: _column(value) for name, value in payload.items()}
 
 
@@ -280,15 +294,15 @@ class SessionWriter:
 
     def _write(self, events: Sequence[Event]) -> None:
         log_rows = []
-        scrub = self._redactor.data
         for event in events:
             kind = type(event).__name__
-            payload = {name: scrub(getattr(event, name)) for name in _payload_fields(type(event))}
+            payload = self._scrubbed(event)
             if kind == "CallOpened":
                 payload = _system_prompt_kept(self._conn, payload)
-            log_rows.append((self._sid, self._seq, event.ts, kind, stored_json(payload)))
+            logged, readable = _logged_json(payload)
+            log_rows.append((self._sid, self._seq, event.ts, kind, logged))
             self._seq += 1
-            row = _columns(payload)
+            row = _columns(payload, readable)
             row["ts"] = event.ts
             self._apply(kind, row)
         self._conn.executemany(
@@ -300,6 +314,20 @@ class SessionWriter:
                 f"UPDATE sessions SET {columns} WHERE id = ?", [*self._session.values(), self._sid]
             )
             self._session = {}
+
+    def _scrubbed(self, event: Event) -> Row:
+        """The event's payload with every string scrubbed (numbers and None pass as they are)."""
+        text, data = self._redactor.text, self._redactor.data
+        payload: Row = {}
+        for name in _payload_fields(type(event)):
+            value = getattr(event, name)
+            kind = type(value)
+            if kind is str:
+                value = text(value)
+            elif kind not in _SCALARS:
+                value = data(value)
+            payload[name] = value
+        return payload
 
     def _apply(self, kind: str, d: Row) -> None:
         d["sid"] = self._sid
