@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rlm_desktop.engine import Budget
 from rlm_desktop.engine.events import (
     AnswerSubmitted,
     BudgetUpdated,
@@ -244,3 +245,21 @@ async def test_cells_are_numbered_across_the_call_as_tracebacks_name_them(
     second = observation_after(scripted_server, 1)
     assert second.startswith("[cell 3]")
     assert 'File "<cell 3>", line 2' in second
+
+
+async def test_an_answer_given_before_the_cell_ran_out_of_time_stands(
+    scripted_server: ScriptedServer,
+) -> None:
+    """FINAL inside a cell that then loops until its time limit: the answer was given, the run
+    ends with it, and the cell shows that it was interrupted."""
+    endless = "print('counted 7')\nFINAL('7 rows')\nwhile True:\n    pass"
+    scripted_server.respond_with(scripted(root=[repl(endless), repl("FINAL('too late')")]))
+    run = make_run(scripted_server, budget=Budget(cell_timeout_s=1.0))
+    result, events = await run_to_end(run)
+    assert (result.status, result.answer, result.turns) == ("completed", "7 rows", 1)
+    (cell,) = of_type(events, CellExecuted)
+    assert cell.stdout == "counted 7\n"
+    assert cell.timed_out
+    assert (cell.error or "").startswith("TimeoutError: the cell ran past")
+    (submitted,) = of_type(events, AnswerSubmitted)
+    assert submitted.answer == "7 rows"

@@ -264,15 +264,8 @@ class WorkerProcess:
             message = (
                 f"TimeoutError: the cell ran past the {timeout_s:g} s limit and was interrupted"
             )
-            return CellOutcome(
-                outcome.stdout,
-                outcome.stderr,
-                message,
-                outcome.duration_s,
-                timed_out=True,
-                restored=outcome.restored,
-                variables=outcome.variables,
-            )
+            # What the cell did before the interrupt stands: its output, and an answer it gave.
+            return dataclasses.replace(outcome, error=message, timed_out=True)
         except (TimeoutError, WorkerDied):
             await self.restart()
             message = (
