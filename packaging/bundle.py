@@ -111,6 +111,7 @@ METADATA = (
     "litellm",
     "opentelemetry-api",
     "opentelemetry-sdk",
+    "pypdfium2",
 )
 # Extra modules found only at run time: tiktoken's encodings plugin, keyring's backends (entry
 # points), and numpy for model code in the REPL worker.

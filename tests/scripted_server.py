@@ -38,6 +38,10 @@ class Reply:
     """When set, a 200 reply whose content is this many bytes of `a`, streamed in 1 MB pieces."""
     chunked: bool = False
     """Send a `body_bytes` reply without its length (chunked), so only reading it tells its size."""
+    page: str | None = None
+    """When set, a 200 reply of this HTML instead of a chat completion (a web page at the address)."""
+    hang_up: bool = False
+    """Close the connection without replying."""
 
 
 HUGE_PIECE = 1024 * 1024
@@ -217,6 +221,14 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _send_page(self, page: str) -> None:
+                data = page.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_GET(self) -> None:
                 path = self.path.rstrip("/")
                 listing = path.endswith("/models") or path == "/api/tags"
@@ -250,7 +262,11 @@ class ScriptedServer:
                 finally:
                     with server._lock:
                         server._in_flight -= 1
-                if reply.body_bytes and reply.status == 200:
+                if reply.hang_up:
+                    self.close_connection = True
+                elif reply.page is not None:
+                    self._send_page(reply.page)
+                elif reply.body_bytes and reply.status == 200:
                     self._stream_huge(reply.body_bytes, reply.chunked)
                 else:
                     self._send(*completion_response(request, reply))

@@ -19,7 +19,7 @@ from typing import Any
 
 from rlm_desktop.engine.connection import cannot_connect, unreachable_address
 from rlm_desktop.engine.litellm_loader import load_litellm
-from rlm_desktop.engine.openai_route import Route, RouteReply, resolve
+from rlm_desktop.engine.openai_route import Route, RouteReply, UnreadableReply, resolve
 from rlm_desktop.engine.pricing import ModelInfo, PriceBook
 from rlm_desktop.redact import Redactor
 
@@ -156,6 +156,8 @@ class LLMClient:
                 return self._completion(model, reply, time.monotonic() - started, attempt)
             except asyncio.CancelledError:
                 raise
+            except UnreadableReply as error:
+                raise LLMError(self._redactor.text(str(error)), attempt) from error
             except Exception as error:
                 if too_large(error):
                     raise LLMError(too_large_text(), attempt, replied=True) from error
@@ -251,8 +253,8 @@ def _reply_of(response: Any) -> RouteReply:
 def _status_of(error: Exception) -> int | None:
     if unreachable_address(error) is not None:
         return None  # litellm calls a connection that never opened "HTTP 500"; no server said so
-    if _timed_out(error):
-        return None  # litellm calls its own timeout "HTTP 408"; no server said so
+    if _timed_out(error) or isinstance(error, load_litellm().APIConnectionError):
+        return None  # litellm calls its own timeout "HTTP 408", a failed connection 500
     status = getattr(error, "status_code", None)
     return status if isinstance(status, int) else None
 
@@ -283,7 +285,12 @@ def _describe(error: Exception, status: int | None, timeout_s: float) -> str:
     text = _body_message(text) or text
     if len(text) > 300:
         text = text[:300] + "…"
-    prefix = f"HTTP {status}: " if status else f"{type(error).__name__}: "
+    if status:
+        prefix = f"HTTP {status}: "
+    elif isinstance(error, load_litellm().APIConnectionError):
+        prefix = "Connection error: "
+    else:
+        prefix = f"{type(error).__name__}: "
     hint = AUTH_HINT if status in AUTH_STATUS else ""
     return prefix + text + hint
 

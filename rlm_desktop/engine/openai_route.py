@@ -19,12 +19,19 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+import httpx
+
 from rlm_desktop.engine import provider_post
 from rlm_desktop.engine.litellm_loader import load_litellm
 
 LEAN_PROVIDER = "openai"
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 BASE_HANDLER_SWITCH = "EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER"
+
+
+class UnreadableReply(Exception):
+    """A successful reply that is not a chat completion: a web page, a proxy's notice, another
+    API's answer. Typically the API base names the wrong address; trying again will not help."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +88,10 @@ class Route:
                     handler, self.url, self.headers, json.dumps(data), timeout_s, proxy=proxy
                 )
             except Exception as error:
-                _raise_provider_error(error, self.config)
-            return _read(json.loads(body))
+                _raise_provider_error(error, self.config, self.asked)
+            return _read(body)
+        except UnreadableReply:
+            raise
         except Exception as error:
             # litellm's mapping raises the exception `acompletion` would have raised.
             litellm.exception_type(
@@ -138,24 +147,45 @@ def resolve(model: str, api_base: str | None, api_key: str | None) -> Route | No
     return Route(model=name, asked=model, url=url, headers=headers, config=config)
 
 
-def _raise_provider_error(error: Exception, config: Any) -> NoReturn:
-    """Turn a transport error into the provider's error class, as litellm's HTTP handler does."""
+def _raise_provider_error(error: Exception, config: Any, model: str) -> NoReturn:
+    """Turn an HTTP error into the provider's error class, as litellm's HTTP handler does; a
+    connection that failed (dropped, reset, refused) is litellm's `APIConnectionError`, not the
+    "HTTP 500" the handler would call it: no server sent that status."""
     from litellm.llms.custom_httpx.llm_http_handler import BaseLLMHTTPHandler
 
+    if isinstance(error, httpx.TransportError):
+        litellm = load_litellm()
+        raise litellm.APIConnectionError(
+            message=str(error) or type(error).__name__, llm_provider=LEAN_PROVIDER, model=model
+        ) from error
     BaseLLMHTTPHandler()._handle_error(e=error, provider_config=config)
     raise error  # not reached: `_handle_error` always raises
 
 
-def _read(body: Any) -> RouteReply:
+def _read(body: bytes) -> RouteReply:
     """The parts of an OpenAI chat-completion body the engine uses."""
     from litellm.litellm_core_utils.core_helpers import map_finish_reason
 
-    choice = body["choices"][0]
-    usage = body.get("usage") or {}
-    finish = choice.get("finish_reason")
-    return RouteReply(
-        content=(choice.get("message") or {}).get("content") or "",
-        input_tokens=int(usage.get("prompt_tokens") or 0),
-        output_tokens=int(usage.get("completion_tokens") or 0),
-        finish_reason=map_finish_reason(finish) if finish else None,
+    try:
+        parsed = json.loads(body)
+        choice = parsed["choices"][0]
+        usage = parsed.get("usage") or {}
+        finish = choice.get("finish_reason")
+        return RouteReply(
+            content=(choice.get("message") or {}).get("content") or "",
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+            finish_reason=map_finish_reason(finish) if finish else None,
+        )
+    except (ValueError, LookupError, TypeError, AttributeError) as error:
+        raise UnreadableReply(_not_a_completion(body)) from error
+
+
+def _not_a_completion(body: bytes) -> str:
+    shown = " ".join(body[:2000].decode("utf-8", "replace").split())
+    if len(shown) > 100:
+        shown = shown[:100] + "…"
+    return (
+        f"the server's reply is not a chat completion ({shown!r}): check the API base "
+        "(an OpenAI-compatible server's usually ends in /v1)"
     )

@@ -155,3 +155,31 @@ async def test_rate_limits_and_overload_are_retried_and_read_as_their_message(
         "HTTP 429: slow down",
         "HTTP 503: overloaded",
     ]
+
+
+async def test_a_web_page_at_the_api_base_is_one_clear_error_not_retried(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.enqueue(Reply(page="<html><body>Welcome to nginx!</body></html>"))
+    result, events = await run_to_end(make_run(scripted_server, max_retries=3))
+
+    assert result.status == "error"
+    assert result.http_status is None  # the server said 200; no status to blame
+    assert result.error == (
+        "the server's reply is not a chat completion "
+        "('<html><body>Welcome to nginx!</body></html>'): check the API base "
+        "(an OpenAI-compatible server's usually ends in /v1)"
+    )
+    assert len(scripted_server.requests) == 1
+    assert not of_type(events, LLMRetried)
+
+
+async def test_a_dropped_connection_is_retried_and_reads_as_one(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.enqueue(Reply(hang_up=True), Reply(hang_up=True), repl("FINAL('ok')"))
+    result, events = await run_to_end(make_run(scripted_server))
+
+    assert (result.status, result.answer) == ("completed", "ok")
+    reasons = [e.reason for e in of_type(events, LLMRetried)]
+    assert reasons == ["Connection error: Server disconnected"] * 2
