@@ -1,9 +1,12 @@
 """Records a live run: a cheap bus listener that buffers events and writes them in batches.
 
-The listener only appends to a list. A flush (one transaction) happens on a short timer of the
-running asyncio loop, at every turn boundary and at the end of a root call, at `RunFinished`,
-and whenever the buffer is older than `MAX_DELAY_S` — so a killed process loses at most a
-fraction of a second of its run.
+The listener only appends to a list. Writing waits for the loop to go quiet: a short timer of the
+running asyncio loop writes once no event has come for `QUIET_S` (a fan-out's requests go out
+first, and are recorded while their replies are awaited), in transactions of at most `MAX_BUFFER`
+events, one per turn of the loop, so a window stays responsive. Writing starts at once, busy or
+not, at every turn boundary of a root call, at its end, at `RunFinished`, and when the buffer holds
+`MAX_DEFERRED` events or is older than `MAX_DELAY_S` — so a killed process loses at most a fraction
+of a second of its run. `close` writes what is left.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from rlm_desktop.store.writer import Opening, SessionWriter
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.05
-MAX_DELAY_S = 0.1
-MAX_BUFFER = 150  # at ~55 µs an event, one transaction stays under a 16 ms frame of a GUI loop
+QUIET_S = 0.004
+MAX_DELAY_S = 0.25
+MAX_BUFFER = 150  # at ~20 µs an event, one transaction stays well under a 16 ms frame of a GUI loop
+MAX_DEFERRED = 4 * MAX_BUFFER  # what `close` may have left to write at once
 RETRY_AFTER_S = 1.0
 
 
@@ -69,7 +74,9 @@ class Recorder:
         self._buffer: list[Event] = []
         self._roots: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
+        self._draining: asyncio.Handle | None = None
         self._oldest = 0.0
+        self._latest = 0.0
         self._retry_at = 0.0
         self._refused: sqlite3.Error | None = None
         self._left_out: list[str] = []
@@ -80,35 +87,55 @@ class Recorder:
         self._detach: Callable[[], None] | None = attach(self._on_event)
 
     def _on_event(self, event: Event) -> None:
+        now = time.monotonic()
         if not self._buffer:
-            self._oldest = time.monotonic()
+            self._oldest = now
+        self._latest = now
         self._buffer.append(event)
         if isinstance(event, CallStarted) and event.parent_id is None:
             self._roots.add(event.call_id)
         boundary = isinstance(event, RunFinished) or (
             isinstance(event, TurnExecuted | CallFinished) and event.call_id in self._roots
         )
-        now = time.monotonic()
-        if now >= self._retry_at and (
-            boundary or len(self._buffer) >= MAX_BUFFER or now - self._oldest >= MAX_DELAY_S
-        ):
-            self.flush()
+        due = (
+            boundary or len(self._buffer) >= MAX_DEFERRED or now - self._oldest >= MAX_DELAY_S
+        )
+        if self._draining is not None:
+            pass  # the buffer is being written a piece per loop turn already
+        elif due and now >= self._retry_at:
+            self._drain()
         elif self._timer is None:
-            self._schedule()
+            self._schedule(FLUSH_INTERVAL_S)
         if isinstance(event, RunFinished):
             self.finished = True
             self._stop_listening()
 
-    def _schedule(self) -> None:
+    def _schedule(self, delay_s: float) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._timer = loop.call_later(FLUSH_INTERVAL_S, self._on_timer)
+        self._timer = loop.call_later(delay_s, self._on_timer)
 
     def _on_timer(self) -> None:
         self._timer = None
-        self.flush()
+        now = time.monotonic()
+        if now - self._latest < QUIET_S and now - self._oldest < MAX_DELAY_S:
+            self._schedule(QUIET_S)  # events are still pouring in: write once they pause
+        else:
+            self._drain()
+
+    def _drain(self) -> None:
+        """Write the oldest `MAX_BUFFER` events, and the rest on the loop's next turns."""
+        self._draining = None
+        self._write_out(MAX_BUFFER)
+        if self._buffer and time.monotonic() >= self._retry_at:
+            try:
+                self._draining = asyncio.get_running_loop().call_soon(self._drain)
+            except RuntimeError:
+                self._write_out(None)
+        elif self._buffer and self._timer is None:  # the database refused: try again later
+            self._schedule(max(FLUSH_INTERVAL_S, self._retry_at - time.monotonic()))
 
     def flush(self) -> None:
         """Write every buffered event now, in one transaction.
@@ -117,12 +144,22 @@ class Recorder:
         tried again after `RETRY_AFTER_S`; an event the writer cannot take at all is left out,
         the rest written around it. Either way `warnings` says so once the run is closed.
         """
+        self._write_out(None)
+
+    def _write_out(self, limit: int | None) -> None:
+        """Write the oldest `limit` buffered events (all of them for None) in one transaction."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._draining is not None and limit is None:
+            self._draining.cancel()
+            self._draining = None
         if not self._buffer:
             return
-        batch, self._buffer = self._buffer, []
+        if limit is None or limit >= len(self._buffer):
+            batch, self._buffer = self._buffer, []
+        else:
+            batch, self._buffer = self._buffer[:limit], self._buffer[limit:]
         started = time.perf_counter()
         try:
             self._write(batch)

@@ -14,6 +14,7 @@ from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.events import CallStarted, CellExecuted, RunFinished
 from rlm_desktop.paths import database_path
 from rlm_desktop.store import Recorder, SessionBusy, SessionNotFound, Store, StoreError
+from rlm_desktop.store.recorder import MAX_BUFFER, MAX_DEFERRED
 from tests.store.conftest import DOCUMENT
 from tests.store.synthetic import ANSWER, FakeRun, run_events
 
@@ -169,6 +170,32 @@ async def test_a_live_run_is_flushed_on_the_loops_timer_without_waiting_for_the_
         await asyncio.sleep(0.3)
         written = other.execute("SELECT count(*) FROM calls WHERE session_id = 'live'")
         assert written.fetchone()[0] == 6
+    finally:
+        other.close()
+        recorder.close()
+
+
+async def test_a_burst_is_written_once_it_pauses_a_piece_per_loop_turn(store: Store) -> None:
+    """Events published back to back (a fan-out's requests going out) wait for the loop to go
+    quiet, then go to the database in transactions of at most `MAX_BUFFER` events, none lost."""
+    run = FakeRun("burst", EventBus())
+    recorder = store.record(run)
+    events = list(run_events("burst", turns=1, calls_per_turn=100, finish=False))[:-1]
+    assert len(events) < MAX_DEFERRED
+    for event in events:
+        run.bus.publish(event)
+    assert recorder.events_written == 0  # nothing written while events pour in
+    other = sqlite3.connect(database_path())
+    try:
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if recorder.events_written == len(events):
+                break
+        (logged,) = other.execute(
+            "SELECT count(*) FROM events WHERE session_id = 'burst'"
+        ).fetchone()
+        assert logged == len(events)
+        assert recorder.flushes >= len(events) / MAX_BUFFER
     finally:
         other.close()
         recorder.close()
