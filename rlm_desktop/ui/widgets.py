@@ -9,6 +9,14 @@ from PySide6.QtCore import QObject, Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 
+def plain_label(text: str = "") -> QLabel:
+    """A label for text from outside the app (a server's message, a file name, a model's words):
+    shown as it is, never read as rich text (`QLabel` would render `<b>...</b>` in it)."""
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
+
+
 def tool_button(text: str, tip: str, slot: Callable[[], object]) -> QToolButton:
     """A flat button for a pane's tools, named for screen readers by its text."""
     button = QToolButton()

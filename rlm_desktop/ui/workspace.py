@@ -29,6 +29,7 @@ from rlm_desktop.ui.timeline.pane import TimelinePane
 from rlm_desktop.ui.tree.details import CallInspector, DetailPanel
 from rlm_desktop.ui.tree.model import CallTreeModel
 from rlm_desktop.ui.tree.panel import TreePanel
+from rlm_desktop.ui.widgets import plain_label
 
 TICK_MS = 500
 FIGURES_MS = 200
@@ -52,7 +53,7 @@ class Workspace(QWidget):
         self.console = ConsoleView()
         self.answer = AnswerPanel()
         self.details.clock = lambda: self.model.tree.run.now()
-        self.review_label = QLabel()
+        self.review_label = plain_label()
         self.review_label.setObjectName("banner")
         self.review_label.setAccessibleName("Review banner")
         self.new_run_button = QPushButton("Back to a new run")

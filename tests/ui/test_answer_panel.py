@@ -67,3 +67,20 @@ def test_a_new_run_after_a_failure_starts_green_again(qtbot: QtBot) -> None:
     panel.clear()
     panel.show_result(_finished("completed", answer="42"))
     assert panel.title.palette().color(QPalette.ColorRole.WindowText).name() == LIGHT.ok
+
+
+def test_markup_in_an_answer_or_an_error_is_shown_as_text_not_rendered(qtbot: QtBot) -> None:
+    """A model's answer keeps its Markdown but not raw HTML; a provider's error is plain text."""
+    panel = AnswerPanel()
+    qtbot.addWidget(panel)
+    page = "the server's reply is not a chat completion ('<html><body>Welcome</body></html>')"
+    panel.show_result(_finished("error", error=page))
+    assert panel.text.toPlainText() == page
+
+    answer = "**Three** incidents: see <b>the log</b> and model_name_v2 (not *italic*)"
+    panel.show_result(_finished("max_turns", answer=answer, error="HTTP 404: gpt_4_x not found"))
+    shown = panel.text.toPlainText()
+    assert shown.startswith("Three incidents: see <b>the log</b> and model_name_v2")
+    assert shown.endswith("HTTP 404: gpt_4_x not found")
+    first = panel.text.document().begin().begin().fragment()
+    assert (first.text(), first.charFormat().font().bold()) == ("Three", True)  # Markdown kept

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.call_tree import CallNode
@@ -17,6 +17,7 @@ from rlm_desktop.store.detail import SessionDetail
 from rlm_desktop.ui.timeline.pane import TimelinePane
 from rlm_desktop.ui.tree.model import CallTreeModel
 from rlm_desktop.ui.tree.panel import TreePanel
+from rlm_desktop.ui.widgets import plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
@@ -36,7 +37,7 @@ class RunSide(QWidget):
 
     def __init__(self, store: Store, detail: SessionDetail, parent: QWidget | None = None):
         super().__init__(parent)
-        self.title = QLabel(caption(detail))
+        self.title = plain_label(caption(detail))
         self.title.setObjectName("cardTitle")
         self.title.setToolTip(detail.session["query"] or "")
         self.model = CallTreeModel(self)

@@ -35,7 +35,7 @@ from rlm_desktop.ui.documents.coverage import CoverageBarDelegate, shade_read
 from rlm_desktop.ui.documents.model import COLUMNS, READ, DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.documents.skipped import SkippedList
 from rlm_desktop.ui.theme import monospace_font
-from rlm_desktop.ui.widgets import tool_button
+from rlm_desktop.ui.widgets import plain_label, tool_button
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health.coverage import Coverage
@@ -107,7 +107,7 @@ class DocumentsPane(QWidget):
         self.empty_hint.setObjectName("hint")
         self.empty_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.skipped = SkippedList()
-        self.totals = QLabel()
+        self.totals = plain_label()
         self.totals.setObjectName("muted")
         self.totals.setWordWrap(True)
         self.totals.setAccessibleName("Document totals")

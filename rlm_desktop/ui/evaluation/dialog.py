@@ -32,6 +32,7 @@ from rlm_desktop.evaluation.summary import summarize_all
 from rlm_desktop.evaluation.trial import TrialResult
 from rlm_desktop.ui.evaluation.form import FIELD_NAMES, EvaluationForm
 from rlm_desktop.ui.evaluation.plot import ScoreCostPlot
+from rlm_desktop.ui.widgets import plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.evaluation.options import EvaluationOptions
@@ -74,7 +75,7 @@ class EvaluationDialog(QDialog):
         self.stop_button = QPushButton("S&top")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self.stop)
-        self.message = QLabel()
+        self.message = plain_label()
         self.message.setWordWrap(True)
         self.spend = QLabel()
         self.eta = QLabel()
@@ -88,7 +89,7 @@ class EvaluationDialog(QDialog):
         self.summary = QTableWidget(0, len(HEADERS))
         self.summary.setHorizontalHeaderLabels(HEADERS)
         self.summary.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.footer = QLabel()
+        self.footer = plain_label()
         self.footer.setWordWrap(True)
         self.footer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.plot = ScoreCostPlot()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.health.finding import Finding, turn_name
+from rlm_desktop.ui.widgets import plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health import HealthReport
@@ -49,7 +50,7 @@ class HealthPanel(QWidget):
         self.setAccessibleName("Health")
         title = QLabel("Health")
         title.setObjectName("cardTitle")
-        self.summary = QLabel()
+        self.summary = plain_label()
         self.summary.setWordWrap(True)
         self.bars = QWidget()
         self._bars_layout = QVBoxLayout(self.bars)

@@ -9,14 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtGui import QGuiApplication, QResizeEvent
+from PySide6.QtGui import (
+    QGuiApplication,
+    QResizeEvent,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import RunFinished
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.ui.theme import repolish, status_icon
+from rlm_desktop.ui.widgets import plain_label
 
+MARKDOWN = (
+    QTextDocument.MarkdownFeature.MarkdownDialectGitHub
+    | QTextDocument.MarkdownFeature.MarkdownNoHTML
+)
 MAX_HEIGHT = 260
 ICON_SIZE = 16
 KEY_ADVICE = "Check the API key in Settings → Providers (Ctrl+,)."
@@ -39,10 +51,10 @@ class AnswerPanel(QFrame):
         self.setAccessibleName("Final answer")
         self.icon = QLabel()
         self.icon.setAccessibleName("Run status")
-        self.title = QLabel("Answer")
+        self.title = plain_label("Answer")
         self.title.setObjectName("answerTitle")
         self.tone = "ok"
-        self.stats = QLabel("")
+        self.stats = plain_label("")
         self.stats.setObjectName("muted")
         self.copy_button = QPushButton("Copy")
         self.copy_button.setAccessibleName("Copy the answer")
@@ -53,7 +65,7 @@ class AnswerPanel(QFrame):
         self.text.setFrameShape(QFrame.Shape.NoFrame)
         self.text.setStyleSheet("background: transparent;")
         self.stats.setWordWrap(True)
-        self.warnings = QLabel("")
+        self.warnings = plain_label("")
         self.warnings.setObjectName("warningLabel")
         self.warnings.setAccessibleName("What could not be saved")
         self.warnings.setWordWrap(True)
@@ -97,11 +109,22 @@ class AnswerPanel(QFrame):
         error = finished.error or ""
         if finished.http_status in AUTH_STATUS:
             error += f"\n\n{KEY_ADVICE}"
-        body = "\n\n".join(part for part in (finished.answer, error) if part) or "(no answer)"
-        self.text.setMarkdown(body)
+        self._show_text(finished.answer, error)
         self.show_warnings(finished.warnings)
         self.show()
         self._fit()
+
+    def _show_text(self, answer: str, error: str) -> None:
+        """The answer as Markdown (raw HTML in it shown as text: a model's output is untrusted),
+        then the error as plain text (a provider's message, quoted as it came)."""
+        document = self.text.document()
+        document.setMarkdown(answer, MARKDOWN)
+        if error or not answer:
+            cursor = QTextCursor(document)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            if answer:
+                cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+            cursor.insertText(error or "(no answer)", QTextCharFormat())
 
     def show_warnings(self, lines: Sequence[str]) -> None:
         """Add what went wrong besides the run (a session not saved in full), one line each."""

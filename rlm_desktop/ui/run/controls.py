@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -32,7 +31,7 @@ from rlm_desktop.ui.run.endpoint import EndpointPicker
 from rlm_desktop.ui.run.follow_up import FollowUpBar
 from rlm_desktop.ui.settings.sandbox import REQUIRE_ISOLATION
 from rlm_desktop.ui.theme import repolish
-from rlm_desktop.ui.widgets import captioned_grid
+from rlm_desktop.ui.widgets import captioned_grid, plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.config import Budget, ConfigError, Mode
@@ -165,7 +164,7 @@ class RunControls(QWidget):
         )
         self.max_turns, self.timeout = limits.max_turns, limits.timeout
 
-        self.error = QLabel()
+        self.error = plain_label()
         self.error.setObjectName("errorLabel")
         self.error.setWordWrap(True)
         self.error.setAccessibleName("Run error")

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.ui.widgets import plain_label
 
 SHOWN_QUESTION_CHARS = 90
 
@@ -37,7 +38,7 @@ class FollowUpBar(QWidget):
         super().__init__(parent)
         self._offered: FollowUpLink | None = None
         self._active: FollowUpLink | None = None
-        self.label = QLabel()
+        self.label = plain_label()
         self.label.setObjectName("muted")
         self.label.setWordWrap(True)
         self.label.setAccessibleName("Follow-up")

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QMessageBox,
     QPushButton,
     QTableWidget,
@@ -30,7 +29,7 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.store.threads import conversation_links, threaded
 from rlm_desktop.ui.sessions.export_target import ExportTarget, export_dialog
 from rlm_desktop.ui.sessions.snippet import HTML_ROLE, MarkedTextDelegate, snippet_html
-from rlm_desktop.ui.widgets import search_box, when_settled
+from rlm_desktop.ui.widgets import plain_label, search_box, when_settled
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health.finding import Finding
@@ -96,9 +95,9 @@ class SessionsDialog(QDialog):
         for visual, column in enumerate(SEARCH_ONLY, start=2):
             header.moveSection(header.visualIndex(column), visual)
         self.table.itemDoubleClicked.connect(lambda _item: self.open_selected())
-        self.count = QLabel()
+        self.count = plain_label()
         self.count.setObjectName("muted")
-        self.message = QLabel()
+        self.message = plain_label()
         self.message.setObjectName("muted")
         self.message.setWordWrap(True)
 

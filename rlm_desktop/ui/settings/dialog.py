@@ -30,6 +30,7 @@ from rlm_desktop.ui.settings.profiles import ProfilesPage, load_profiles
 from rlm_desktop.ui.settings.providers import ProvidersPage
 from rlm_desktop.ui.settings.sandbox import SandboxPage
 from rlm_desktop.ui.theme import apply_fonts, apply_theme
+from rlm_desktop.ui.widgets import plain_label
 
 THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
 
@@ -69,7 +70,7 @@ class DefaultsPage(QWidget):
         )
         prices_note.setObjectName("muted")
         prices_note.setWordWrap(True)
-        self.prices_error = QLabel()
+        self.prices_error = plain_label()
         self.prices_error.setObjectName("error")
         self.otlp = QLineEdit(prefs.otlp_endpoint)
         self.otlp.setAccessibleName("OTLP collector")
@@ -80,7 +81,7 @@ class DefaultsPage(QWidget):
         )
         otlp_note.setObjectName("muted")
         otlp_note.setWordWrap(True)
-        self.otlp_error = QLabel()
+        self.otlp_error = plain_label()
         self.otlp_error.setObjectName("error")
         layout = QVBoxLayout(self)
         layout.addWidget(note)

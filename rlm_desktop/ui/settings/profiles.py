@@ -34,6 +34,7 @@ from rlm_desktop.engine.profiles import (
     save_user_profile,
 )
 from rlm_desktop.ui.theme import monospace_font
+from rlm_desktop.ui.widgets import plain_label
 
 PROFILE_ROLE = 0x0101
 
@@ -67,7 +68,7 @@ class ProfilesPage(QWidget):
         super().__init__(parent)
         self.list = QListWidget()
         self.list.setAccessibleName("Prompt profiles")
-        self.info = QLabel()
+        self.info = plain_label()
         self.info.setObjectName("muted")
         self.info.setWordWrap(True)
         self.patterns = QLineEdit()

@@ -30,6 +30,7 @@ from rlm_desktop.providers.catalog import (
 )
 from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.theme import repolish
+from rlm_desktop.ui.widgets import plain_label
 
 NO_KEYRING = (
     "{backend}: API keys cannot be saved on this computer. Install or unlock a keyring service "
@@ -80,7 +81,7 @@ class KeyRow:
         self.remove_button = QPushButton("Remove")
         self.remove_button.setAccessibleName(f"Remove {provider.label} key")
         self.remove_button.clicked.connect(self.remove)
-        self.status = QLabel()
+        self.status = plain_label()
         self.status.setObjectName("muted")
         self.status.setAccessibleName(f"{provider.label} key status")
         says = [*SOURCES.values(), NOT_SAVED_SHORT, NO_KEY]
@@ -88,7 +89,7 @@ class KeyRow:
             says.append(f"from the environment ({provider.env_var})")
         metrics = self.status.fontMetrics()
         self.status.setMinimumWidth(max(metrics.horizontalAdvance(text) for text in says))
-        self.problem = QLabel()
+        self.problem = plain_label()
         self.problem.setObjectName("errorLabel")
         self.problem.setWordWrap(True)
         self.problem.setAccessibleName(f"{provider.label} key problem")
@@ -156,7 +157,7 @@ class ProvidersPage(QScrollArea):
         self.setWidgetResizable(True)
         body = QWidget()
         layout = QVBoxLayout(body)
-        self.backend = QLabel()
+        self.backend = plain_label()
         self.backend.setWordWrap(True)
         self.backend.setAccessibleName("Keyring backend")
         self.session_only = QCheckBox("Keep keys for this session only (in memory, not saved)")
@@ -219,7 +220,7 @@ class ProvidersPage(QScrollArea):
         edit.editingFinished.connect(lambda: self.save_url(name, edit.text()))
         button = QPushButton("List models")
         button.setAccessibleName(f"List {label} models")
-        result = QLabel()
+        result = plain_label()
         result.setObjectName("muted")
         result.setWordWrap(True)
         result.hide()

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import paths
 from rlm_desktop.ui.preferences import Preferences
+from rlm_desktop.ui.widgets import plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.sandbox.level import SandboxReport
@@ -50,7 +51,7 @@ class SandboxPage(QWidget):
         self.report: SandboxReport | None = None
         """What the probe found, once it has."""
         self.probe: asyncio.Task[None] | None = None
-        self.level = QLabel(CHECKING)
+        self.level = plain_label(CHECKING)
         self.level.setAccessibleName("Sandbox on this machine")
         self.level.setWordWrap(True)
         self.level.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from html import escape
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -35,6 +36,7 @@ class DetailPanel(QWidget):
         self.node: CallNode | None = None
         self.clock = time.time
         self.summary = QLabel("No call selected.")
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setObjectName("muted")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -71,8 +73,8 @@ class DetailPanel(QWidget):
             return
         s = node.subtree
         facts = [
-            f"<b>{node.kind.upper()}</b> {node.call_id}",
-            f"model {node.model}",
+            f"<b>{node.kind.upper()}</b> {escape(node.call_id)}",
+            f"model {escape(node.model)}",  # a saved session's names are data, not markup
             f"status <b>{fmt.status_text(node.status)}</b>",
             f"depth {node.depth}",
             f"{fmt.tokens(node.input_tokens)} in / {fmt.tokens(node.output_tokens)} out",
