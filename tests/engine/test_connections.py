@@ -16,7 +16,16 @@ from rlm_desktop import paths
 from rlm_desktop.engine import Credentials, Run, RunConfig
 from rlm_desktop.engine.config import PLACEHOLDER_API_KEY
 from rlm_desktop.engine.events import LLMResponded
-from tests.engine.scripting import DOCUMENT, QUERY, make_run, of_type, repl, run_to_end, scripted
+from tests.engine.scripting import (
+    DOCUMENT,
+    QUERY,
+    UNKNOWN_HOST_URL,
+    make_run,
+    of_type,
+    repl,
+    run_to_end,
+    scripted,
+)
 from tests.scripted_server import Reply, ScriptedServer
 
 FAN_OUT = 8
@@ -146,3 +155,20 @@ async def test_a_request_past_its_timeout_is_retried_then_ends_the_run_saying_so
     assert len(scripted_server.requests) == 2  # the first try and one retry
     assert result.status == "error"
     assert result.error == "Timeout: the provider sent no reply within 0.2 s"
+
+
+@pytest.mark.parametrize("model", ["openai/test-model", "hosted_vllm/test-model"])
+async def test_requests_go_through_the_proxy_the_environment_names(
+    scripted_server: ScriptedServer, model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine behind an HTTP proxy: the provider's host resolves only there (the scripted
+    server stands in for the proxy, which forwards `POST http://host/...` to itself)."""
+    monkeypatch.setenv("HTTP_PROXY", scripted_server.root_url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    scripted_server.respond_with(scripted(root=SCRIPT, sub="7"))
+    config = RunConfig(query=QUERY, model=model, api_base=UNKNOWN_HOST_URL, mode="rlm")
+    run = Run(config, [DOCUMENT], folders=paths.engine_folders())
+    result, _events = await run_to_end(run)
+    assert (result.status, result.answer) == ("completed", str(FAN_OUT))
+    assert len(scripted_server.requests) == FAN_OUT + 2
