@@ -19,9 +19,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-import httpx
-
-from rlm_desktop.engine import provider_post
 from rlm_desktop.engine.litellm_loader import load_litellm
 
 LEAN_PROVIDER = "openai"
@@ -81,6 +78,8 @@ class Route:
             litellm_params={},
             headers=self.headers,
         )
+        from rlm_desktop.engine import provider_post
+
         try:
             try:
                 proxy = await self._proxy(handler)
@@ -104,6 +103,8 @@ class Route:
             raise
 
     async def _proxy(self, handler: Any) -> str | None:
+        from rlm_desktop.engine import provider_post
+
         key = id(handler)
         if key not in self._proxies:
             self._proxies[key] = await provider_post.proxy_for(handler, self.url)
@@ -151,6 +152,7 @@ def _raise_provider_error(error: Exception, config: Any, model: str) -> NoReturn
     """Turn an HTTP error into the provider's error class, as litellm's HTTP handler does; a
     connection that failed (dropped, reset, refused) is litellm's `APIConnectionError`, not the
     "HTTP 500" the handler would call it: no server sent that status."""
+    import httpx
     from litellm.llms.custom_httpx.llm_http_handler import BaseLLMHTTPHandler
 
     if isinstance(error, httpx.TransportError):

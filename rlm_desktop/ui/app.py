@@ -60,7 +60,11 @@ def main() -> int:
     if probe:
 
         def report() -> None:
-            heavy = ",".join(m for m in ("litellm", "openai", "sqlite_utils") if m in sys.modules)
+            heavy = ",".join(
+                m
+                for m in ("litellm", "openai", "httpx", "aiohttp", "sqlite_utils")
+                if m in sys.modules
+            )
             print(f"first-paint {time.time():.6f} heavy={heavy or '-'}", flush=True)
             QTimer.singleShot(0, window.close)
 

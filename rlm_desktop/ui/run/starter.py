@@ -53,6 +53,18 @@ RUN_MODULES = (
 they paused the window for a third of a second as the first run started."""
 
 
+def _direct_call_tokens(model: str, prices_text: str) -> int:
+    """The engine's `auto` threshold for a direct call to `model`, by its context window."""
+    from rlm_desktop.engine.direct import comfortable_tokens
+    from rlm_desktop.engine.pricing import PriceBook, parse_prices
+
+    try:
+        prices = parse_prices(prices_text)
+    except ValueError:
+        prices = {}
+    return comfortable_tokens(PriceBook(prices).info(model).context_window)
+
+
 def warm_engine() -> None:
     """Import litellm and load its tokenizer (seconds, blocking), the modules a run needs, the
     price map and the console's highlighter; run in a worker thread so the first Run starts at
@@ -166,19 +178,16 @@ class RunStarter(QObject):
 
     def follow_model(self) -> None:
         """Count new documents' tokens for the chosen root model, and judge "short enough for a
-        direct call" by the engine's `auto` threshold for that model's window."""
-        from rlm_desktop.engine.direct import comfortable_tokens
-        from rlm_desktop.engine.pricing import PriceBook, parse_prices
-
+        direct call" by the engine's `auto` threshold for that model's window (looked up off
+        the GUI thread: the first lookup reads litellm's price map)."""
         model = self.controls.model.currentText().strip()
-        if not model:
-            return
-        try:
-            prices = parse_prices(self.prefs.prices_text())
-        except ValueError:
-            prices = {}
-        window = PriceBook(prices).info(model).context_window
-        self.documents.set_run_model(model, comfortable_tokens(window))
+        if model:
+            asyncio.ensure_future(self._follow(model, self.prefs.prices_text()))
+
+    async def _follow(self, model: str, prices_text: str) -> None:
+        direct_tokens = await asyncio.to_thread(_direct_call_tokens, model, prices_text)
+        if self.controls.model.currentText().strip() == model:  # not changed meanwhile
+            self.documents.set_run_model(model, direct_tokens)
 
     def warm_up(self) -> None:
         """After the first paint: model names, local models, profiles, and litellm's import."""
