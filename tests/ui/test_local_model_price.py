@@ -17,8 +17,11 @@ def test_an_unpriced_local_model_runs_and_the_user_is_told(
     prepare(window, qtbot, scripted_server, "How many zebrafish?", memos(1))
     assert window.workspace.controls.request().budget.max_cost_usd  # the starter's cap is on
     assert window.start_run()
-    qtbot.waitUntil(lambda: "counted at $0" in window.status.currentMessage(), timeout=20_000)
-    assert "openai/test-model on your own server" in window.status.currentMessage()
+    notice = window.workspace.controls.error
+    qtbot.waitUntil(lambda: "counted at $0" in notice.text(), timeout=20_000)
+    assert notice.text().startswith("openai/test-model on your own server")
+    assert notice.isVisibleTo(window)
+    assert notice.wordWrap()  # the whole sentence, wrapped
     qtbot.waitUntil(
         lambda: "7 zebrafish" in window.workspace.answer.text.toPlainText(), timeout=60_000
     )

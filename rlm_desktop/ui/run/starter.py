@@ -259,18 +259,20 @@ class RunStarter(QObject):
         key = keys.get_key(registry.provider_for_run(request.model, request.api_base))
         self.status.clearMessage()
         free = free_local_models(request, parse_prices(self.prefs.prices_text()))
-        if free:
-            self.status.showMessage(
-                f"{', '.join(free)} on your own server: counted at $0 against the dollar cap "
-                "(give a price in Settings → Run defaults → Prices if it costs money).",
-                15000,
-            )
+        notice = (
+            f"{', '.join(free)} on your own server: counted at $0 against the dollar cap "
+            "(give a price in Settings → Run defaults → Prices if it costs money)."
+            if free
+            else ""
+        )
         controls.show_notice(CHECKING)
         controls.set_running(True)
-        self.checking = asyncio.ensure_future(self._check_then_run(config, key))
+        self.checking = asyncio.ensure_future(self._check_then_run(config, key, notice))
         return True
 
-    async def _check_then_run(self, config: RunConfig, key: str | None) -> None:
+    async def _check_then_run(self, config: RunConfig, key: str | None, notice: str) -> None:
+        """Run `config` once the pre-flight check passes; `notice` stays under the fields while
+        it runs (what the run's settings assume)."""
         controls = self.controls
         try:
             problems = await check(config, key)
@@ -283,7 +285,7 @@ class RunStarter(QObject):
             controls.show_problem(first.message, first.setting, first.fix)
             controls.set_running(False)
             return
-        controls.show_error("")
+        controls.show_notice(notice)
         cost_p90 = await asyncio.to_thread(self._history_p90)
         self._launch(config, key, cost_p90)
 
