@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -39,7 +40,8 @@ class Reply:
     chunked: bool = False
     """Send a `body_bytes` reply without its length (chunked), so only reading it tells its size."""
     page: str | None = None
-    """When set, a 200 reply of this HTML instead of a chat completion (a web page at the address)."""
+    """When set, this HTML with `status` instead of a chat completion or an error body (a web page
+    at the address, a proxy's error page)."""
     hang_up: bool = False
     """Close the connection without replying."""
 
@@ -52,6 +54,12 @@ class _Server(ThreadingHTTPServer):
 
     request_queue_size = 1024
     daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (a timeout, a cancelled run) is not an error of the server's."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 Responder = Callable[[dict[str, Any]], "str | Reply"]
@@ -221,9 +229,9 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _send_page(self, page: str) -> None:
+            def _send_page(self, status: int, page: str) -> None:
                 data = page.encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "text/html")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -265,7 +273,7 @@ class ScriptedServer:
                 if reply.hang_up:
                     self.close_connection = True
                 elif reply.page is not None:
-                    self._send_page(reply.page)
+                    self._send_page(reply.status, reply.page)
                 elif reply.body_bytes and reply.status == 200:
                     self._stream_huge(reply.body_bytes, reply.chunked)
                 else:

@@ -21,6 +21,7 @@ from rlm_desktop.engine.connection import cannot_connect, unreachable_address
 from rlm_desktop.engine.litellm_loader import load_litellm
 from rlm_desktop.engine.openai_route import Route, RouteReply, UnreadableReply, resolve
 from rlm_desktop.engine.pricing import ModelInfo, PriceBook
+from rlm_desktop.engine.web_page import web_page_answer
 from rlm_desktop.redact import Redactor
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
@@ -275,7 +276,7 @@ def _timed_out(error: Exception) -> bool:
 
 def _describe(error: Exception, status: int | None, timeout_s: float) -> str:
     """One line: the status, the provider's message (litellm's text without its repeated
-    class-name prefixes, or the message of a JSON error body), a hint."""
+    class-name prefixes, the message of a JSON error body, or what a web page says), a hint."""
     address = unreachable_address(error)
     if address is not None:
         return cannot_connect(address)
@@ -283,6 +284,7 @@ def _describe(error: Exception, status: int | None, timeout_s: float) -> str:
         return f"Timeout: the provider sent no reply within {timeout_s:g} s"
     text = LITELLM_PREFIXES.sub("", " ".join(str(error).split()))
     text = _body_message(text) or text
+    text = web_page_answer(text) or text
     if len(text) > 300:
         text = text[:300] + "…"
     if status:

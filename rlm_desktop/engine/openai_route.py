@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from rlm_desktop.engine.litellm_loader import load_litellm
+from rlm_desktop.engine.web_page import web_page_answer
 
 LEAN_PROVIDER = "openai"
 DEFAULT_API_BASE = "https://api.openai.com/v1"
@@ -184,6 +185,9 @@ def _read(body: bytes) -> RouteReply:
 
 
 def _not_a_completion(body: bytes) -> str:
+    page = web_page_answer(body[:100_000].decode("utf-8", "replace"))
+    if page is not None:
+        return page
     shown = " ".join(body[:2000].decode("utf-8", "replace").split())
     if len(shown) > 100:
         shown = shown[:100] + "…"

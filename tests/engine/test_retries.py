@@ -166,12 +166,29 @@ async def test_a_web_page_at_the_api_base_is_one_clear_error_not_retried(
     assert result.status == "error"
     assert result.http_status is None  # the server said 200; no status to blame
     assert result.error == (
-        "the server's reply is not a chat completion "
-        "('<html><body>Welcome to nginx!</body></html>'): check the API base "
-        "(an OpenAI-compatible server's usually ends in /v1)"
+        "the server answered with a web page ('Welcome to nginx!'), not the chat API: "
+        "check the API base (an OpenAI-compatible server's usually ends in /v1)"
     )
     assert len(scripted_server.requests) == 1
     assert not of_type(events, LLMRetried)
+
+
+async def test_an_error_page_reads_as_what_it_says_not_as_its_markup(
+    scripted_server: ScriptedServer,
+) -> None:
+    page = (
+        "<!DOCTYPE html><html><head><title>502 Bad Gateway</title><style>h1 {color: red}"
+        "</style></head><body><h1>502 Bad Gateway</h1><p>nginx/1.24 &amp; friends</p>"
+        "<script>track()</script></body></html>"
+    )
+    scripted_server.enqueue(Reply(status=502, page=page))
+    result, _events = await run_to_end(make_run(scripted_server, max_retries=0))
+
+    assert result.status == "error"
+    assert result.error == (
+        "HTTP 502: the server answered with a web page ('502 Bad Gateway — nginx/1.24 & friends'),"
+        " not the chat API: check the API base (an OpenAI-compatible server's usually ends in /v1)"
+    )
 
 
 async def test_a_dropped_connection_is_retried_and_reads_as_one(
