@@ -49,6 +49,14 @@ def short_id(call_id: str) -> str:
     return call_id[-8:]
 
 
+def short_session_id(session_id: str) -> str:
+    """A session id shown beside its date and time: the random part of the app's
+    `YYYYMMDD-HHMMSS-abcdef` ids (`abcdef`), the last eight characters of any other."""
+    if re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{6,}", session_id):
+        return session_id.rsplit("-", 1)[1]
+    return short_id(session_id)
+
+
 def status_text(status: str) -> str:
     """A status as a person would say it."""
     return _STATUS_TEXT.get(status, status.replace("_", " "))

@@ -83,3 +83,9 @@ def test_terminal_safe_names_print_as_one_inert_line(name: str, shown: str) -> N
     assert fmt.terminal_safe(name) == shown
     assert fmt.terminal_safe(Path(name)) == shown
     shown.encode("utf-8")  # printable whatever the name held
+
+
+def test_a_session_id_is_shortened_to_its_random_part() -> None:
+    assert fmt.short_session_id("20261201-040112-295610") == "295610"
+    assert fmt.short_session_id("zoo-older") == "oo-older"  # not the app's shape: its tail
+    assert fmt.short_session_id("a-custom-session-id") == "ssion-id"

@@ -350,7 +350,7 @@ class MainWindow(QMainWindow):
         head = store.session(session_id)["session"]
         self.pages.setCurrentWidget(self.workspace)
         banner = (
-            f"Saved session {fmt.short_id(head['id'])} · {fmt.when(head['started_at'])} · "
+            f"Saved session {fmt.short_session_id(head['id'])} · {fmt.when(head['started_at'])} · "
             f"{fmt.status_text(head['status'])} · read-only"
         )
         self.workspace.begin_view(review=banner)

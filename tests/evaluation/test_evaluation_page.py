@@ -88,7 +88,7 @@ def test_evaluate_stop_resume_plot_and_open_a_run(
     qtbot.mouseClick(dialog.runs.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.mouseDClick(dialog.runs.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: window.workspace.reviewing is not None)
-    assert fmt.short_id(session_id) in (window.workspace.reviewing or "")
+    assert fmt.short_session_id(session_id) in (window.workspace.reviewing or "")
     dialog.close()
 
 

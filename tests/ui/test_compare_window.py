@@ -10,8 +10,9 @@ from PySide6.QtCore import QItemSelectionModel
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop import paths
+from rlm_desktop.review.compare import Line
 from rlm_desktop.store import Store
-from rlm_desktop.ui.compare.dialog import CompareDialog, answer_html
+from rlm_desktop.ui.compare.dialog import MAX_COLUMN_PX, CompareDialog, answer_html, lines_table
 from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.sessions.dialog import SessionsDialog
 from tests.review.recorded import MODELS, Plan, record_runs
@@ -88,3 +89,17 @@ def test_two_sessions_compare_side_by_side(
         assert child is not None
         side.tree.select(child)
         assert side.tree.selected() is child
+
+
+def test_a_long_value_does_not_push_the_other_columns_out_of_sight(qtbot: QtBot) -> None:
+    """Eight documents on one side make a long line: it is elided (its tooltip holds it whole),
+    and the Right and Change columns stay in view."""
+    names = ", ".join(f"memos/2025-0{n}-01-a-long-memo-title-number-{n}.md" for n in range(1, 9))
+    table = lines_table([("Settings", [Line("Documents", "server.log", names)])])
+    qtbot.addWidget(table)
+    table.resize(760, 300)
+    table.show()
+    qtbot.waitExposed(table)
+    assert table.item(1, 2).toolTip() == names
+    assert all(table.columnWidth(column) <= MAX_COLUMN_PX for column in (0, 1, 2))
+    assert table.columnViewportPosition(3) < table.viewport().width()  # Change is in view

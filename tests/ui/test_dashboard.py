@@ -107,5 +107,5 @@ def test_a_tail_run_opens_with_one_double_click(
     qtbot.waitUntil(lambda: not dialog.isVisible())
     QApplication.processEvents()
     assert window.workspace.reviewing is not None
-    assert fmt.short_id(most) in window.workspace.reviewing
+    assert fmt.short_session_id(most) in window.workspace.reviewing
     assert window.workspace.model.tree.run.run_id == most

@@ -142,7 +142,7 @@ def test_a_search_says_where_it_found_the_text_and_opens_that_session(
     dialog.open_selected()
     ws = window.workspace
     assert ws.reviewing is not None
-    assert fmt.short_id("zoo-older") in ws.reviewing
+    assert fmt.short_session_id("zoo-older") in ws.reviewing
     assert ANSWER in ws.answer.text.toPlainText()
     selected = ws.tree_panel.selected()
     assert selected is not None

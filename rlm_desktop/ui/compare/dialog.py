@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     from rlm_desktop.store import Store
 
 HEADERS = ("", "Left", "Right", "Change")
+MAX_COLUMN_PX = 320
 
 
 def answer_html(segments: list[Segment]) -> str:
@@ -51,14 +51,14 @@ def answer_html(segments: list[Segment]) -> str:
     return "".join(parts) or "<i>(neither run answered)</i>"
 
 
-def _lines_table(sections: list[tuple[str, list[Line]]]) -> QTableWidget:
+def lines_table(sections: list[tuple[str, list[Line]]]) -> QTableWidget:
+    """The compared settings and figures, a heading row per section."""
     rows = sum(len(lines) + 1 for _, lines in sections)
     table = QTableWidget(rows, len(HEADERS))
     table.setHorizontalHeaderLabels(HEADERS)
     table.setAccessibleName("Settings and figures")
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.verticalHeader().hide()
-    table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     table.horizontalHeader().setStretchLastSection(True)
     bold = QFont(table.font())
     bold.setBold(True)
@@ -77,6 +77,10 @@ def _lines_table(sections: list[tuple[str, list[Line]]]) -> QTableWidget:
                     item.setToolTip(text)
                 table.setItem(row, column, item)
             row += 1
+    table.resizeColumnsToContents()
+    for column in range(len(HEADERS) - 1):  # a long value (a question, a path) is elided, not
+        # allowed to push the other columns out of sight; its tooltip holds it whole
+        table.setColumnWidth(column, min(table.columnWidth(column), MAX_COLUMN_PX))
     return table
 
 
@@ -91,7 +95,7 @@ class CompareDialog(QDialog):
         found = self.comparison
         self.setWindowTitle("Compare runs")
         self.setAccessibleName("Compare runs")
-        self.table = _lines_table([("Figures", found.figures), ("Settings", found.settings)])
+        self.table = lines_table([("Figures", found.figures), ("Settings", found.settings)])
         self.answer = QTextBrowser()
         self.answer.setAccessibleName("Answers compared")
         self.answer.setHtml(answer_html(found.answer))

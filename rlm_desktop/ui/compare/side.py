@@ -27,7 +27,7 @@ def caption(detail: SessionDetail) -> str:
     """How a compared run is named: its short id, date, model and question."""
     session = detail.session
     return (
-        f"{fmt.short_id(detail.session_id)} · {fmt.when(session['started_at'])} · "
+        f"{fmt.short_session_id(detail.session_id)} · {fmt.when(session['started_at'])} · "
         f"{session['model']} · {fmt.one_line(session['query'], 80)}"
     )
 

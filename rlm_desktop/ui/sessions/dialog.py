@@ -341,7 +341,7 @@ class SessionsDialog(QDialog):
         except StoreError as error:
             self.message.setText(str(error))
             return None
-        self.message.setText(f"Deleted session {fmt.short_id(session_id)}.")
+        self.message.setText(f"Deleted session {fmt.short_session_id(session_id)}.")
         self.reload()
         return session_id
 

@@ -112,6 +112,7 @@ class TimelineView(QWidget):
         item.hideButtons()
         item.hideAxis("left")
         item.setLabel("bottom", "seconds since the run started")
+        item.getAxis("bottom").enableAutoSIPrefix(False)  # not "(x0.001)" on a short run
         item.showGrid(x=True, y=False, alpha=0.2)
         self.box = item.getViewBox()
         self.box.invertY(True)
