@@ -236,8 +236,8 @@ def _servers_cpu_s() -> float:
     return total
 
 
-async def _recorded_fan_out(server: ServerProcess, store: Store, calls: int) -> _FanOut:
-    """One recorded run of a `calls`-way fan-out."""
+async def _recorded_fan_out(server: ServerProcess, store: Store | None, calls: int) -> _FanOut:
+    """One run of a `calls`-way fan-out, recorded in `store` (not recorded for None)."""
     config = RunConfig(
         query="benchmark",
         model="openai/test-model",
@@ -253,10 +253,11 @@ async def _recorded_fan_out(server: ServerProcess, store: Store, calls: int) -> 
     )
     events: list[Event] = []
     run.bus.add_listener(events.append)
-    recorder = store.record(run)
+    recorder = store.record(run) if store is not None else None
     cpu, server_cpu, started = _own_cpu_s(), _servers_cpu_s(), time.perf_counter()
     result = await run.execute()
-    recorder.close()
+    if recorder is not None:
+        recorder.close()
     wall = time.perf_counter() - started
     cpu, server_cpu = _own_cpu_s() - cpu, _servers_cpu_s() - server_cpu
     assert (result.status, result.answer, result.sub_calls) == ("completed", str(calls), calls)
@@ -297,6 +298,37 @@ def test_cpu_per_sub_call() -> None:
         _spread(per_call, "ms"),
         f"target ≤ 1 ms; our process only, the whole recorded run / {SUB_CALL_FAN_OUT:,}; "
         f"the scripted server's own CPU {_spread(server, 'ms')} per request",
+    )
+
+
+def test_what_recording_costs_a_fan_out_with_latency() -> None:
+    """Reported, not asserted: the 256-way fan-out's batched cell with the store recording it and
+    without, alternating (the store writes while the replies are awaited)."""
+    store = Store(paths.database_path())
+    warm_up = ServerProcess(_fan_out_script(10))
+    try:
+        asyncio.run(_recorded_fan_out(warm_up, store, 10))
+    finally:
+        warm_up.stop()
+    server = ServerProcess(_fan_out_script(LATENCY_FAN_OUT), latency_s=LATENCY_S)
+    extra: dict[bool, list[float]] = {True: [], False: []}
+    try:
+        asyncio.run(_recorded_fan_out(server, store, LATENCY_FAN_OUT))  # first of its size
+        for _ in range(5):
+            for recorded in (True, False):
+                run = asyncio.run(
+                    _recorded_fan_out(server, store if recorded else None, LATENCY_FAN_OUT)
+                )
+                extra[recorded].append(run.cell_s / LATENCY_S - 1)
+    finally:
+        server.stop()
+        store.close()
+    with_store, without = statistics.median(extra[True]), statistics.median(extra[False])
+    record_figure(
+        "store",
+        f"{LATENCY_FAN_OUT}-way fan-out at {LATENCY_S * 1000:.0f} ms, batched cell recorded / not",
+        f"{with_store:.2f} / {without:.2f} latencies",
+        f"median of 5 each, alternating; recording's cost {with_store - without:+.2f} latencies",
     )
 
 
