@@ -19,8 +19,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.litellm_loader import load_litellm
-from rlm_desktop.engine.web_page import web_page_answer
+from rlm_desktop.engine.web_page import API_BASE_HINT, web_page_answer
 
 LEAN_PROVIDER = "openai"
 DEFAULT_API_BASE = "https://api.openai.com/v1"
@@ -188,10 +189,5 @@ def _not_a_completion(body: bytes) -> str:
     page = web_page_answer(body[:100_000].decode("utf-8", "replace"))
     if page is not None:
         return page
-    shown = " ".join(body[:2000].decode("utf-8", "replace").split())
-    if len(shown) > 100:
-        shown = shown[:100] + "…"
-    return (
-        f"the server's reply is not a chat completion ({shown!r}): check the API base "
-        "(an OpenAI-compatible server's usually ends in /v1)"
-    )
+    shown = fmt.one_line(body[:2000].decode("utf-8", "replace"), 101)
+    return f"the server's reply is not a chat completion ({shown!r}): {API_BASE_HINT}"

@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from rlm_desktop import formatting as fmt
+
 SHOWN_CHARS = 120
+API_BASE_HINT = "check the API base (an OpenAI-compatible server's usually ends in /v1)"
 _LOOKS_LIKE_HTML = re.compile(r"<(!doctype\s+html|html|head|body|title)\b", re.IGNORECASE)
 _HIDDEN = frozenset({"script", "style", "noscript", "template"})
 
@@ -49,8 +52,9 @@ def page_text(body: str) -> str | None:
     text = " ".join(" ".join(parser.text).split())
     if title and text.startswith(title):
         text = text[len(title) :].strip()
-    shown = " — ".join(part for part in (title, text) if part) or "an empty page"
-    return shown if len(shown) <= SHOWN_CHARS else shown[: SHOWN_CHARS - 1] + "…"
+    return fmt.one_line(" — ".join(part for part in (title, text) if part), SHOWN_CHARS) or (
+        "an empty page"
+    )
 
 
 def web_page_answer(body: str) -> str | None:
@@ -58,7 +62,4 @@ def web_page_answer(body: str) -> str | None:
     shown = page_text(body)
     if shown is None:
         return None
-    return (
-        f"the server answered with a web page ({shown!r}), not the chat API: check the API base "
-        "(an OpenAI-compatible server's usually ends in /v1)"
-    )
+    return f"the server answered with a web page ({shown!r}), not the chat API: {API_BASE_HINT}"
