@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from PySide6.QtCore import QObject, Qt, QTimer, SignalInstance
+from PySide6.QtCore import QObject, QSize, Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 
@@ -15,6 +15,17 @@ def plain_label(text: str = "") -> QLabel:
     label = QLabel(text)
     label.setTextFormat(Qt.TextFormat.PlainText)
     return label
+
+
+SCREEN_SHARE = 0.94
+"""The most of its screen a dialog opens at, so its frame and buttons stay in view."""
+
+
+def resize_within_screen(widget: QWidget, width: int, height: int) -> None:
+    """Give `widget` its natural size, or less where its screen (a 1024x640 laptop, a
+    high-DPI screen at 2x) has less room."""
+    screen = widget.screen().availableGeometry().size()
+    widget.resize(QSize(width, height).boundedTo(screen * SCREEN_SHARE))
 
 
 def tool_button(text: str, tip: str, slot: Callable[[], object]) -> QToolButton:

@@ -103,3 +103,18 @@ def test_a_long_value_does_not_push_the_other_columns_out_of_sight(qtbot: QtBot)
     assert table.item(1, 2).toolTip() == names
     assert all(table.columnWidth(column) <= MAX_COLUMN_PX for column in (0, 1, 2))
     assert table.columnViewportPosition(3) < table.viewport().width()  # Change is in view
+
+
+def test_two_runs_compared_fit_a_small_screen(
+    recorded: list[str], window: MainWindow, qtbot: QtBot
+) -> None:
+    """Side by side, the captions and the timelines' legends wrap rather than widen the dialog
+    past a 1024x640 screen; it opens within its screen."""
+    dialog = window.compare_sessions(*recorded)
+    qtbot.waitExposed(dialog)
+    least = dialog.minimumSizeHint()
+    assert least.width() <= 1024
+    assert least.height() <= 640
+    room = window.screen().availableGeometry().size()
+    assert dialog.width() <= room.width()
+    assert dialog.height() <= room.height()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QShortcut
 from pytestqt.qtbot import QtBot
 
@@ -14,6 +14,7 @@ from rlm_desktop.providers import keys, registry
 from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.settings.dialog import SettingsDialog
+from rlm_desktop.ui.widgets import SCREEN_SHARE
 from tests.synthetic_events import failed_call
 from tests.ui.synthetic import rlm_call_start, synthetic_run
 
@@ -198,3 +199,24 @@ def test_layout_choices_survive_a_restart(window: MainWindow, qtbot: QtBot) -> N
     assert again.workspace.console.wrap.isChecked()
     assert again.workspace.controls.budget.is_open
     again.shutdown()
+
+
+def test_the_dialogs_open_inside_a_small_screen(window: MainWindow, qtbot: QtBot) -> None:
+    """Each dialog opens at its natural size where the screen has room, else at the screen's
+    available area (what its content can shrink to, at least), and that fits a 1024x640 one."""
+    room = window.screen().availableGeometry().size() * SCREEN_SHARE
+    smallest = QSize(1024, 640)
+    opened = [
+        window.show_settings(),
+        window.show_sessions(),
+        window.show_dashboard(),
+        window.show_evaluation(),
+    ]
+    for dialog in opened:
+        qtbot.waitExposed(dialog)
+        least = dialog.minimumSizeHint()
+        assert dialog.width() <= max(room.width(), least.width()), type(dialog).__name__
+        assert dialog.height() <= max(room.height(), least.height()), type(dialog).__name__
+        assert least.width() <= smallest.width(), type(dialog).__name__
+        assert least.height() <= smallest.height(), type(dialog).__name__
+        dialog.close()

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from rlm_desktop.review.compare import Comparison, Line, Segment, load_comparison
 from rlm_desktop.ui.compare.side import RunSide
 from rlm_desktop.ui.theme import colors
+from rlm_desktop.ui.widgets import resize_within_screen
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
@@ -130,4 +131,4 @@ class CompareDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(whole, 1)
         layout.addLayout(buttons)
-        self.resize(1280, 860)
+        resize_within_screen(self, 1280, 860)

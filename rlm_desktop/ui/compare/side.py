@@ -39,6 +39,7 @@ class RunSide(QWidget):
         super().__init__(parent)
         self.title = plain_label(caption(detail))
         self.title.setObjectName("cardTitle")
+        self.title.setWordWrap(True)  # two runs side by side fit a 1024-pixel-wide screen
         self.title.setToolTip(detail.session["query"] or "")
         self.model = CallTreeModel(self)
         self.tree = TreePanel(self.model)

@@ -31,6 +31,7 @@ from rlm_desktop.ui.dashboard.tables import (
     show_runs,
     tail_table,
 )
+from rlm_desktop.ui.widgets import resize_within_screen
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
@@ -111,7 +112,7 @@ class DashboardDialog(QDialog):
         layout.addWidget(QLabel("Cost by model, by depth setting and by profile"))
         layout.addLayout(breakdowns, 1)
         layout.addLayout(buttons)
-        self.resize(1180, 760)
+        resize_within_screen(self, 1180, 760)
         self.reload()
 
     def reload(self) -> None:

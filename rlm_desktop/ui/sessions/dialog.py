@@ -29,7 +29,7 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.store.threads import conversation_links, threaded
 from rlm_desktop.ui.sessions.export_target import ExportTarget, export_dialog
 from rlm_desktop.ui.sessions.snippet import HTML_ROLE, MarkedTextDelegate, snippet_html
-from rlm_desktop.ui.widgets import plain_label, search_box, when_settled
+from rlm_desktop.ui.widgets import plain_label, resize_within_screen, search_box, when_settled
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health.finding import Finding
@@ -138,7 +138,7 @@ class SessionsDialog(QDialog):
         layout.addWidget(self.count)
         layout.addWidget(self.message)
         layout.addLayout(buttons)
-        self.resize(1100, 560)
+        resize_within_screen(self, 1100, 560)
         self.reload()
 
     def done(self, result: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import QSize, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -30,7 +30,7 @@ from rlm_desktop.ui.settings.profiles import ProfilesPage, load_profiles
 from rlm_desktop.ui.settings.providers import ProvidersPage
 from rlm_desktop.ui.settings.sandbox import SandboxPage
 from rlm_desktop.ui.theme import apply_fonts, apply_theme
-from rlm_desktop.ui.widgets import plain_label
+from rlm_desktop.ui.widgets import plain_label, resize_within_screen
 
 THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
 
@@ -248,8 +248,7 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(buttons)
-        screen = self.screen().availableGeometry().size()
-        self.resize(QSize(900, 620).boundedTo(screen * 0.94))
+        resize_within_screen(self, 900, 620)
 
     def done(self, result: int) -> None:
         """Save the defaults and fonts, then close (a sandbox probe still running is stopped)."""

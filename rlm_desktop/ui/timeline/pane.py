@@ -48,6 +48,7 @@ class TimelinePane(QWidget):
         title.setObjectName("cardTitle")
         self.legend = QLabel()
         self.legend.setObjectName("muted")
+        self.legend.setWordWrap(True)  # on a narrow pane (two runs compared) it takes two lines
         self.zoom_in_button = tool_button("Zoom in", "Zoom into the time axis", self.zoom_in)
         self.zoom_out_button = tool_button("Zoom out", "Zoom out of the time axis", self.zoom_out)
         self.fit_button = tool_button("Fit", "Show the whole run", self.fit)

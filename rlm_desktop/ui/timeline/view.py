@@ -63,7 +63,10 @@ def legend_html() -> str:
         (bar_color("rlm", "stopped"), "stopped"),
         (kind_color("rlm").darker(160), "code cell"),
     ]
-    marks = [f'<span style="color:{color.name()}">■</span> {text}' for color, text in entries]
+    marks = [  # a swatch and its words stay on one line when the legend wraps
+        f'<span style="color:{color.name()}">■</span>&nbsp;{text.replace(" ", "&nbsp;")}'
+        for color, text in entries
+    ]
     return " &nbsp; ".join(marks) + " &nbsp; (faint while running)"
 
 
