@@ -12,6 +12,11 @@ answered has its `result.final_answer`; the turn a run ended in keeps its reply,
 code is a block whose `stderr` says why it did not finish. A call, or the turn a run ended in, that
 failed without a reply has `Error: <why>` as its `response`, as the reference writes a failed
 completion, so viewers that show only replies and `stderr` still show the failure.
+
+The file is UTF-8 whatever the run held: a string UTF-8 cannot hold as it is (a file name that is
+not UTF-8, in the first user message or a variable; a lone surrogate model code made) is written
+as the tables and the other exports show it, each lone surrogate spelled as its escape
+(`caf\\udce9.txt`, `store.writer.stored_text`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from rlm_desktop.store.detail import Row, SessionDetail
+from rlm_desktop.store.writer import stored_text
 
 
 def iso(ts: float | None) -> str | None:
@@ -249,4 +255,25 @@ def render(detail: SessionDetail, include_content: bool = False) -> str:
     lines: list[Any] = [_metadata(detail)]
     for root in detail.roots():
         lines.extend(iterations(detail, root))
-    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    return "".join(_line(line) + "\n" for line in lines)
+
+
+def _line(entry: Row) -> str:
+    """One entry as a line of UTF-8 JSON: as it is, or with its strings made UTF-8."""
+    text = json.dumps(entry, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(_utf8(entry), ensure_ascii=False)
+    return text
+
+
+def _utf8(value: Any) -> Any:
+    """`value` with every string in it (keys too) as `stored_text` writes it."""
+    if isinstance(value, str):
+        return stored_text(value)
+    if isinstance(value, dict):
+        return {_utf8(key): _utf8(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_utf8(item) for item in value]
+    return value

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rlm.core.types import RLMChatCompletion
+from rlm.core.types import CodeBlock, REPLResult, RLMChatCompletion, RLMIteration, RLMMetadata
 
 from rlm_desktop.store import Store, export
+from tests.cli import run_cli
+from tests.conftest import TEST_MODEL
 from tests.engine.scripting import DOCUMENT, QUERY, make_run, repl, scripted
 from tests.scripted_server import Reply, ScriptedServer
 from tests.store.real_sessions import CHILD_Q, FANOUT, GRANDCHILD_Q, final, real_sessions
@@ -231,3 +234,62 @@ def test_failed_sub_calls_reply_with_their_error_as_the_reference_writes_them(
         assert why in call["response"]
     assert iterations[-1]["final_answer"] == "answered without them"
     _check_iterations(iterations)
+
+
+def test_a_file_name_that_is_not_utf8_exports_as_utf8_the_reference_reads(
+    scripted_server: ScriptedServer, tmp_path: Path, isolated_home: Path
+) -> None:
+    """A real run over `caf\\xe9.txt` (Latin-1 bytes, a lone surrogate to Python) through the CLI:
+    the name is in the first user message, in a variable and in what a cell printed. JSONL once
+    crashed on it with a traceback; it now writes it as the other formats do (`caf\\udce9.txt`
+    spelled out, as the tables and the Markdown show it)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    with open(os.path.join(os.fsencode(folder), b"caf\xe9.txt"), "wb") as file:
+        file.write(b"Zebrafish: 7 in tank A.\n")
+    scripted_server.respond_with(
+        scripted(root=[repl("name = context_meta[0]['name']\nprint(name)"), repl("FINAL(7)")])
+    )
+    ran = run_cli(
+        "run", "--query", "What is here?", "--doc", str(folder), "--model", TEST_MODEL,
+        "--api-base", scripted_server.base_url, "--mode", "rlm", "--json", home=isolated_home,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    session_id = json.loads(ran.stdout)["session_id"]
+    out = tmp_path / "run.jsonl"
+    exported = run_cli(
+        "sessions", "export", session_id, "--format", "jsonl", "-o", str(out), home=isolated_home
+    )
+    markdown = run_cli("sessions", "export", session_id, "--format", "md", home=isolated_home)
+
+    assert exported.returncode == 0, exported.stderr
+    assert "Traceback" not in exported.stderr
+    meta, *entries = [json.loads(line) for line in out.read_bytes().decode("utf-8").splitlines()]
+    spelled = "docs/caf\\udce9.txt"  # the characters the Markdown shows, escaped as JSON text
+    assert spelled in markdown.stdout
+    assert [document["name"] for document in meta["documents"]] == ["docs/caf\ufffd.txt"]
+    first, _second = entries
+    assert spelled in next(m["content"] for m in first["prompt"] if m["role"] == "user")
+    (block,) = first["code_blocks"]
+    assert block["result"]["stdout"] == f"{spelled}\n"
+    assert block["result"]["locals"] == {"name": spelled}
+    trajectory = RLMChatCompletion.from_dict({
+        "root_model": meta["root_model"], "prompt": meta["query"], "response": meta["answer"],
+        "usage_summary": {"model_usage_summaries": {}}, "execution_time": 0.0,
+        "metadata": {"run_metadata": meta, "iterations": entries},
+    })  # fmt: skip
+    assert trajectory.response == "7"
+    metadata = RLMMetadata(**{key: meta[key] for key in RLMMetadata.__dataclass_fields__})
+    assert metadata.to_dict()["root_model"] == TEST_MODEL
+    for entry in entries:
+        blocks = [
+            CodeBlock(b["code"], REPLResult(**b["result"]))
+            for b in entry["code_blocks"]
+        ]
+        iteration = RLMIteration(
+            entry["prompt"], entry["response"], blocks, entry["final_answer"],
+            entry["iteration_time"],
+        )  # fmt: skip
+        assert json.loads(json.dumps(iteration.to_dict())) == {
+            key: entry[key] for key in iteration.to_dict()
+        }
