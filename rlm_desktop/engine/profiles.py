@@ -44,6 +44,8 @@ class Profile:
     sub_max_output_tokens: int
     description: str = ""
     source: Path | None = None
+    problem: str = ""
+    """Why the profile cannot be used ("" when it can): its file is missing or unreadable."""
 
     def matches(self, model: str) -> bool:
         """True when a pattern matches the model name (case-insensitive)."""
@@ -72,68 +74,169 @@ class ProfileDraft:
 
 
 def read_index(folder: Path) -> dict[str, Any]:
-    """The folder's index table ({} when there is none); `ConfigError` when it is not TOML."""
+    """The folder's index table ({} when there is none); `ConfigError` when it cannot be read,
+    is not UTF-8 or is not TOML (one line naming the file and the fix)."""
     index = folder / INDEX_FILE
     if not index.is_file():
         return {}
     try:
-        return tomllib.loads(index.read_text(encoding="utf-8"))
+        return tomllib.loads(_utf8_text(index))
+    except _Unreadable as error:
+        raise ConfigError(f"{index}: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{index}: not valid TOML ({error}); fix or delete the file") from error
 
 
-def _read_folder(folder: Path) -> list[Profile]:
-    profiles = []
-    for name, entry in read_index(folder).items():
-        prompt_file = folder / str(entry.get("prompt", f"{name}.txt"))
-        if not prompt_file.is_file():
-            raise ConfigError(f"profile {name!r}: prompt file {prompt_file} is missing")
-        profiles.append(
-            Profile(
-                name=name,
-                prompt=prompt_file.read_text(encoding="utf-8"),
-                patterns=tuple(entry.get("patterns", [])),
-                root_max_output_tokens=int(
-                    entry.get("root_max_output_tokens", DEFAULT_ROOT_MAX_OUTPUT_TOKENS)
-                ),
-                sub_max_output_tokens=int(
-                    entry.get("sub_max_output_tokens", DEFAULT_SUB_MAX_OUTPUT_TOKENS)
-                ),
-                description=str(entry.get("description", "")),
-                source=prompt_file,
-            )
+class _Unreadable(Exception):
+    """A file that cannot be read as UTF-8 text; the message says why and how to fix it."""
+
+
+def _utf8_text(path: Path) -> str:
+    """The UTF-8 text of `path`; `_Unreadable` when it cannot be read or is not UTF-8."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise _Unreadable(
+            f"not readable ({error.strerror or error}); fix its permissions"
+        ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        byte = error.object[error.start]
+        raise _Unreadable(
+            f"not UTF-8 text (byte 0x{byte:02x} at offset {error.start}); save it as UTF-8"
+        ) from None
+
+
+def _whole_number(entry: dict[str, Any], key: str, default: int) -> int:
+    value = entry.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{key} must be a whole number, not {value!r}")
+    return value
+
+
+def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
+    """One entry of a folder's index; a profile that cannot be used carries its `problem`."""
+    index = folder / INDEX_FILE
+    if not isinstance(entry, dict):
+        return _broken(
+            name, (), None, f"profile {name!r} in {index}: is not a table; write [{name}]"
         )
-    return profiles
+    patterns = entry.get("patterns", [])
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        return _broken(
+            name, (), None, f"profile {name!r} in {index}: patterns must be a list of strings"
+        )
+    prompt_file = folder / str(entry.get("prompt", f"{name}.txt"))
+    try:
+        root_tokens = _whole_number(entry, "root_max_output_tokens", DEFAULT_ROOT_MAX_OUTPUT_TOKENS)
+        sub_tokens = _whole_number(entry, "sub_max_output_tokens", DEFAULT_SUB_MAX_OUTPUT_TOKENS)
+    except ValueError as error:
+        return _broken(name, tuple(patterns), prompt_file, f"profile {name!r} in {index}: {error}")
+    if not prompt_file.is_file():
+        problem = (
+            f"profile {name!r}: prompt file {prompt_file} is missing;"
+            f" restore it or remove [{name}] from {index}"
+        )
+        return _broken(name, tuple(patterns), prompt_file, problem)
+    try:
+        prompt = _utf8_text(prompt_file)
+    except _Unreadable as error:
+        problem = f"profile {name!r}: prompt file {prompt_file} is {error}"
+        return _broken(name, tuple(patterns), prompt_file, problem)
+    return Profile(
+        name=name,
+        prompt=prompt,
+        patterns=tuple(patterns),
+        root_max_output_tokens=root_tokens,
+        sub_max_output_tokens=sub_tokens,
+        description=str(entry.get("description", "")),
+        source=prompt_file,
+    )
 
 
-def list_profiles(folders: ProfileFolders) -> list[Profile]:
-    """All profiles in matching order.
+def _broken(name: str, patterns: tuple[str, ...], source: Path | None, problem: str) -> Profile:
+    return Profile(name, "", patterns, 0, 0, source=source, problem=problem)
+
+
+def _read_folder(folder: Path) -> list[Profile]:
+    """The folder's profiles in index order, broken ones included; `ConfigError` when its
+    index cannot be read."""
+    return [_read_profile(folder, name, entry) for name, entry in read_index(folder).items()]
+
+
+@dataclass(frozen=True)
+class ProfileSet:
+    """What the profile folders hold: every profile in matching order (one that cannot be used
+    carries its `problem`), and what kept a whole folder from being read."""
+
+    entries: tuple[Profile, ...]
+    unread: tuple[str, ...] = ()
+
+    @property
+    def usable(self) -> list[Profile]:
+        """The profiles that can be used, in matching order."""
+        return [p for p in self.entries if not p.problem]
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """One line for each file that could not be used: what is wrong and how to fix it."""
+        return (*self.unread, *(p.problem for p in self.entries if p.problem))
+
+
+def read_profiles(folders: ProfileFolders) -> ProfileSet:
+    """Every profile in matching order; a file that cannot be read is a problem of the set, and
+    the other profiles load.
 
     A user profile with a bundled profile's name replaces it in place; the user's new profiles are
     matched before all bundled ones.
     """
-    user = {p.name: p for p in _read_folder(folders.user)}
-    bundled = _read_folder(folders.bundled)
-    bundled_names = {p.name for p in bundled}
+    unread: list[str] = []
+    found: list[list[Profile]] = []
+    for folder in (folders.user, folders.bundled):
+        try:
+            found.append(_read_folder(folder))
+        except ConfigError as error:
+            unread.append(str(error))
+            found.append([])
+    user = {p.name: p for p in found[0]}
+    bundled_names = {p.name for p in found[1]}
     new = [p for name, p in user.items() if name not in bundled_names]
-    return new + [user.get(p.name, p) for p in bundled]
+    return ProfileSet(tuple(new + [user.get(p.name, p) for p in found[1]]), tuple(unread))
+
+
+def list_profiles(folders: ProfileFolders) -> list[Profile]:
+    """The profiles that can be used, in matching order (`read_profiles` says what could not)."""
+    return read_profiles(folders).usable
 
 
 def choose_profile(folders: ProfileFolders, model: str, requested: str | None = None) -> Profile:
-    """The profile named `requested`, or the first whose patterns match `model`."""
-    profiles = list_profiles(folders)
+    """The profile named `requested`, or the first whose patterns match `model`.
+
+    `ConfigError` when it is one that cannot be used, or when a folder's index cannot be read
+    (what it holds might have been chosen): one line naming the file and the fix.
+    """
+    found = read_profiles(folders)
+    if found.unread:
+        raise ConfigError(found.unread[0])
+    profiles = found.entries
     if requested:
-        for profile in profiles:
-            if profile.name == requested:
-                return profile
-        known = ", ".join(p.name for p in profiles)
-        raise ConfigError(f"{requested!r} is an unknown profile: choose one of {known}", "profile")
-    for profile in profiles:
-        if profile.matches(model):
-            return profile
-    raise ConfigError(
-        f"is not set and no profile matches {model}: keep a profile with the pattern '*'", "profile"
-    )
+        chosen = next((p for p in profiles if p.name == requested), None)
+        if chosen is None:
+            known = ", ".join(p.name for p in found.usable)
+            raise ConfigError(
+                f"{requested!r} is an unknown profile: choose one of {known}", "profile"
+            )
+    else:
+        chosen = next((p for p in profiles if p.matches(model)), None)
+        if chosen is None:
+            raise ConfigError(
+                f"is not set and no profile matches {model}: keep a profile with the pattern '*'",
+                "profile",
+            )
+    if chosen.problem:
+        raise ConfigError(chosen.problem)
+    return chosen
 
 
 def _toml_value(value: Any) -> str:

@@ -8,7 +8,7 @@ import pytest
 
 from rlm_desktop import paths
 from rlm_desktop.engine import ConfigError, ContextDocument, Run, RunConfig
-from rlm_desktop.engine.profiles import Profile, choose_profile, list_profiles
+from rlm_desktop.engine.profiles import Profile, choose_profile, list_profiles, read_profiles
 
 
 def write_user_profiles(home: Path, toml: str, prompts: dict[str, str]) -> Path:
@@ -108,3 +108,74 @@ def test_a_missing_prompt_file_is_a_config_error(isolated_home: Path) -> None:
 def test_placeholders_are_filled_and_unknown_ones_kept() -> None:
     profile = Profile("p", "ctx: $context_shape; $unknown", ("*",), 10, 10)
     assert profile.system_prompt(context_shape="a str") == "ctx: a str; $unknown"
+
+
+LATIN1_PROMPT = b"Caf\xe9 rules for $context_shape."
+MINE = '[mine]\nprompt = "mine.txt"\npatterns = ["mine/*"]\n'
+
+
+def write_latin1_prompt(home: Path, toml: str = MINE) -> Path:
+    """A user profile `mine` (for models `mine/*`) whose prompt file is Latin-1, not UTF-8."""
+    folder = write_user_profiles(home, toml, {})
+    prompt = folder / "mine.txt"
+    prompt.write_bytes(LATIN1_PROMPT)
+    return prompt
+
+
+def test_a_prompt_file_that_is_not_utf8_is_one_line_naming_it(isolated_home: Path) -> None:
+    prompt = write_latin1_prompt(isolated_home)
+    with pytest.raises(ConfigError) as info:
+        choose_profile(paths.profile_folders(), "mine/model")
+    message = str(info.value)
+    assert message == (
+        f"profile 'mine': prompt file {prompt} is not UTF-8 text (byte 0xe9 at offset 3);"
+        " save it as UTF-8"
+    )
+    with pytest.raises(ConfigError, match="is not UTF-8"):
+        choose_profile(paths.profile_folders(), "openai/test-model", "mine")
+
+
+def test_a_broken_prompt_file_loses_no_other_profile(isolated_home: Path) -> None:
+    prompt = write_latin1_prompt(
+        isolated_home, MINE + '[house]\nprompt = "house.txt"\npatterns = ["house/*"]\n'
+    )
+    (prompt.parent / "house.txt").write_text("House rules.", encoding="utf-8")
+    assert choose_profile(paths.profile_folders(), "house/model").prompt == "House rules."
+    assert choose_profile(paths.profile_folders(), "openai/gpt-5").name == "reasoning"
+    found = read_profiles(paths.profile_folders())
+    assert [p.name for p in found.usable] == ["house", "reasoning", "small", "default"]
+    (problem,) = found.problems
+    assert problem.startswith(f"profile 'mine': prompt file {prompt} is not UTF-8")
+    assert [p.name for p in list_profiles(paths.profile_folders())] == [
+        p.name for p in found.usable
+    ]
+    assert prompt.read_bytes() == LATIN1_PROMPT  # left as it was, for the user to fix
+
+
+def test_an_index_that_is_not_utf8_is_one_line_and_the_bundled_profiles_still_list(
+    isolated_home: Path,
+) -> None:
+    folder = write_user_profiles(isolated_home, "", {})
+    (folder / "profiles.toml").write_bytes(b'[caf\xe9]\npatterns = ["*"]\n')
+    with pytest.raises(ConfigError) as info:
+        choose_profile(paths.profile_folders(), "openai/test-model")
+    assert str(info.value) == (
+        f"{folder / 'profiles.toml'}: not UTF-8 text (byte 0xe9 at offset 4); save it as UTF-8"
+    )
+    found = read_profiles(paths.profile_folders())
+    assert [p.name for p in found.usable] == ["reasoning", "small", "default"]
+    assert found.problems == (str(info.value),)
+
+
+def test_a_value_of_the_wrong_type_is_one_line_naming_the_profile(isolated_home: Path) -> None:
+    folder = write_user_profiles(
+        isolated_home,
+        '[mine]\npatterns = ["*"]\nroot_max_output_tokens = "lots"\n',
+        {"mine.txt": "Mine."},
+    )
+    with pytest.raises(ConfigError) as info:
+        choose_profile(paths.profile_folders(), "openai/test-model")
+    assert str(info.value) == (
+        f"profile 'mine' in {folder / 'profiles.toml'}: root_max_output_tokens must be a whole"
+        " number, not 'lots'"
+    )

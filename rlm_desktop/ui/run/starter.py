@@ -28,7 +28,12 @@ from rlm_desktop.ui.documents.pane import DocumentsPane
 from rlm_desktop.ui.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.run.checks import CHECKING, check
 from rlm_desktop.ui.run.controller import RunController
-from rlm_desktop.ui.run.controls import RunControls, RunRequest, describe_config_error
+from rlm_desktop.ui.run.controls import (
+    RunControls,
+    RunRequest,
+    describe_config_error,
+    sentence,
+)
 from rlm_desktop.ui.run.local_models import ModelLists
 from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.widgets import when_settled
@@ -164,7 +169,7 @@ class RunStarter(QObject):
             current = controls.profile.currentData() or ""
             try:
                 profile = defaults.profile if changed is None or "profile" in changed else current
-                controls.set_profiles(_profile_names(), profile)
+                self._fill_profiles(*_profile_names(), profile)
             except Exception as exc:
                 log.info("profiles: %s", exc)
             controls.apply_defaults(defaults, changed)
@@ -201,16 +206,21 @@ class RunStarter(QObject):
         return names
 
     async def load_profiles(self) -> None:
-        """Fill the profile picker from the engine's profiles."""
+        """Fill the profile picker from the engine's profiles; a profile file that cannot be
+        used is said under the fields (the others are listed)."""
         loop = asyncio.get_running_loop()
         try:
-            names = await loop.run_in_executor(None, _profile_names)
+            names, problems = await loop.run_in_executor(None, _profile_names)
         except Exception as exc:
             log.info("profiles: %s", exc)
             return
-        self.controls.set_profiles(
-            names, self.controls.profile.currentData() or self.prefs.run_defaults().profile
-        )
+        current = self.controls.profile.currentData() or self.prefs.run_defaults().profile
+        self._fill_profiles(names, problems, current)
+
+    def _fill_profiles(self, names: list[str], problems: tuple[str, ...], current: str) -> None:
+        self.controls.set_profiles(names, current)
+        if problems:
+            self.controls.show_error(" ".join(sentence(problem) for problem in problems))
 
     def _problem(self, request: RunRequest) -> str:
         """What keeps the run from starting that a person can fix, in one line ("" for nothing)."""
@@ -407,10 +417,12 @@ def send_saved_traces(session_id: str, endpoint: str) -> str | None:
     return problem[:1].upper() + problem[1:] if problem else None
 
 
-def _profile_names() -> list[str]:
-    from rlm_desktop.engine.profiles import list_profiles
+def _profile_names() -> tuple[list[str], tuple[str, ...]]:
+    """The names of the profiles that can be used, and what is wrong with the others."""
+    from rlm_desktop.engine.profiles import read_profiles
 
-    return [profile.name for profile in list_profiles(paths.profile_folders())]
+    found = read_profiles(paths.profile_folders())
+    return [profile.name for profile in found.usable], found.problems
 
 
 def free_local_models(request: RunRequest, prices: dict[str, tuple[float, float]]) -> list[str]:

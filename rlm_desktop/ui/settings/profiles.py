@@ -24,15 +24,15 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import paths
-from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.engine.profiles import (
     Profile,
     ProfileDraft,
     delete_user_profile,
     free_name,
-    list_profiles,
+    read_profiles,
     save_user_profile,
 )
+from rlm_desktop.ui.run.controls import sentence
 from rlm_desktop.ui.theme import monospace_font
 from rlm_desktop.ui.widgets import plain_label
 
@@ -40,11 +40,10 @@ PROFILE_ROLE = 0x0101
 
 
 def load_profiles() -> tuple[list[Profile], str]:
-    """The engine's profiles in matching order, and a problem to show ("" when none)."""
-    try:
-        return list_profiles(paths.profile_folders()), ""
-    except ConfigError as exc:
-        return [], str(exc)
+    """The engine's profiles that can be used, in matching order, and the problems to show, one
+    sentence a file that could not be used ("" when none)."""
+    found = read_profiles(paths.profile_folders())
+    return found.usable, " ".join(sentence(problem) for problem in found.problems)
 
 
 def is_users(profile: Profile) -> bool:
@@ -71,6 +70,10 @@ class ProfilesPage(QWidget):
         self.info = plain_label()
         self.info.setObjectName("muted")
         self.info.setWordWrap(True)
+        self.problems = plain_label()
+        self.problems.setObjectName("errorLabel")
+        self.problems.setWordWrap(True)
+        self.problems.hide()
         self.patterns = QLineEdit()
         self.patterns.setAccessibleName("Model patterns")
         self.patterns.setPlaceholderText("model-name patterns, comma-separated, e.g. openai/gpt-5*")
@@ -106,6 +109,7 @@ class ProfilesPage(QWidget):
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.problems)
         right_layout.addWidget(self.info)
         right_layout.addLayout(form)
         right_layout.addWidget(self.editor, 1)
@@ -129,6 +133,8 @@ class ProfilesPage(QWidget):
         """List the profiles again, selecting the one called `select` if given."""
         self.list.clear()
         profiles, problem = load_profiles()
+        self.problems.setText(problem)
+        self.problems.setVisible(bool(problem))
         for profile in profiles:
             own = is_users(profile)
             item = QListWidgetItem(f"{profile.name}{'  (mine)' if own else ''}")
@@ -138,7 +144,7 @@ class ProfilesPage(QWidget):
                 self.list.setCurrentItem(item)
         if self.list.currentItem() is None and self.list.count():
             self.list.setCurrentRow(0)
-        self._show(problem)
+        self._show()
 
     def selected(self) -> Profile | None:
         """The selected profile, or None."""
@@ -146,7 +152,7 @@ class ProfilesPage(QWidget):
         profile = item.data(PROFILE_ROLE) if item is not None else None
         return profile if isinstance(profile, Profile) else None
 
-    def _show(self, problem: str = "") -> None:
+    def _show(self) -> None:
         profile = self.selected()
         own = profile is not None and is_users(profile)
         for widget in (self.patterns, self.description, self.editor):
@@ -157,7 +163,7 @@ class ProfilesPage(QWidget):
         self.save_button.setEnabled(own)
         self.delete_button.setEnabled(own)
         if profile is None:
-            self.info.setText(problem or "No profiles found.")
+            self.info.setText("" if self.problems.text() else "No profiles found.")
             self.editor.clear()
             return
         self.patterns.setText(", ".join(profile.patterns))
@@ -168,7 +174,7 @@ class ProfilesPage(QWidget):
         self.sub_tokens.setValue(profile.sub_max_output_tokens)
         self.editor.setPlainText(profile.prompt)
         where = "yours, editable" if own else "bundled, read-only: copy it to edit"
-        self.info.setText(problem or f"{profile.name} — {where} ({profile.source})")
+        self.info.setText(f"{profile.name} — {where} ({profile.source})")
 
     def _draft(self, name: str) -> ProfileDraft:
         patterns = tuple(p.strip() for p in self.patterns.text().split(",") if p.strip())
