@@ -6,6 +6,12 @@ with the rest); a file found inside a named folder that cannot or should not be 
 memory bound); a file that passes a bound, or the run's time limit (`LoadOptions.deadline`), is
 not loaded and says which.
 
+A file is opened once: its size is checked on that descriptor (`fstat`) and at most that many
+bytes are read from it, plus one to see whether it grew. A file replaced after it was opened is
+not seen; one that grew after its check is read up to the size that was checked (text, with a
+note saying so) or refused (PDF and Word, whose ends hold what they need); a pipe or device in a
+file's place is refused without waiting on it.
+
 A file whose text is empty — a 0-byte file, whitespace only, a scanned PDF without a text
 layer — is not loaded: it would give the model nothing to read, and a named empty file is far
 more often a mistake (the wrong file, an export that failed) than an intent.
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -24,6 +31,7 @@ from rlm_desktop.documents import formats
 from rlm_desktop.documents.decoding import Unreadable, normalize_newlines
 from rlm_desktop.documents.extract import COMPRESSED_TYPES, Extracted, extract
 from rlm_desktop.documents.model import (
+    MIB,
     Document,
     LoadError,
     LoadOptions,
@@ -34,6 +42,33 @@ from rlm_desktop.documents.model import (
 from rlm_desktop.documents.reader import BoundedReader, ReadTimedOut
 from rlm_desktop.documents.token_counts import TokenTally
 from rlm_desktop.documents.walk import Found, iter_folder
+
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+"""Non-blocking: a pipe put in a file's place opens at once (and is refused by its type) instead
+of waiting for a writer. Reads of a regular file are not affected."""
+
+
+_CHUNK = 64 * MIB
+
+
+def read_at_most(fd: int, limit: int) -> bytes:
+    """Up to `limit` bytes from `fd`, fewer only at its end (a read may return less at once)."""
+    data = os.read(fd, limit)
+    if not data or len(data) == limit:
+        return data
+    parts, got = [data], len(data)
+    while got < limit:
+        chunk = os.read(fd, min(limit - got, _CHUNK))
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
 
 
 class _Loader:
@@ -96,13 +131,36 @@ class _Loader:
         if key in self.seen:
             self.result.skipped.append(Skipped(path, f"already loaded as {self.seen[key]}"))
             return
-        message = self.check_time() or self.check_size(path, named)
-        if message is None:
-            message = self.read(path, name)
+        message = self.check_time() or self.open_and_read(path, name, named)
         if message is None:
             self.seen[key] = path
         else:
             self.fail(path, message, named)
+
+    def open_and_read(self, path: Path, name: str, named: bool) -> str | None:
+        """Check and read the file through one descriptor; why not, or None when loaded."""
+        try:
+            fd = os.open(path, _OPEN_FLAGS)
+        except OSError as exc:
+            return f"cannot read it ({exc.strerror or exc}); check that it exists and is readable"
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                fix = "; name a file or folder" if named else ""
+                return f"not a regular file (a device, pipe or socket){fix}"
+            message = self.check_size(info.st_size, named)
+            if message is not None:
+                return message
+            if self.options.on_file is not None:
+                self.options.on_file(path)
+            try:
+                data = read_at_most(fd, info.st_size)
+                grew = len(data) == info.st_size and bool(os.read(fd, 1))
+            except OSError as exc:
+                return f"cannot read it ({exc.strerror or exc}); check its permissions"
+        finally:
+            os.close(fd)
+        return self.read(path, name, data, grew)
 
     def remaining_s(self) -> float | None:
         deadline = self.options.deadline
@@ -117,11 +175,7 @@ class _Loader:
             )
         return None
 
-    def check_size(self, path: Path, named: bool) -> str | None:
-        try:
-            size = path.stat().st_size
-        except OSError as exc:
-            return f"cannot read it ({exc.strerror or exc}); check that it exists and is readable"
+    def check_size(self, size: int, named: bool) -> str | None:
         limits = self.options
         if size > limits.max_file_bytes:
             return (
@@ -161,15 +215,22 @@ class _Loader:
                 "was stopped; convert it to text with another tool and load that"
             ) from None
 
-    def read(self, path: Path, name: str) -> str | None:
-        if self.options.on_file is not None:
-            self.options.on_file(path)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            return f"cannot read it ({exc.strerror or exc}); check its permissions"
-        size, digest = len(data), hashlib.sha256(data).hexdigest()
+    def read(self, path: Path, name: str, data: bytes, grew: bool) -> str | None:
+        """Load `data`, the bytes of `path` as its check saw them (`grew`: it has more now);
+        why not, or None."""
         kind = formats.type_for(path) or "text"
+        cut: tuple[str, ...] = ()
+        if grew and kind in COMPRESSED_TYPES:
+            return (
+                f"it changed while it was being read (it grew past the {len(data):,} bytes it "
+                "had when checked); load it again once it is complete"
+            )
+        if grew:
+            cut = (
+                f"the file grew while it was being read: its first {len(data):,} bytes, as "
+                "checked, were loaded",
+            )
+        size, digest = len(data), hashlib.sha256(data).hexdigest()
         if kind not in ("pdf", "docx"):
             data = normalize_newlines(data)  # rebinding frees the original: memory stays ~2x
         try:
@@ -199,7 +260,7 @@ class _Loader:
                 text=text,
                 encoding=extracted.encoding,
                 pages=extracted.pages,
-                notes=extracted.notes,
+                notes=(*extracted.notes, *cut),
             )
         )
         return None

@@ -49,8 +49,9 @@ class LoadOptions:
     max_read_memory_bytes: int = 1024 * MIB
     deadline: float | None = None
     on_file: Callable[[Path], None] | None = field(default=None, compare=False, repr=False)
-    """Called with each file's path just before it is read: progress for long loads. An exception
-    raised here ends the load and propagates to the caller (a way to cancel)."""
+    """Called with each file's path just before it is read (it is open and its size checked):
+    progress for long loads. An exception raised here ends the load and propagates to the caller
+    (a way to cancel)."""
 
     def __post_init__(self) -> None:
         if self.max_file_bytes <= 0 or self.max_total_bytes <= 0:
