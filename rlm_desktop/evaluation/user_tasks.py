@@ -8,11 +8,17 @@ Each line is one task::
 `scoring` is `exact` (the default), `numeric` or `f1`; `documents` are paths (relative to the
 file's folder; PDF, Word, HTML, ... as the app loads them) or inline texts; `context` (one
 inline text) may stand in for `documents`. `id` defaults to the line number.
+
+Documents named by path must be inside the task file's folder, after links are followed: a task
+file is often someone else's (a shared benchmark), and `../`, an absolute path or a link pointing
+out could otherwise send any file the user can read to the provider. Inside a named folder, the
+loader skips links that leave it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -99,9 +105,36 @@ def _documents(folder: Path, where: str, entry: dict[str, Any]) -> tuple[tuple[s
             continue
         if not isinstance(item, str):
             raise ConfigError(f'{where}: a document is a path or {{"name", "text"}}')
-        loaded = load_paths([folder / item])
+        loaded = load_paths([_inside(folder, where, item)])
         if loaded.errors or not loaded.documents:
             reason = loaded.errors[0].message if loaded.errors else "nothing loadable in it"
             raise ConfigError(f"{where}: document {item!r}: {reason}")
         documents.extend((doc.name, doc.text) for doc in loaded.documents)
     return tuple(documents)
+
+
+def _inside(folder: Path, where: str, item: str) -> Path:
+    """The path document `item` names, links followed; `ConfigError` when it is outside
+    `folder` (the task file's), saying how it got out."""
+    root = os.path.realpath(folder)
+    named = os.path.normpath(os.path.join(os.path.abspath(folder), item))
+    resolved = os.path.realpath(named)
+    if _within(resolved, root):
+        return Path(resolved)
+    if os.path.isabs(item):
+        how = "is an absolute path outside"
+    elif not _within(named, os.path.abspath(folder)):
+        how = "leads outside"
+    else:
+        how = f"is a link to {resolved}, outside"
+    raise ConfigError(
+        f"{where}: document {item!r}: {how} the task file's folder ({folder}); documents must "
+        'be inside it (copy the file there, or add it inline as {"name", "text"})'
+    )
+
+
+def _within(path: str, folder: str) -> bool:
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:  # another drive (Windows)
+        return False
