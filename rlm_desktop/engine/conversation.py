@@ -11,9 +11,11 @@ later are `context_1`, ...; the earlier questions' messages are `history_0`, ...
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from typing import Any
 from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.engine.llm import Message
 from rlm_desktop.engine.sandbox.process import StateReport, WorkerProcess
+from rlm_desktop.engine.sandbox.untrusted_files import copy_regular, read_regular
 
 KEPT_FOLDER = "conversations"
 STATE_FILE = "repl-state.pickle"
@@ -30,6 +33,11 @@ HISTORY_FILE = "history.json"
 QUESTION_FILE = "question.json"
 SHOWN_ANSWER_CHARS = 1_500
 SHOWN_LOST = 20
+STATE_SLACK_BYTES = 16_000_000
+"""Room in a state file beyond the variables' cap: the pickle's frame, and the source of the
+functions and classes defined in cells, which the cap does not count."""
+JSON_LIMIT_BYTES = 256 * 1024 * 1024
+"""The largest kept JSON file read back (a long run's full message history)."""
 
 
 class ConversationError(ConfigError):
@@ -86,9 +94,16 @@ class Thread:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_regular(path, JSON_LIMIT_BYTES).decode("utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def _question(folder: Path) -> EarlierQuestion | None:
@@ -138,7 +153,7 @@ def load_thread(scratch_root: Path, follows: str) -> Thread:
     return Thread(
         tuple(earlier),
         tuple(histories),
-        state if state.is_file() else None,
+        state if _is_regular(state) else None,
         _report_from(report) if isinstance(report, dict) else StateReport(error="nothing kept"),
     )
 
@@ -173,21 +188,29 @@ def split_contexts(texts: Sequence[str], groups: Sequence[int]) -> list[str | li
     return contexts
 
 
-def keep_state_file(worker_folder: Path, scratch_root: Path, session_id: str) -> Path:
-    """Move the state file a worker wrote into the question's kept folder (never opening it)."""
+def keep_state_file(
+    worker_folder: Path, scratch_root: Path, session_id: str, limit_bytes: int
+) -> int:
+    """Copy the state file a worker wrote into the question's kept folder; returns its size.
+
+    Model code may have put anything in the worker's folder under that name: only a regular
+    file of at most `limit_bytes` is taken, never through a link (`untrusted_files`), and its
+    content is never unpickled here. Raises OSError (`UntrustedFile`) otherwise.
+    """
     folder = kept_folder(scratch_root, session_id)
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / STATE_FILE
-    os.replace(worker_folder / STATE_FILE, target)
-    return target
+    return copy_regular(worker_folder / STATE_FILE, folder / STATE_FILE, limit_bytes)
 
 
 def hand_state_file(thread: Thread, worker_folder: Path) -> bool:
-    """Copy the previous question's state file into a new worker's folder; False when none."""
+    """Copy the previous question's state file into a new worker's folder; False when none.
+
+    Raises OSError when the kept file is not the regular file of the size the app kept."""
     if thread.state_file is None:
         return False
     worker_folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(thread.state_file, worker_folder / STATE_FILE)
+    limit = thread.state_report.size_bytes or JSON_LIMIT_BYTES
+    copy_regular(thread.state_file, worker_folder / STATE_FILE, limit)
     return True
 
 
@@ -305,10 +328,16 @@ class ReplMemory:
         the first message adds for the model ("" when this question follows none)."""
         if self.thread is None:
             return ""
-        if hand_state_file(self.thread, worker_folder):
-            report = await worker.restore_state(STATE_FILE, timeout_s)
+        try:
+            handed = hand_state_file(self.thread, worker_folder)
+        except OSError as error:
+            report = StateReport(error=f"its saved state was refused: {error}")
         else:
-            report = StateReport(error="the earlier question kept no REPL state")
+            if handed:
+                report = await worker.restore_state(STATE_FILE, timeout_s)
+            else:
+                kept_error = self.thread.state_report.error
+                report = StateReport(error=kept_error or "the earlier question kept no REPL state")
         return follow_up_note(self.thread, report, self.new_documents, self.groups)
 
     async def keep(
@@ -324,6 +353,18 @@ class ReplMemory:
         else:
             report = await worker.save_state(STATE_FILE, self.cap_bytes, timeout_s)
         if report.error is None:
-            keep_state_file(worker_folder, self.kept_root, self.session_id)
+            report = self._keep_file(worker_folder, report)
         keep_repl(self.kept_root, self.session_id, report, history)
         return report
+
+    def _keep_file(self, worker_folder: Path, report: StateReport) -> StateReport:
+        """Keep the worker's state file; the report then gives the size the app kept (a worker's
+        own count is model code's to fake), or says why nothing was kept."""
+        limit = self.cap_bytes + STATE_SLACK_BYTES
+        try:
+            size = keep_state_file(worker_folder, self.kept_root, self.session_id, limit)
+        except OSError as error:
+            reason = f"the REPL's saved state was refused ({error})"
+            lost = {**report.lost, **dict.fromkeys(report.kept, "its saved state was refused")}
+            return StateReport(lost=lost, error=reason)
+        return dataclasses.replace(report, size_bytes=size)
