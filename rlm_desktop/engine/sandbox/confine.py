@@ -11,10 +11,13 @@ What the launcher sets up, each piece falling back cleanly where the kernel lack
   so killing the launcher kills every process of the run, `setsid` and double-forked ones included;
 - a task cap: RLIMIT_NPROC (counted per user namespace since Linux 5.14; the kernel exempts root)
   and the PID namespace's own `pid_max` (Linux 6.14+) as a backstop that holds for root too;
+- a mount namespace whose every mount is read-only but the run's scratch folder (mounts.py): no
+  `chmod`, `chown`, `utime` or extended attribute outside scratch, which Landlock does not govern;
 - Landlock: read (and execute) Python and the system libraries, read what the user opened, write
   only the run's scratch folder; no TCP connect or bind (ABI 4+); no signals to, and no abstract
   Unix sockets of, processes outside the sandbox (ABI 6+);
-- seccomp: no new Unix socket (Landlock leaves connecting to one by path open).
+- seccomp (seccomp.py): no new Unix socket, no io_uring, no keyrings, no mounts or namespaces,
+  and where the read-only view is missing no metadata changes.
 
 On macOS the app starts the launcher under a Seatbelt profile (seatbelt.py) with the same policy;
 the launcher reports `sandbox-exec` once the kernel confirms it. Elsewhere the level is
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import resource
 import signal
@@ -175,59 +179,6 @@ def _add_path(libc: Any, ruleset: int, path: str, access: int) -> None:
         os.close(fd)
 
 
-AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-NR_SOCKET = {"x86_64": 41, "aarch64": 198}
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
-SECCOMP_RET_ALLOW = 0x7FFF0000
-SECCOMP_RET_ERRNO = 0x00050000
-X32_SYSCALL_BIT = 0x40000000
-
-
-class _SockFilter(ctypes.Structure):
-    _fields_ = [
-        ("code", ctypes.c_uint16),
-        ("jt", ctypes.c_uint8),
-        ("jf", ctypes.c_uint8),
-        ("k", ctypes.c_uint32),
-    ]
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
-
-
-def _forbid_new_unix_sockets(libc: Any) -> bool:
-    """A seccomp filter: `socket(AF_UNIX, ...)` fails with EACCES; everything else is allowed.
-
-    Landlock does not govern connecting to a Unix socket by path, and a network namespace does not
-    separate them: without this, model code could reach the session bus (and the keyring behind it)
-    or a container engine's socket. Sockets already open (the worker's own) and `socketpair` keep
-    working. Other architectures' system calls (x32, i386) are refused outright.
-    """
-    machine = os.uname().machine
-    if machine not in AUDIT_ARCH:
-        return False
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    program = [
-        (ld, 0, 0, 4),  # the architecture
-        (jeq, 0, 7, AUDIT_ARCH[machine]),
-        (ld, 0, 0, 0),  # the system call number
-        (jge, 5, 0, X32_SYSCALL_BIT),
-        (jeq, 0, 2, NR_SOCKET[machine]),
-        (ld, 0, 0, 16),  # socket's first argument: the address family
-        (jeq, 1, 0, 1),  # AF_UNIX
-        (ret, 0, 0, SECCOMP_RET_ALLOW),
-        (ret, 0, 0, SECCOMP_RET_ERRNO | 13),  # EACCES
-        (ret, 0, 0, SECCOMP_RET_ERRNO | 38),  # ENOSYS
-    ]
-    filters = (_SockFilter * len(program))(*(_SockFilter(*line) for line in program))
-    fprog = _SockFprog(len(program), filters)
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return False
-    return bool(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0)
-
-
 def _write(path: str, text: str) -> None:
     with open(path, "w") as file:
         file.write(text)
@@ -241,6 +192,7 @@ def _enter_namespaces(libc: Any, keep_fd: int) -> list[str]:
     """
     uid, gid = os.getuid(), os.getgid()
     options = (
+        (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWNS, ["netns", "pidns", "mntns"]),
         (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, ["netns", "pidns"]),
         (CLONE_NEWUSER | CLONE_NEWNET, ["netns"]),
     )
@@ -288,6 +240,34 @@ def _cap_tasks(max_tasks: int, in_pidns: bool) -> bool:
         return os.getuid() != 0
 
 
+@functools.cache
+def _sibling(name: str) -> Any:
+    """A module of this folder, loaded by path (the launcher runs with `python -I -S`)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"rlm_worker_{name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _read_only_view(libc: Any, pieces: list[str], writable: str) -> bool:
+    """In the launcher's mount namespace, everything read-only but `writable` (mounts.py); True
+    when that holds. Where it cannot be set up, the namespace is dropped from `pieces`."""
+    if "mntns" not in pieces:
+        return False
+    mounts = _sibling("mounts")
+    try:
+        mounts.read_only_except(libc, writable)
+    except mounts.ReadOnlyFailed:
+        pieces.remove("mntns")
+        return False
+    return True
+
+
 def _drop_capabilities(libc: Any) -> None:
     """Drop the capabilities a new user namespace grants its first process."""
     header = struct.pack("=Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
@@ -325,6 +305,7 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
         pieces = _enter_namespaces(libc, control_fd)
         processes = _cap_tasks(int(spec.get("max_tasks", 256)), "pidns" in pieces)
         processes = processes and "pidns" in pieces
+        read_only = _read_only_view(libc, pieces, spec["write"])
         _drop_capabilities(libc)
         read = python_read_paths(spec) + list(spec.get("allow_read", [])) + ["/proc"]
         try:
@@ -333,7 +314,7 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
             abi = 0  # a failed layer is never half applied: restrict_self is the last step
         if abi:
             pieces.insert(0, "landlock")
-        if _forbid_new_unix_sockets(libc):
+        if _sibling("seccomp").install(libc, metadata=not read_only):
             pieces.append("seccomp")
         network = "netns" in pieces or abi >= 4
     elif _seatbelt_holds(spec):
@@ -346,7 +327,11 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
     }
 
 
-def confine_worker(spec: dict[str, Any], scratch: str) -> None:
-    """Narrow a freshly forked worker: write only its own scratch folder, read only its own /proc."""
-    read = python_read_paths(spec) + list(spec.get("allow_read", [])) + ["/proc/self"]
-    _restrict(read, list(DEVICES_READ_WRITE), [scratch])
+def confine_worker(report: dict[str, Any], spec: dict[str, Any], scratch: str) -> None:
+    """Narrow a freshly forked worker: write only its own scratch folder, read only its own /proc;
+    where seccomp refuses socket pairs, lend pipes for them (seccomp.lend_pipes)."""
+    if "seccomp" in str(report.get("level", "")).split("+"):
+        _sibling("seccomp").lend_pipes()
+    if report.get("filesystem"):
+        read = python_read_paths(spec) + list(spec.get("allow_read", [])) + ["/proc/self"]
+        _restrict(read, list(DEVICES_READ_WRITE), [scratch])

@@ -808,9 +808,9 @@ def _become_worker(request: dict[str, Any], data: socket.socket) -> Channel:
     os.chdir(cwd)
     os.environ["HOME"] = cwd
     os.environ["TMPDIR"] = os.path.join(cwd, "tmp")
-    if SANDBOX.get("filesystem"):
+    if "module" in SANDBOX:
         # A layer of this call's own: write only its scratch folder, read only its own /proc.
-        SANDBOX["module"].confine_worker(SANDBOX["spec"], cwd)
+        SANDBOX["module"].confine_worker(SANDBOX, SANDBOX["spec"], cwd)
     reader = data.makefile("rb", buffering=1 << 20)
     writer = data.makefile("wb", buffering=1 << 16)
     return Channel(reader, writer)

@@ -1,0 +1,284 @@
+"""Ways out of the sandbox that the direct attacks of test_confinement.py do not cover.
+
+Each test is model code an attacker could make a model write (a prompt injection in a document):
+it plants something, tries to use it, and the test reads what the model was shown and what
+happened to files the test owns outside the scratch folder.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlm_desktop import paths
+from rlm_desktop.engine.conversation import STATE_FILE, kept_folder
+from rlm_desktop.store import Store
+from tests.engine.scripting import (
+    QUERY,
+    make_run,
+    observation_after,
+    repl,
+    rlm_requests,
+    run_to_end,
+    scripted,
+)
+from tests.engine.test_confinement import SECCOMP, attempt, needs_landlock
+from tests.scripted_server import ScriptedServer
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+
+FOLLOW_UP = "And what did the first question keep?"
+SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- planted by the test"
+
+
+def _plant_state(target: Path) -> str:
+    """A first question's cell that makes the worker's saved state a symbolic link to `target`,
+    in place of the pickled variables, then answers. (A hard link is refused in the sandbox by
+    Landlock's REFER right; the app refuses one too, see test_untrusted_files.py.)"""
+    return (
+        "import os, sys\n"
+        "worker = sys.modules['__main__']\n"
+        "def planted(repl, file, cap_bytes):\n"
+        f"    os.symlink({str(target)!r}, file)\n"
+        "    return {'type': 'state_saved', 'saved': ['x'], 'skipped': {}, 'bytes': 1}\n"
+        "worker.save_state = planted\n"
+        "FINAL('first answer')"
+    )
+
+
+READ_BACK = (
+    "import os\n"
+    f"name = {STATE_FILE!r}\n"
+    "print('link:', os.path.islink(name))\n"
+    "try:\n"
+    "    data = open(name, 'rb').read()\n"
+    "    print('read', len(data), 'bytes:', data[:80])\n"
+    "except OSError as error:\n"
+    "    print('no state file', type(error).__name__)\n"
+)
+
+
+async def _follow_up_reads_the_state(
+    server: ScriptedServer, planted: str
+) -> tuple[str, str, str]:
+    """What the follow-up's model code saw of its state file, its opening note, and the first
+    question's session id."""
+    server.respond_with(scripted({QUERY: [repl(planted)], FOLLOW_UP: [repl(READ_BACK), repl("FINAL('done')")]}))
+    first, _ = await run_to_end(make_run(server))
+    assert first.status == "completed", first.error
+    later, _ = await run_to_end(make_run(server, query=FOLLOW_UP, follows=first.session_id))
+    assert later.status == "completed", later.error
+    opening = rlm_requests(server, FOLLOW_UP)[0]["messages"]
+    note = "\n".join(str(m["content"]) for m in opening)
+    return observation_after(server, 0, FOLLOW_UP), note, first.session_id
+
+
+async def test_a_state_file_linked_to_a_key_does_not_carry_the_key_to_the_follow_up(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    key = tmp_path / "dot-ssh" / "id_ed25519"
+    key.parent.mkdir()
+    key.write_text(SECRET)
+    key.chmod(0o600)
+
+    shown, note, _ = await _follow_up_reads_the_state(scripted_server, _plant_state(key))
+
+    assert "planted by the test" not in shown, shown
+    assert "BEGIN OPENSSH" not in shown
+    assert "REPL starts empty" in note, note
+    assert "symbolic link" in note
+    assert key.read_text() == SECRET
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+
+
+async def test_a_state_file_linked_to_the_database_does_not_copy_it(
+    scripted_server: ScriptedServer,
+) -> None:
+    Store(paths.database_path()).close()
+    database = paths.database_path()
+
+    shown, _, first = await _follow_up_reads_the_state(scripted_server, _plant_state(database))
+
+    assert "SQLite format 3" not in shown, shown
+    kept = kept_folder(paths.scratch_root(), first)
+    assert not (kept / STATE_FILE).exists()
+    assert not (kept / STATE_FILE).is_symlink()
+
+
+
+IO_URING_SOCKET = '''
+import ctypes, mmap, socket, struct
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+def io_uring_socket(family, kind):
+    params = ctypes.create_string_buffer(120)
+    ring = libc.syscall(425, 4, params)
+    if ring < 0:
+        raise OSError(ctypes.get_errno(), 'io_uring_setup refused')
+    sq_entries, cq_entries = struct.unpack_from('=II', params, 0)
+    sq_off = struct.unpack_from('=IIIIIIII', params, 40)
+    cq_off = struct.unpack_from('=IIIIIIII', params, 80)
+    sq = mmap.mmap(ring, sq_off[6] + sq_entries * 4, offset=0)
+    cq = mmap.mmap(ring, cq_off[5] + cq_entries * 16, offset=0x8000000)
+    sqes = mmap.mmap(ring, sq_entries * 64, offset=0x10000000)
+    sqes[0:64] = struct.pack('=BBHiQQII', 45, 0, 0, family, kind, 0, 0, 0).ljust(64, b'\\0')
+    tail = struct.unpack_from('=I', sq, sq_off[1])[0]
+    mask = struct.unpack_from('=I', sq, sq_off[2])[0]
+    struct.pack_into('=I', sq, sq_off[6] + 4 * (tail & mask), 0)
+    struct.pack_into('=I', sq, sq_off[1], tail + 1)
+    if libc.syscall(426, ring, 1, 1, 1, None, 0) < 0:
+        raise OSError(ctypes.get_errno(), 'io_uring_enter refused')
+    head = struct.unpack_from('=I', cq, cq_off[0])[0]
+    cmask = struct.unpack_from('=I', cq, cq_off[2])[0]
+    result = struct.unpack_from('=Qi', cq, cq_off[5] + 16 * (head & cmask))[1]
+    if result < 0:
+        raise OSError(-result, 'IORING_OP_SOCKET refused')
+    return socket.socket(fileno=result)
+'''
+
+
+def _accepted(listener: socket.socket) -> bool:
+    listener.setblocking(False)
+    try:
+        connection, _ = listener.accept()
+    except BlockingIOError:
+        return False
+    connection.close()
+    return True
+
+
+@pytest.mark.skipif(not SECCOMP, reason="no seccomp filter for this architecture")
+async def test_an_io_uring_socket_cannot_reach_a_listener_outside(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "agent.sock"
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(path))
+        listener.listen()
+        code = IO_URING_SOCKET + (
+            "def attack():\n"
+            "    s = io_uring_socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+            f"    s.connect({str(path)!r})\n"
+            "    s.send(b'SSH_AGENTC_REQUEST_IDENTITIES')\n"
+            "probe('io_uring', attack)\n"
+            "probe('io_uring-tcp', lambda: io_uring_socket(socket.AF_INET, socket.SOCK_STREAM))\n"
+        )
+        shown, _, _ = await attempt(scripted_server, code)
+        reached = _accepted(listener)
+
+    assert "DENIED io_uring " in shown, shown
+    assert "DENIED io_uring-tcp" in shown, shown
+    assert not reached
+
+
+@pytest.mark.skipif(not SECCOMP, reason="no seccomp filter for this architecture")
+@pytest.mark.parametrize("kind", ["SOCK_DGRAM", "SOCK_SEQPACKET", "SOCK_STREAM"])
+async def test_a_socket_pair_cannot_send_to_a_socket_outside(
+    scripted_server: ScriptedServer, tmp_path: Path, kind: str
+) -> None:
+    path = tmp_path / "bus.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as listener:
+        listener.bind(str(path))
+        code = (
+            "import socket\n"
+            "def attack():\n"
+            f"    a, b = socket.socketpair(socket.AF_UNIX, socket.{kind})\n"
+            f"    a.sendto(b'AUTH EXTERNAL', {str(path)!r})\n"
+            "probe('pair', attack)\n"
+        )
+        shown, _, _ = await attempt(scripted_server, code)
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.recv(100)
+
+    assert "DENIED pair PermissionError" in shown, shown
+
+
+async def test_keyrings_are_out_of_reach(scripted_server: ScriptedServer) -> None:
+    code = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "KEYCTL_GET_KEYRING_ID, SESSION_KEYRING = 0, -3\n"
+        "found = libc.syscall(250 if __import__('os').uname().machine == 'x86_64' else 219,\n"
+        "                     KEYCTL_GET_KEYRING_ID, SESSION_KEYRING, 0)\n"
+        "print('keyctl', found, ctypes.get_errno())\n"
+    )
+    shown, _, _ = await attempt(scripted_server, code)
+
+    assert "keyctl -1 1" in shown, shown  # EPERM
+
+
+def _planted(tmp_path: Path) -> dict[str, Path]:
+    folder = tmp_path / "dot-ssh"
+    folder.mkdir(mode=0o700)
+    key = folder / "id_ed25519"
+    key.write_text(SECRET)
+    key.chmod(0o600)
+    database = tmp_path / "sessions.db"
+    database.write_bytes(b"SQLite format 3\x00")
+    return {"folder": folder, "key": key, "database": database}
+
+
+def _metadata(path: Path) -> tuple[int, int, int, int]:
+    info = path.stat()
+    return (info.st_mode, info.st_uid, info.st_gid, int(info.st_mtime))
+
+
+@needs_landlock
+async def test_metadata_outside_scratch_cannot_change(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    files = _planted(tmp_path)
+    before = {name: _metadata(path) for name, path in files.items()}
+    key, folder, database = (str(files[name]) for name in ("key", "folder", "database"))
+    uid, gid = os.getuid(), os.getgid()
+    code = (
+        "import os\n"
+        f"probe('chmod-key', lambda: os.chmod({key!r}, 0o644))\n"
+        f"probe('chmod-folder', lambda: os.chmod({folder!r}, 0o777))\n"
+        f"probe('chmod-db', lambda: os.chmod({database!r}, 0))\n"
+        f"probe('chown', lambda: os.chown({key!r}, {uid}, {gid}))\n"
+        f"probe('lchown', lambda: os.lchown({key!r}, {uid}, {gid}))\n"
+        f"probe('utime', lambda: os.utime({database!r}, (0, 0)))\n"
+        f"probe('utime-now', lambda: os.utime({database!r}))\n"
+        f"probe('setxattr', lambda: os.setxattr({key!r}, 'user.planted', b'x'))\n"
+        f"probe('removexattr', lambda: os.removexattr({key!r}, 'user.none'))\n"
+        "open('mine.txt', 'w').write('scratch')\n"
+        "os.chmod('mine.txt', 0o600)\n"
+        "os.utime('mine.txt', (0, 0))\n"
+        "print('own file', oct(os.stat('mine.txt').st_mode & 0o777), os.stat('mine.txt').st_mtime)\n"
+    )
+    shown, _, _ = await attempt(scripted_server, code, allow_read=(str(tmp_path),))
+
+    for name in ("chmod-key", "chmod-folder", "chmod-db", "chown", "lchown", "utime"):
+        assert f"DENIED {name} " in shown, shown
+    assert "DENIED utime-now" in shown
+    assert "DENIED setxattr" in shown
+    assert {name: _metadata(path) for name, path in files.items()} == before
+    assert "own file 0o600 0.0" in shown
+
+
+@needs_landlock
+async def test_a_descriptor_opened_for_reading_cannot_change_metadata(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    files = _planted(tmp_path)
+    before = _metadata(files["key"])
+    code = (
+        "import os\n"
+        f"fd = os.open({str(files['key'])!r}, os.O_RDONLY)\n"
+        "probe('fchmod', lambda: os.fchmod(fd, 0o666))\n"
+        "probe('futime', lambda: os.utime(fd, (0, 0)))\n"
+        f"probe('fchown', lambda: os.fchown(fd, {os.getuid()}, {os.getgid()}))\n"
+    )
+    shown, _, _ = await attempt(scripted_server, code, allow_read=(str(tmp_path),))
+
+    for name in ("fchmod", "futime", "fchown"):
+        assert f"DENIED {name} " in shown, shown
+    assert _metadata(files["key"]) == before
