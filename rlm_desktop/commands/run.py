@@ -26,6 +26,7 @@ from rlm_desktop.engine import (
     RunResult,
 )
 from rlm_desktop.engine.config import DEFAULT_COMPACT_TOKENS, DEFAULT_MODE, DEFAULT_MODEL
+from rlm_desktop.engine.exposure import exposure_warnings
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
 from rlm_desktop.engine.pricing import parse_prices
@@ -272,6 +273,8 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(args)
         config.validate()
+        for line in exposure_warnings(config.allow_read, paths.data_dir()):
+            say(f"warning: --allow-read {terminal_safe(line)}")
         started = time.monotonic()  # the run's time limit covers loading its documents
         timeout = config.budget.timeout_s
         deadline = None if timeout is None else started + timeout

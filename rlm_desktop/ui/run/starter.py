@@ -275,6 +275,7 @@ class RunStarter(QObject):
             if free
             else ""
         )
+        notice = " ".join(filter(None, [exposure_notice(config.allow_read), notice]))
         controls.show_notice(CHECKING)
         controls.set_running(True)
         self.checking = asyncio.ensure_future(self._check_then_run(config, key, notice))
@@ -415,6 +416,17 @@ def send_saved_traces(session_id: str, endpoint: str) -> str | None:
     finally:
         store.close()
     return problem[:1].upper() + problem[1:] if problem else None
+
+
+def exposure_notice(allow_read: tuple[str, ...]) -> str:
+    """The sentence that tells a run opens a folder exposing secrets ("" when none does)."""
+    from rlm_desktop.engine.exposure import exposure_warnings
+
+    lines = exposure_warnings(allow_read, paths.data_dir())
+    if not lines:
+        return ""
+    more = f" (and {len(lines) - 1} more such folders)" if len(lines) > 1 else ""
+    return f"Settings → Sandbox: {lines[0]}{more}."
 
 
 def _profile_names() -> tuple[list[str], tuple[str, ...]]:

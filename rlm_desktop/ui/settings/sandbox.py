@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import paths
+from rlm_desktop.engine.exposure import exposures
 from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.widgets import plain_label
 
@@ -72,6 +73,12 @@ class SandboxPage(QWidget):
         self.remove_button = QPushButton("Remove")
         self.remove_button.clicked.connect(self.remove_selected)
         self.folders.itemSelectionChanged.connect(self._enable)
+        self.exposure = plain_label()
+        """What the opened folders expose that model code should not read, one line each."""
+        self.exposure.setObjectName("warningLabel")
+        self.exposure.setAccessibleName("Secrets the opened folders expose")
+        self.exposure.setWordWrap(True)
+        self.exposure.hide()
         self.require = QCheckBox(
             "Refuse to run model code without filesystem and network isolation"
         )
@@ -94,6 +101,7 @@ class SandboxPage(QWidget):
         layout.addWidget(folders_note)
         layout.addWidget(self.folders, 1)
         layout.addLayout(buttons)
+        layout.addWidget(self.exposure)
         layout.addSpacing(8)
         layout.addWidget(self.require)
         layout.addWidget(require_note)
@@ -130,8 +138,10 @@ class SandboxPage(QWidget):
             self.probe.cancel()
 
     def list_folders(self) -> None:
-        """List the saved folders, those that no longer exist marked as not opened."""
-        opened = set(self.prefs.opened_folders())
+        """List the saved folders, those that no longer exist marked as not opened, and warn
+        about those that expose secrets (the home folder, `~/.ssh`, the data folder, ...)."""
+        opened = self.prefs.opened_folders()
+        exposed = {e.opened: f"{e.line()}." for e in exposures(opened, paths.data_dir())}
         self.folders.clear()
         for folder in self.prefs.allowed_folders():
             item = QListWidgetItem(folder if folder in opened else f"{folder}  ({MISSING})")
@@ -139,7 +149,11 @@ class SandboxPage(QWidget):
             if folder not in opened:
                 item.setForeground(self.palette().placeholderText())
                 item.setToolTip(f"{folder} does not exist now, so runs do not open it.")
+            elif folder in exposed:
+                item.setToolTip(exposed[folder])
             self.folders.addItem(item)
+        self.exposure.setText("\n".join(exposed.values()))
+        self.exposure.setVisible(bool(exposed))
         self._enable()
 
     def folder_paths(self) -> list[str]:
