@@ -3,10 +3,49 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any, TextIO, cast
 
 from rlm_desktop import __version__
+from rlm_desktop.formatting import terminal_text
+
+
+class InertStream:
+    """A text stream that writes everything as `formatting.terminal_text` prints it and passes
+    all else (flush, fileno, isatty, encoding, ...) to the stream it wraps."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.wrapped = stream
+
+    def write(self, text: str) -> int:
+        """Write `text` inert; returns its length, as a text stream does."""
+        self.wrapped.write(terminal_text(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
+
+
+@contextlib.contextmanager
+def inert_stderr() -> Iterator[None]:
+    """Inside, whatever is written to `sys.stderr` prints inert.
+
+    The commands escape what they print themselves; this is the net under what they do not:
+    argparse's errors (which quote the command line), log records (Python's last-resort handler,
+    and litellm's own handler, made when litellm is imported, later), warnings and tracebacks,
+    any of which can carry a provider's or a document's words.
+    """
+    stream = sys.stderr
+    if stream is None or isinstance(stream, InertStream):  # no console (a GUI launch), or nested
+        yield
+        return
+    sys.stderr = cast(TextIO, InertStream(stream))
+    try:
+        yield
+    finally:
+        sys.stderr = stream
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     import multiprocessing
 
     multiprocessing.freeze_support()  # a frozen build must not re-run itself in PDF workers
+    with inert_stderr():
+        return _dispatch(argv)
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.self_check or args.qt_probe:
         from rlm_desktop.commands import self_check

@@ -1,4 +1,5 @@
-"""How money, tokens, times, ids and statuses read, in the window, the CLI and the exports alike.
+"""How money, tokens, times, ids and statuses read, in the window, the CLI and the exports alike,
+and how text from outside (models, providers, documents) prints inert on a terminal.
 
 Plain functions, no Qt: every place that shows a cost asks `cost`, so "unpriced" means the same
 thing everywhere.
@@ -6,6 +7,7 @@ thing everywhere.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from datetime import datetime
@@ -161,7 +163,8 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def terminal_safe(name: str | os.PathLike[str]) -> str:
-    """A file name (or path) that prints as one inert line on a terminal.
+    """A file name (or path), or any text shown as one line (a provider's error, a model's name,
+    a finding's message), that prints as one inert line on a terminal.
 
     Newlines, tabs and other control characters (ANSI escape sequences start with one), the
     invisible marks that reorder text (bidi controls) and undecodable bytes (kept by Python as
@@ -170,3 +173,39 @@ def terminal_safe(name: str | os.PathLike[str]) -> str:
     is left as it is.
     """
     return _UNSAFE_ON_A_TERMINAL.sub(_escape, os.fspath(name))
+
+
+_LINE_BREAK = re.compile(r"\r?\n")
+
+
+def _escape_in_text(match: re.Match[str]) -> str:
+    return "\t" if match.group() == "\t" else _escape(match)
+
+
+def terminal_text(text: str | None) -> str:
+    """Text of many lines from outside (an answer, a question, a document's or a provider's
+    words) that prints inert on a terminal, readable as it was written.
+
+    Its line breaks stay real line breaks (`\\r\\n` prints as one) and its tabs stay tabs (a tab
+    only moves the cursor forward over blank cells: it can neither erase nor hide text); every
+    other character `terminal_safe` escapes is escaped the same way, a CR not followed by a line
+    break among them, so nothing in it can move the cursor back, set the window's title, write
+    the clipboard, clear the screen or reorder what follows.
+    """
+    lines = _LINE_BREAK.split(text or "")
+    return "\n".join(_UNSAFE_ON_A_TERMINAL.sub(_escape_in_text, line) for line in lines)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def terminal_json(value: object) -> str:
+    """`value` as one line of JSON that prints inert on a terminal and parses back to `value`.
+
+    `json.dumps(..., ensure_ascii=False)` escapes C0 controls but leaves DEL, C1 controls (`\\x9b`
+    starts an escape sequence on many terminals), bidi controls, line separators and lone
+    surrogates raw; those are written as JSON's own `\\uXXXX` escapes (they can only occur inside
+    strings), and all other text, accents, CJK and emoji included, stays as it is.
+    """
+    return _UNSAFE_ON_A_TERMINAL.sub(_json_escape, json.dumps(value, ensure_ascii=False))

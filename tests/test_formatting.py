@@ -89,3 +89,31 @@ def test_a_session_id_is_shortened_to_its_random_part() -> None:
     assert fmt.short_session_id("20261201-040112-295610") == "295610"
     assert fmt.short_session_id("zoo-older") == "oo-older"  # not the app's shape: its tail
     assert fmt.short_session_id("a-custom-session-id") == "ssion-id"
+
+
+def test_terminal_text_keeps_lines_tabs_and_text_and_escapes_the_rest() -> None:
+    ordinary = "Totals:\n\tNorth: 12\n  Sud: café, 東京, ✓ 🎉, 👩‍💻 (Zoë’s)\n\nC:\\temp\\n"
+    assert fmt.terminal_text(ordinary) == ordinary
+    assert fmt.terminal_text("windows\r\nlines\r\n") == "windows\nlines\n"
+    assert fmt.terminal_text(None) == ""
+    hostile = "a\x1b]0;title\x07b\x1b[2Jc\rd\u202ee\x9bf\x7fg\x85h\u2028i\x0bj\udcff\x00"
+    shown = "a\\x1b]0;title\\x07b\\x1b[2Jc\\rd\\u202ee\\x9bf\\x7fg\\x85h\\u2028i\\x0bj\\xff\\x00"
+    assert fmt.terminal_text(hostile) == shown
+    assert fmt.terminal_text(shown) == shown  # escaping twice changes nothing
+    assert fmt.terminal_text("one\ntwo\x1b") == "one\ntwo\\x1b"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"answer": "a\x1b]52;c;eA==\x07\r\n\u202e\x9b\x7f\x85\u2028\u2066x\u2069", "n": [1, None]},
+        {"lone": "\udcff\ud800", "text": "café 東京 🎉 👩‍💻", "tab": "\t", "quote": '"\\'},
+    ],
+)
+def test_terminal_json_is_the_same_json_with_nothing_a_terminal_acts_on(value: object) -> None:
+    import json
+
+    shown = fmt.terminal_json(value)
+    assert json.loads(shown) == value
+    assert fmt.terminal_safe(shown) == shown  # one line, no control or bidi character raw
+    assert "東京" in shown or "東京" not in json.dumps(value, ensure_ascii=False)

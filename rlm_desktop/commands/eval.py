@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 from pathlib import Path
@@ -117,8 +116,8 @@ class PreflightFailed(Exception):
 
 
 def say(message: str) -> None:
-    """One line on stderr, in the command's name."""
-    print(f"rlm-desktop eval: {message}", file=sys.stderr, flush=True)
+    """One line on stderr, in the command's name (inert: it may quote a provider or a task file)."""
+    print(f"rlm-desktop eval: {fmt.terminal_safe(message)}", file=sys.stderr, flush=True)
 
 
 def eval_command(args: argparse.Namespace) -> int:
@@ -217,7 +216,7 @@ def _run(evaluation: Evaluation, args: argparse.Namespace) -> int:
         Path(args.out) if args.out else paths.data_dir() / "evaluations" / evaluation.evaluation_id
     )
     table, summary = conclude(evaluation, out)
-    print(json.dumps(summary) if args.json else table, flush=True)
+    print(fmt.terminal_json(summary) if args.json else fmt.terminal_text(table), flush=True)
     say(f"results written to {fmt.terminal_safe(out)}")
     if evaluation.cancelled:
         say(f"interrupted: resume with  rlm-desktop eval --resume {evaluation.evaluation_id}")

@@ -4,7 +4,6 @@ of its documents the models read."""
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 from rlm_desktop import formatting as fmt
@@ -40,7 +39,7 @@ def health_command(store: Store, args: argparse.Namespace) -> int:
 
     report = session_health(store, args.id)
     if args.json:
-        print(json.dumps(report.to_json(), ensure_ascii=False))
+        print(fmt.terminal_json(report.to_json()))
     else:
         print("\n".join(render(report)))
     return 0
@@ -53,7 +52,12 @@ def health_json(report: HealthReport) -> dict[str, Any]:
 
 
 def render(report: HealthReport) -> list[str]:
-    """The report as lines for a terminal."""
+    """The report as lines for a terminal, each inert (names and messages quote documents and
+    model output)."""
+    return [fmt.terminal_safe(line) for line in _lines(report)]
+
+
+def _lines(report: HealthReport) -> list[str]:
     lines = [f"Health of session {report.session_id} ({fmt.status_text(report.status)})", ""]
     documents = report.coverage.documents
     if documents:
@@ -85,16 +89,17 @@ def render(report: HealthReport) -> list[str]:
 
 
 def summary(report: HealthReport) -> list[str]:
-    """The report in brief, for `sessions show`: coverage shares, then one line per finding."""
+    """The report in brief, for `sessions show`: coverage shares, then one line per finding, each
+    inert on a terminal."""
     lines = [f"Health: {fmt.plural(len(report.findings), 'finding')}"]
     documents = report.coverage.documents
     if documents:
-        shares = ", ".join(f"{fmt.terminal_safe(doc.name)} {doc.share:.0%}" for doc in documents)
+        shares = ", ".join(f"{doc.name} {doc.share:.0%}" for doc in documents)
         lines.append(f"  coverage {report.coverage.share:.0%}: {shares}")
     lines += [
         f"  {finding.severity} {finding.kind}: {finding.message}" for finding in report.findings
     ]
-    return lines
+    return [fmt.terminal_safe(line) for line in lines]
 
 
 def _document_line(document: DocumentCoverage) -> str:

@@ -34,10 +34,11 @@ class ProgressPrinter:
         bus.add_listener(self.on_event)
 
     def on_event(self, event: Event) -> None:
-        """Format and print one event, if it is worth a line."""
+        """Format and print one event, if it is worth a line (inert: reasons and errors quote
+        providers and model code)."""
         line, important = self._describe(event)
         if line and (important or self._verbose):
-            print(line, file=self._stream, flush=True)
+            print(fmt.terminal_safe(line), file=self._stream, flush=True)
 
     def _describe(self, event: Event) -> tuple[str | None, bool]:
         if isinstance(event, CallStarted):

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import dataclasses
 import io
-import json
 import signal
 import sys
 import time
@@ -30,7 +29,7 @@ from rlm_desktop.engine.exposure import exposure_warnings
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
 from rlm_desktop.engine.pricing import parse_prices
-from rlm_desktop.formatting import terminal_safe
+from rlm_desktop.formatting import terminal_json, terminal_safe, terminal_text
 
 if TYPE_CHECKING:
     from rlm_desktop.documents import Skipped
@@ -258,8 +257,8 @@ def failure(result: RunResult, config: RunConfig) -> str:
 
 
 def say(message: str) -> None:
-    """One line on stderr, in the command's name."""
-    print(f"rlm-desktop run: {message}", file=sys.stderr)
+    """One line on stderr, in the command's name (inert: it may quote a provider or a document)."""
+    print(f"rlm-desktop run: {terminal_safe(message)}", file=sys.stderr)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -318,7 +317,7 @@ def run_command(args: argparse.Namespace) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper):  # model code can print lone surrogates
         sys.stdout.reconfigure(errors="backslashreplace")
     output = {**result.to_json(), **(_health_json(run.run_id) if args.json and saved else {})}
-    print(json.dumps(output, ensure_ascii=False) if args.json else result.answer)
+    print(terminal_json(output) if args.json else terminal_text(result.answer))
     if result.status == "error":
         say(failure(result, config))
     elif result.refused_calls and result.answer and result.error:

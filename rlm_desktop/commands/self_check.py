@@ -22,6 +22,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlm_desktop.formatting import terminal_safe
+
 if TYPE_CHECKING:
     from rlm_desktop.engine.sandbox.level import SandboxReport
 
@@ -226,7 +228,7 @@ def self_check() -> int:
             result = _fail(
                 check.__name__.removeprefix("check_"), f"{type(error).__name__}: {error}"
             )
-        print(result.line(), flush=True)
+        print(terminal_safe(result.line()), flush=True)  # errors and paths from the system
         failed = failed or result.state == "FAIL"
     with contextlib.suppress(Exception):
         sys.stdout.flush()

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
@@ -52,7 +51,13 @@ def add_sessions_parser(
     )
     export.add_argument("id", help="a session id, or a unique prefix of one")
     export.add_argument("--format", required=True, choices=EXPORT_FORMATS)
-    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE instead of stdout (a pipe gets the same bytes; a terminal sees "
+        "control characters escaped)",
+    )
     export.add_argument(
         "--include-content",
         action="store_true",
@@ -102,12 +107,17 @@ def run_sessions_command(args: argparse.Namespace) -> int:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"rlm-desktop sessions: {message}", file=sys.stderr)
+    _line(f"rlm-desktop sessions: {message}", file=sys.stderr)
     return code
 
 
+def _line(text: str, file: TextIO | None = None) -> None:
+    """Print one line, inert: sessions hold what models, providers and documents wrote."""
+    print(fmt.terminal_safe(text), file=file)
+
+
 def _print_json(value: object) -> None:
-    print(json.dumps(value, ensure_ascii=False))
+    print(fmt.terminal_json(value))
 
 
 def _list(store: Store, args: argparse.Namespace) -> int:
@@ -122,7 +132,7 @@ def _list(store: Store, args: argparse.Namespace) -> int:
         return 0
     print(f"{'ID':<{ID_WIDTH}}  {'STARTED':<16}  {'STATUS':<15}  {'COST':>9}  CALLS  QUERY")
     for row in sessions:
-        print(
+        _line(
             f"{row['id']:<{ID_WIDTH}}  {fmt.when(row['started_at'], missing='—'):<16}  "
             f"{row['status']:<15}  {_cost(row):>9}  {row['sub_calls'] + 1:>5}  "
             f"{fmt.one_line(row['query'], 60)}"
@@ -145,30 +155,30 @@ def _show(store: Store, args: argparse.Namespace) -> int:
     chosen = session["chosen_mode"]
     mode = session["mode"] + (f" → {chosen}" if chosen and chosen != session["mode"] else "")
     wall = f"{session['wall_s']:.1f} s" if session["wall_s"] is not None else "—"
-    print(f"Session {session['id']} ({session['status']})")
-    print(f"Question: {session['query']}")
-    print(f"Model: {session['model']} · sub-model {session['sub_model']} · mode {mode}")
-    print(
+    _line(f"Session {session['id']} ({session['status']})")
+    print(f"Question: {fmt.terminal_text(session['query'])}")
+    _line(f"Model: {session['model']} · sub-model {session['sub_model']} · mode {mode}")
+    _line(
         f"Cost: {_cost(session)} · {session['input_tokens']:,} in / "
         f"{session['output_tokens']:,} out · {fmt.plural(session['turns'], 'turn')} · "
         f"{fmt.plural(session['sub_calls'], 'sub-call')} · {wall} · "
         f"started {fmt.when(session['started_at'], missing='—')}"
     )
     for doc in session["documents"]:
-        name, path = fmt.terminal_safe(doc["name"]), fmt.terminal_safe(doc["path"] or "")
-        print(f"Document: {name} ({doc['chars'] or 0:,} characters) {path}")
+        _line(f"Document: {doc['name']} ({doc['chars'] or 0:,} characters) {doc['path'] or ''}")
     if session["error"]:
-        print(f"Error: {session['error']}")
-    print("\nAnswer:\n" + (session["answer"] or "(no answer)"))
+        _line(f"Error: {session['error']}")
+    print("\nAnswer:\n" + fmt.terminal_text(session["answer"] or "(no answer)"))
     print("\n" + "\n".join(summary(health)))
     print("\nCalls:")
     for level, call in tree_order(children_by_parent(found["calls"]))[:TREE_LINES]:
-        print(f"{'  ' * (level + 1)}- {call_line(call, markdown=False)}")
+        _line(f"{'  ' * (level + 1)}- {call_line(call, markdown=False)}")
     hidden = len(found["calls"]) - TREE_LINES
     if hidden > 0:
         print(f"  … {hidden:,} more calls")
-    print(
-        f"\n{fmt.plural(len(found['turns']), 'turn')}. For the code and output of each: "
+    print()
+    _line(
+        f"{fmt.plural(len(found['turns']), 'turn')}. For the code and output of each: "
         f"rlm-desktop sessions export {session['id']} --format md"
     )
     return 0
@@ -179,15 +189,30 @@ def _export(store: Store, args: argparse.Namespace) -> int:
 
     data = export_bytes(store, args.id, args.format, include_content=args.include_content)
     if args.output is None:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return 0
+        return _write_to_stdout(data, args.format)
     target = Path(args.output).expanduser()
     try:
         target.write_bytes(data)
     except OSError as error:
         return _fail(f"cannot write {target}: {error.strerror or error}; choose another -o FILE", 2)
-    print(f"wrote {target} ({len(data):,} bytes)", file=sys.stderr)
+    _line(f"wrote {target} ({len(data):,} bytes)", file=sys.stderr)
+    return 0
+
+
+def _write_to_stdout(data: bytes, kind: str) -> int:
+    """An export on stdout: its exact bytes for a pipe or a file (as `-o` writes them); on a
+    terminal, which a person reads and the answer's escapes would act on, its text made inert
+    (`formatting.terminal_text`), and a binary format refused, as gzip and curl do."""
+    if not sys.stdout.isatty():
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return 0
+    if kind == "otlp-proto":
+        return _fail(
+            "otlp-proto is binary: write it to a file with -o FILE, or pipe it to a program", 2
+        )
+    sys.stdout.write(fmt.terminal_text(data.decode("utf-8", "surrogateescape")))
+    sys.stdout.flush()
     return 0
 
 
@@ -199,7 +224,7 @@ def _delete(store: Store, args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"deleted": deleted})
     else:
-        print(f"deleted {deleted}")
+        _line(f"deleted {deleted}")
     return 0
 
 
@@ -212,16 +237,16 @@ def _search(store: Store, args: argparse.Namespace) -> int:
         _print_json({"query": text, "sessions": sessions})
         return 0
     if not sessions:
-        print(f"nothing matches {text!r}", file=sys.stderr)
+        _line(f"nothing matches {text!r}", file=sys.stderr)
         return 0
     for session in sessions:
         more = session["more"]
-        print(
+        _line(
             f"{session['id']}  {fmt.when(session['started_at'], missing='—')}  "
             f"{fmt.one_line(session['query'], 60)}" + (f"  (+{more:,} more)" if more > 0 else "")
         )
         for hit in session["hits"]:
-            print(f"  {hit['place']}: {fmt.one_line(hit['snippet'], 100)}")
+            _line(f"  {hit['place']}: {fmt.one_line(hit['snippet'], 100)}")
     return 0
 
 
