@@ -1,20 +1,25 @@
-"""Non-secret settings, persisted with QSettings in the data folder (`settings.ini`).
+"""Non-secret settings, persisted in the data folder's `settings.ini` (Qt's INI format).
 
 API keys never come here: they live in the keyring (`rlm_desktop.providers.keys`). Because the file sits in
-the data folder, `RLM_DESKTOP_HOME` isolates tests and portable installs alike.
+the data folder, `RLM_DESKTOP_HOME` isolates tests and portable installs alike. The file holds plain
+values only and is read and written by `rlm_desktop.settings_file`, never by QSettings, which would
+decode (and, through PySide, unpickle) whatever type a value names.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TypeVar
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray
 
 from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL, STARTER_BUDGET, Budget
 from rlm_desktop.paths import data_dir
+from rlm_desktop.settings_file import SettingsFile
+from rlm_desktop.settings_ini import Plain
 
 _CAPS = STARTER_BUDGET
 LOCAL_SERVERS = (("local", "Local server"), ("ollama", "Ollama"))
@@ -85,19 +90,23 @@ class Preferences:
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path or str(data_dir() / "settings.ini")
-        self.qsettings = QSettings(self.path, QSettings.Format.IniFormat)
+        self.file = SettingsFile.at(self.path)
 
     def get(self, key: str, default: object = None) -> object:
-        """The raw value stored under `key`."""
-        return self.qsettings.value(key, default)
+        """The value stored under `key` (text, a list of text or bytes), else `default`."""
+        value = self.file.get(key)
+        return default if value is None else value
 
-    def set(self, key: str, value: object) -> None:
-        """Store `value` under `key` and write the file."""
-        self.qsettings.setValue(key, value)
-        self.qsettings.sync()
+    def set(self, key: str, value: Plain | None) -> None:
+        """Store `value` under `key` (None removes it) and write the file."""
+        self.file.update({key: value})
+
+    def set_many(self, values: Mapping[str, Plain | None]) -> None:
+        """Store several values in one write of the file."""
+        self.file.update(values)
 
     def get_bool(self, key: str, default: bool = False) -> bool:
-        """A stored boolean (QSettings keeps them as text in INI files)."""
+        """A stored boolean (an INI file keeps them as text: `true`, `false`)."""
         value = self.get(key, default)
         if isinstance(value, str):
             return value.lower() in ("1", "true", "yes")
@@ -135,10 +144,8 @@ class Preferences:
 
     def set_run_defaults(self, defaults: RunDefaults, only: list[str] | None = None) -> None:
         """Save the defaults for new runs (only the settings named in `only`, if given)."""
-        for name, value in vars(defaults).items():
-            if only is None or name in only:
-                self.qsettings.setValue(f"run/{name}", value)
-        self.qsettings.sync()
+        chosen = {n: v for n, v in vars(defaults).items() if only is None or n in only}
+        self.set_many({f"run/{name}": value for name, value in chosen.items()})
 
     def prices_text(self) -> str:
         """The user's own model prices, one `model = input, output` line each (USD per 1M tokens)."""
@@ -214,8 +221,9 @@ class Preferences:
     def window_state(self, name: str) -> QByteArray | None:
         """Saved geometry or splitter state called `name`."""
         value = self.get(f"window/{name}")
-        return value if isinstance(value, QByteArray) else None
+        return QByteArray(value) if isinstance(value, bytes) else None
 
-    def set_window_state(self, name: str, value: QByteArray) -> None:
-        """Remember geometry or splitter state (written when the window closes)."""
-        self.qsettings.setValue(f"window/{name}", value)
+    def set_window(self, states: Mapping[str, QByteArray], switches: Mapping[str, bool]) -> None:
+        """Remember the window's geometry and splitter states and its switches, in one write."""
+        values: dict[str, Plain] = {f"window/{n}": bytes(s.data()) for n, s in states.items()}
+        self.set_many(values | {f"window/{name}": on for name, on in switches.items()})

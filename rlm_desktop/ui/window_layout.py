@@ -53,12 +53,12 @@ class WindowLayout:
             window.move(QPoint(x, y))
 
     def save(self) -> None:
-        """Remember the layout (written with the other settings)."""
-        self.prefs.set_window_state("geometry", self.window.saveGeometry())
-        for splitter in self.workspace.splitters():
-            self.prefs.set_window_state(splitter.objectName(), splitter.saveState())
-        self.prefs.set_window_state(
-            "treeHeader", self.workspace.tree_panel.view.header().saveState()
-        )
-        self.prefs.set("window/budget_open", self.workspace.controls.budget.is_open)
-        self.prefs.set("window/wrap_code", self.workspace.console.wrap.isChecked())
+        """Remember the layout (written with the other settings, in one write)."""
+        states = {"geometry": self.window.saveGeometry()}
+        states.update((s.objectName(), s.saveState()) for s in self.workspace.splitters())
+        states["treeHeader"] = self.workspace.tree_panel.view.header().saveState()
+        switches = {
+            "budget_open": self.workspace.controls.budget.is_open,
+            "wrap_code": self.workspace.console.wrap.isChecked(),
+        }
+        self.prefs.set_window(states, switches)
