@@ -199,12 +199,19 @@ def _deferred_fts(db: Database, table: str, columns: tuple[str, ...]) -> None:
     """
     fts, names = f"{table}_fts", ", ".join(columns)
     pending = f"{fts}_pending"
-    old = ", ".join(f"old.{column}" for column in columns)
     db.execute(
         f'CREATE VIRTUAL TABLE {fts} USING fts5({names}, content="{table}", tokenize="porter")'
     )
     db.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
     db.execute(f"CREATE TABLE {pending} (row INTEGER PRIMARY KEY)")
+    _queue_triggers(db, table, columns)
+
+
+def _queue_triggers(db: Database, table: str, columns: tuple[str, ...]) -> None:
+    """The triggers of `_deferred_fts`: queue new and changed rows of `table` for `{table}_fts`."""
+    fts, names = f"{table}_fts", ", ".join(columns)
+    pending = f"{fts}_pending"
+    old = ", ".join(f"old.{column}" for column in columns)
 
     def unqueued(row: str) -> str:
         return f"NOT EXISTS (SELECT 1 FROM {pending} WHERE row = {row}.rowid)"
@@ -411,3 +418,38 @@ def m007_opening_messages_and_cell_variables(db: Database) -> None:
     db.execute("ALTER TABLE calls ADD COLUMN system_sha256 TEXT")
     db.execute("ALTER TABLE calls ADD COLUMN opening TEXT")
     db.execute("ALTER TABLE cells ADD COLUMN variables TEXT")
+
+
+@MIGRATIONS()
+def m008_unfinished_turns_searchable(db: Database) -> None:
+    """`turns.unfinished_reply`: the reply a turn's request brought back when the turn never
+    finished (its call ended, or the app was killed, while its code ran), as the exports show
+    it; `turns_fts` is rebuilt over `reply` and `unfinished_reply`, so search finds that code.
+
+    The turns of calls that had already ended get theirs from their requests; a session still
+    `running` gets them when it ends (or is found interrupted).
+    """
+    db.execute("ALTER TABLE turns ADD COLUMN unfinished_reply TEXT")
+    db.execute(
+        """UPDATE turns SET unfinished_reply = (
+            SELECT r.content FROM llm_requests r WHERE r.session_id = turns.session_id
+            AND r.call_id = turns.call_id AND r.turn = turns.idx AND r.content != ''
+            ORDER BY r.sent_at DESC, r.responded_at DESC, r.rowid DESC LIMIT 1)
+        WHERE reply IS NULL AND EXISTS (SELECT 1 FROM calls c WHERE c.session_id =
+            turns.session_id AND c.id = turns.call_id AND c.status != 'running')"""
+    )
+    for trigger in ("ai", "au", "ad"):
+        db.execute(f"DROP TRIGGER IF EXISTS turns_{trigger}")
+    db.execute("DROP TABLE turns_fts")
+    columns = ("reply", "unfinished_reply")
+    db.execute(
+        'CREATE VIRTUAL TABLE turns_fts USING fts5(reply, unfinished_reply, content="turns",'
+        ' tokenize="porter")'
+    )
+    # Rows still queued are indexed by the next search, as before.
+    db.execute(
+        "INSERT INTO turns_fts (rowid, reply, unfinished_reply)"
+        " SELECT rowid, reply, unfinished_reply FROM turns"
+        " WHERE rowid NOT IN (SELECT row FROM turns_fts_pending)"
+    )
+    _queue_triggers(db, "turns", columns)

@@ -47,12 +47,25 @@ def resolve(conn: sqlite3.Connection, session_id: str, error: type[Exception]) -
     return str(found[0][0])
 
 
+UNFINISHED_REPLIES = """UPDATE turns SET unfinished_reply = (
+        SELECT r.content FROM llm_requests r WHERE r.session_id = turns.session_id
+        AND r.call_id = turns.call_id AND r.turn = turns.idx AND r.content != ''
+        ORDER BY r.sent_at DESC, r.responded_at DESC, r.rowid DESC LIMIT 1)
+    WHERE session_id = :sid AND call_id = coalesce(:call_id, call_id) AND reply IS NULL
+    AND unfinished_reply IS NULL"""
+"""Keep, for each turn of the call `:call_id` (every call when NULL) of session `:sid` that ended
+without finishing, the reply its request brought back (the last one, as `SessionDetail.reply_of`
+reads it): search then finds the code that was running, as the exports show it."""
+
+
 def mark_interrupted(conn: sqlite3.Connection, session_id: str) -> None:
-    """Close a `running` session with status `interrupted` and totals from what was written."""
+    """Close a `running` session with status `interrupted` and totals from what was written;
+    the turns it was in keep the replies they had (`UNFINISHED_REPLIES`)."""
     conn.execute(
         "UPDATE calls SET status = 'interrupted' WHERE session_id = ? AND status = 'running'",
         [session_id],
     )
+    conn.execute(UNFINISHED_REPLIES, {"sid": session_id, "call_id": None})
     last_event = "(SELECT max(ts) FROM events WHERE session_id = :id)"
     requests = "FROM llm_requests WHERE session_id = :id AND responded_at IS NOT NULL"
     conn.execute(

@@ -1,11 +1,12 @@
 """Full-text search over saved runs: which sessions hold a text, where, and a snippet of it.
 
-Every text a run keeps is indexed (FTS5, migration m003): the question and answer, each call's
-prompt, response and error, each turn's reply, each cell's code, output, stderr and error. The
-writer only queues the rows of calls, turns and cells it writes; `catch_up` indexes the queue,
-and must run (in a write transaction) before a search. A hit names its session and its place
-(`place()`), and carries a snippet with the matched words in brackets (`[word]`, offsets in
-`marked`).
+Every text a run keeps is indexed (FTS5, migrations m003 and m008): the question and answer,
+each call's prompt, response and error, each turn's reply (or, for a turn that never finished,
+the reply its request brought back: the code that was running, as the exports show it), each
+cell's code, output, stderr and error. The writer only queues the rows of calls, turns and cells
+it writes; `catch_up` indexes the queue, and must run (in a write transaction) before a search.
+A hit names its session and its place (`place()`), and carries a snippet with the matched words
+in brackets (`[word]`, offsets in `marked`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ FIELD_LABELS = {
     "prompt": "prompt",
     "response": "response",
     "reply": "reply",
+    "unfinished_reply": "reply (turn not finished)",
     "code": "code",
     "stdout": "output",
     "stderr": "stderr",
@@ -93,7 +95,7 @@ _SOURCES = (  # in the order their hits are shown: the question and answer first
     ),
     _Source(
         "turns",
-        ("reply",),
+        ("reply", "unfinished_reply"),
         "x.session_id, x.call_id, c.kind AS call_kind, c.parent_id IS NULL AS root,"
         " x.idx AS turn, NULL AS cell",
         _CALL,

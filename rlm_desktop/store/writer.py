@@ -25,6 +25,7 @@ from typing import Any
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.events import Event
 from rlm_desktop.store.liveness import Writer
+from rlm_desktop.store.queries import UNFINISHED_REPLIES
 from rlm_desktop.store.redact import Redactor
 
 Row = dict[str, Any]
@@ -272,6 +273,8 @@ class SessionWriter:
         self._turn: dict[str, int] = {}
         self._cells: dict[str, int] = {}
         self._kind: dict[str, str] = {}
+        self._unfinished: set[str] = set()
+        """The calls in a turn that has not finished yet."""
         self._session: Row = {}
 
     def open(self, opening: Opening) -> None:
@@ -345,6 +348,9 @@ class SessionWriter:
         elif kind == "TurnStarted":
             self._turn[d["call_id"]] = d["index"]
             self._cells[d["call_id"]] = 0
+            self._unfinished.add(d["call_id"])
+        elif kind == "TurnExecuted":
+            self._unfinished.discard(d["call_id"])
         elif kind == "CellExecuted":
             self._cells[d["call_id"]] = d["index"] + 1
             if d.get("variables"):  # a cell that left none (or an event from before m007): NULL
@@ -366,6 +372,9 @@ class SessionWriter:
         statement = _STATEMENTS.get(kind)
         if statement is not None:
             self._conn.execute(statement, d)
+        if kind == "CallFinished" and call_id in self._unfinished:
+            self._unfinished.discard(call_id)
+            self._conn.execute(UNFINISHED_REPLIES, d)  # it ended in a turn that never finished
 
     def _run_started(self, d: Row) -> None:
         settings = d.get("settings") or {}

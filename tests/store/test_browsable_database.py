@@ -338,7 +338,11 @@ def test_an_old_database_migrates_keeping_every_row(
     assert lost[0] == "interrupted"
     assert "m006" in lost[1]
     triggers = set(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"))
-    assert triggers == old["triggers"]
+    assert {name for name, _ in triggers} == {name for name, _ in old["triggers"]}
+    rebuilt = {"turns_ai", "turns_au", "turns_ad"}  # by m008, over one more column
+    assert {t for t in triggers if t[0] not in rebuilt} == {
+        t for t in old["triggers"] if t[0] not in rebuilt
+    }
 
 
 def test_search_finds_old_text_and_text_written_after_the_migration(

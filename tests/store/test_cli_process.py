@@ -11,6 +11,7 @@ import pytest
 
 from rlm_desktop.paths import database_path
 from tests.cli import run_cli, start_cli
+from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer
 from tests.store.engine_script import API_KEY, MARKER, responder
 from tests.store.live import count, kill_when, peek
@@ -112,3 +113,43 @@ def test_a_cli_run_killed_with_sigkill_shows_interrupted(
     detail = json.loads(cli("sessions", "show", session["id"], "--json").stdout)
     assert [c["status"] for c in detail["calls"]] == ["interrupted", "ok"]
     assert MARKER in detail["turns"][0]["stdout"]
+
+
+KILLED_WORD = "okapiwhistle"
+SLEEPING_CELL = f"import time\nsighted = '{KILLED_WORD}'\ntime.sleep(60)"
+
+
+def test_the_turn_running_when_the_app_was_killed_is_found_by_search(
+    scripted_server: ScriptedServer, tmp_path: Path, isolated_home: Path, cli: Cli
+) -> None:
+    """The export always showed the code of the turn a kill cut off; search did not find it."""
+    document = tmp_path / "tanks.txt"
+    document.write_text("tank A: 7 zebrafish\n" * 50)
+    scripted_server.respond_with(
+        scripted(
+            root=[repl("print('counting tanks')"), f"Now look.\n```repl\n{SLEEPING_CELL}\n```"]
+        )
+    )
+    process = start_cli(
+        *_run_argv(scripted_server, document), home=isolated_home, env=KEYS,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    path = database_path()
+    replied = f"SELECT count(*) FROM llm_requests WHERE content LIKE '%{KILLED_WORD}%'"
+    kill_when(process, lambda: peek(path, replied) == [(1,)], "the sleeping cell's reply")
+
+    (session,) = json.loads(cli("sessions", "list", "--json").stdout)["sessions"]
+    assert session["status"] == "interrupted"
+    exported = cli("sessions", "export", session["id"], "--format", "md")
+    assert KILLED_WORD in exported.stdout  # as it always was
+
+    searched = cli("sessions", "search", KILLED_WORD, "--json")
+    assert searched.returncode == 0, searched.stderr
+    (found,) = json.loads(searched.stdout)["sessions"]
+    assert found["id"] == session["id"]
+    (hit,) = found["hits"]
+    assert hit["place"] == "reply (turn not finished) · root call · turn 2"
+    assert f"[{KILLED_WORD}]" in hit["snippet"]
+    printed = cli("sessions", "search", "sighted", KILLED_WORD)
+    assert printed.stdout.splitlines()[0].startswith(session["id"])
+    assert cli("sessions", "search", "counting", "tanks", "--json").returncode == 0

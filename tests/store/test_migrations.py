@@ -117,6 +117,7 @@ EXPECTED_COLUMNS = {
         "started_at": float,
         "ended_at": float,
         "duration_s": float,
+        "unfinished_reply": str,
     },
     "cells": {
         "session_id": str,
@@ -159,6 +160,7 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
         "m005_conversations_and_compactions",
         "m006_foreign_keys_iso_times_and_indexes",
         "m007_opening_messages_and_cell_variables",
+        "m008_unfinished_turns_searchable",
     ]
     assert store.db.journal_mode == "wal"
 
@@ -178,7 +180,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 7
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 8
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 
@@ -235,4 +237,33 @@ def test_a_database_from_before_m003_finds_text_in_its_saved_sessions_output(
         hits = [hit for hit in store.search(word) if hit["field"] == field]
         assert [(hit["session_id"], hit["place"]) for hit in hits] == [("old-run", place)], word
     assert store.session("old-run")["turns"][0]["stdout"] == "tank B: platypus\n"
+    store.close()
+
+
+def test_a_database_from_before_m008_finds_the_turn_a_killed_run_was_in(tmp_path: Path) -> None:
+    """m008 gives the turns of calls that already ended unfinished the reply they had."""
+    path = tmp_path / "m007.db"
+    old = Database(sqlite3.connect(str(path)))
+    MIGRATIONS.apply(old, stop_before="m008_unfinished_turns_searchable")
+    with old.conn:
+        old.execute("INSERT INTO sessions (id, query, status) VALUES ('s1', 'q', 'interrupted')")
+        old.execute(
+            "INSERT INTO calls (session_id, id, seq, kind, status) VALUES"
+            " ('s1', 'c0', 0, 'rlm', 'interrupted'), ('s1', 'c1', 1, 'rlm', 'running')"
+        )
+        old.execute(
+            "INSERT INTO turns (session_id, call_id, idx, reply) VALUES ('s1', 'c0', 0, 'Seen.'),"
+            " ('s1', 'c0', 1, NULL), ('s1', 'c1', 0, NULL)"
+        )
+        old.execute(
+            "INSERT INTO llm_requests (session_id, id, call_id, turn, content, sent_at) VALUES"
+            " ('s1', 'r0', 'c0', 0, 'Seen.', 1), ('s1', 'r1', 'c0', 1, 'Then: pangolin', 2),"
+            " ('s1', 'r2', 'c1', 0, 'still running: pangolin', 3)"
+        )
+    old.close()
+
+    store = Store(path)
+    assert [hit["place"] for hit in store.search("pangolin")] == [
+        "reply (turn not finished) · root call · turn 2"
+    ]
     store.close()

@@ -10,8 +10,11 @@ from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import Event
 from rlm_desktop.store import Store
 from rlm_desktop.store.search import segments
+from tests.store.real_sessions import real_sessions
 from tests.store.searchable import WORDS, searchable_run
 from tests.store.synthetic import FakeRun
+
+__all__ = ["real_sessions"]
 
 INDEXES = ("sessions_fts", "calls_fts", "turns_fts", "cells_fts")
 
@@ -127,3 +130,17 @@ def _queued(store: Store) -> int:
         for index in INDEXES
         if index != "sessions_fts"
     )
+
+
+@pytest.mark.parametrize("shape", ["timeout", "cancelled"])
+def test_the_turn_a_run_ended_in_is_found_with_its_unfinished_code(
+    real_sessions: tuple[Store, dict[str, str]], shape: str
+) -> None:
+    """A real run that hit its time limit, or was stopped, while a cell slept: the code of that
+    turn, shown by the export, is found too."""
+    store, ids = real_sessions
+    (found,) = [s for s in store.search_sessions("Counting slowly", 10, 5) if s["id"] == ids[shape]]
+    (hit,) = [hit for hit in found["hits"] if hit["field"] == "unfinished_reply"]
+    assert hit["place"] == "reply (turn not finished) · root call · turn 1"
+    assert "[Counting] [slowly]" in hit["snippet"]
+    assert "unfinished_reply" in {hit["field"] for hit in store.search("sleep")}
