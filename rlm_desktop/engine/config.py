@@ -22,10 +22,11 @@ DEFAULT_STATE_CAP_MB = 64
 """The most a question keeps of its REPL variables for a follow-up; what does not fit is named."""
 DEFAULT_MAX_TASKS = 256
 """Tasks (processes and threads) all of a run's model code may have at once, the launcher included.
-A worker is two threads at rest, so 64 concurrent child calls under a root take about 130. Each
-process is held to `memory_limit_mb` of address space (threads share their process's), so the run's
-model code can reserve at most about DEFAULT_MAX_TASKS x memory_limit_mb of address space; lower
-either to lower that total (a cap on resident memory as a whole would need a cgroup)."""
+A worker is two threads at rest, so 64 concurrent child calls under a root take about 130."""
+DEFAULT_MEMORY_LIMIT_MB = 4096
+"""The memory all of a run's REPL processes share where a cgroup holds them (engine/sandbox/
+run_bounds.py); each process is also held to it alone (address space). Without a cgroup it is a
+bound per REPL process, and model code may start no process of its own."""
 
 
 class ConfigError(ValueError):
@@ -113,7 +114,8 @@ class RunConfig:
     budget: Budget = field(default_factory=Budget)
     output_limit_chars: int = 20_000
     stored_output_cap_chars: int = 1_000_000
-    memory_limit_mb: int | None = 4096
+    memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
+    """See DEFAULT_MEMORY_LIMIT_MB; None: no memory bound."""
     request_timeout_s: float = 600.0
     max_retries: int = 5
     auto_direct_max_tokens: int = AUTO_DIRECT_MAX_TOKENS
@@ -125,8 +127,7 @@ class RunConfig:
     require_isolation: bool = False
     """Refuse to run model code unless the sandbox isolates both the filesystem and the network."""
     max_tasks: int = DEFAULT_MAX_TASKS
-    """Processes and threads all of a run's model code may have at once (the sandbox's cap; the
-    address space they can reserve is at most about max_tasks x memory_limit_mb)."""
+    """Processes and threads all of a run's model code may have at once (the sandbox's cap)."""
     compact_tokens: int | None = DEFAULT_COMPACT_TOKENS
     """Compact an RLM call's conversation at this many input tokens (None: only the window counts)."""
     compact_window_share: float | None = DEFAULT_COMPACT_WINDOW_SHARE

@@ -247,6 +247,7 @@ class Run:
                 config.stored_output_cap_chars,
                 allow_read=config.allow_read,
                 max_tasks=config.max_tasks,
+                memory_limit_mb=config.memory_limit_mb,
             ),
         )
         holder.append(runtime)

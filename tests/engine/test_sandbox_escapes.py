@@ -7,6 +7,7 @@ happened to files the test owns outside the scratch folder.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -16,10 +17,14 @@ from pathlib import Path
 import pytest
 
 from rlm_desktop import paths
+from rlm_desktop.engine.config import DEFAULT_MAX_TASKS
 from rlm_desktop.engine.conversation import STATE_FILE, kept_folder
+from rlm_desktop.engine.sandbox.run_bounds import hierarchies
 from rlm_desktop.store import Store
+from tests.cli import run_python
 from tests.engine.scripting import (
     QUERY,
+    TEST_MODEL,
     make_run,
     observation_after,
     repl,
@@ -27,7 +32,13 @@ from tests.engine.scripting import (
     run_to_end,
     scripted,
 )
-from tests.engine.test_confinement import SECCOMP, attempt, needs_landlock
+from tests.engine.test_confinement import (
+    PROBE,
+    SECCOMP,
+    SHARED_BOUNDS,
+    attempt,
+    needs_landlock,
+)
 from tests.scripted_server import ScriptedServer
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
@@ -282,3 +293,141 @@ async def test_a_descriptor_opened_for_reading_cannot_change_metadata(
     for name in ("fchmod", "futime", "fchown"):
         assert f"DENIED {name} " in shown, shown
     assert _metadata(files["key"]) == before
+
+
+HOLD_MEMORY = '''
+import os, select, time
+def hold(children, size):
+    """Fork `children` that each touch `size` bytes and hold them; how many held at once."""
+    ready_r, ready_w = os.pipe()
+    release_r, release_w = os.pipe()
+    pids = []
+    for _ in range(children):
+        pid = os.fork()
+        if pid == 0:
+            os.close(ready_r)
+            os.close(release_w)
+            block = bytearray(size)
+            block[::4096] = b'x' * len(range(0, size, 4096))
+            os.write(ready_w, b'h')
+            os.read(release_r, 1)
+            os._exit(0)
+        pids.append(pid)
+    os.close(ready_w)
+    held, dead, deadline = 0, set(), time.monotonic() + 25
+    while held + len(dead) < children and time.monotonic() < deadline:
+        if select.select([ready_r], [], [], 0.05)[0]:
+            held += len(os.read(ready_r, 64))
+        for pid in pids:
+            if pid not in dead and os.waitpid(pid, os.WNOHANG)[0]:
+                dead.add(pid)
+    alive = [pid for pid in pids if pid not in dead and not os.waitpid(pid, os.WNOHANG)[0]]
+    os.close(release_w)
+    for pid in alive:
+        os.waitpid(pid, 0)
+    return len(alive), len(dead)
+'''
+
+
+@pytest.mark.skipif(not SHARED_BOUNDS, reason="no cgroup for the run's processes on this machine")
+async def test_forks_share_the_runs_memory_bound(scripted_server: ScriptedServer) -> None:
+    """Six forks touching 1.2 GB each (7.2 GB) under the 4 GiB bound: at most three hold it at
+    once, the others are stopped, and the app goes on."""
+    code = HOLD_MEMORY + "print('held %d, stopped %d' % hold(6, 1_200_000_000))\n"
+    shown, result, _ = await attempt(scripted_server, code, memory_limit_mb=4096)
+
+    held, stopped = (int(n) for n in shown.split("held ")[1].split(", stopped "))
+    assert held * 1_200_000_000 <= 4 * 2**30, shown
+    assert stopped >= 3, shown
+    assert result.sandbox.endswith("+cgroup")
+    assert not _run_cgroups()
+
+
+def _run_cgroups() -> list[Path]:
+    """Run cgroups left on this machine by this test process."""
+    found = []
+    for hierarchy in hierarchies():
+        parent = hierarchy.folder if hierarchy.version == 1 else hierarchy.folder.parent
+        found += list(parent.glob(f"rlm-desktop-{os.getpid()}-*"))
+    return found
+
+
+@pytest.mark.skipif(not SHARED_BOUNDS, reason="no cgroup for the run's processes on this machine")
+async def test_threads_and_forks_stop_at_the_task_cap_as_root_too(
+    scripted_server: ScriptedServer,
+) -> None:
+    code = (
+        "import os, threading\n"
+        "threading.stack_size(65536)\n"
+        "gate = threading.Event()\n"
+        "started, failure = [], None\n"
+        "for _ in range(1000):\n"
+        "    try:\n"
+        "        thread = threading.Thread(target=gate.wait)\n"
+        "        thread.start()\n"
+        "        started.append(thread)\n"
+        "    except RuntimeError as error:\n"
+        "        failure = str(error)\n"
+        "        break\n"
+        "gate.set()\n"
+        "[t.join() for t in started]\n"
+        "print('threads', len(started), 'then', failure)\n"
+    )
+    shown, _, _ = await attempt(scripted_server, code, max_tasks=32)
+
+    threads = int(shown.split("threads ")[1].split()[0])
+    assert threads < 32, shown
+    assert "can't start new thread" in shown
+
+
+NO_CGROUPS = '''
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS, MS_REC, MS_PRIVATE, MNT_DETACH = 0x20000, 0x4000, 1 << 18, 2
+assert libc.unshare(CLONE_NEWNS) == 0, ctypes.get_errno()
+assert libc.mount(None, b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) == 0
+assert libc.umount2(b"/sys/fs/cgroup", MNT_DETACH) == 0, ctypes.get_errno()
+from rlm_desktop.cli import main
+sys.exit(main(sys.argv[1:]))
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hiding the cgroups needs root")
+def test_without_a_cgroup_model_code_starts_no_process_and_the_task_cap_holds_for_root(
+    scripted_server: ScriptedServer, tmp_path: Path, isolated_home: Path
+) -> None:
+    """A machine where the run gets no cgroup (here: the cgroup file system unmounted in the
+    app's own mount namespace): forks cannot multiply the per-process memory limit, and the PID
+    namespace's pid range holds threads to the cap, root included."""
+    document = tmp_path / "doc.txt"
+    document.write_text("a document")
+    code = (
+        PROBE
+        + "import os, subprocess, threading\n"
+        "probe('fork', os.fork)\n"
+        "probe('subprocess', lambda: subprocess.run(['true']))\n"
+        "threading.stack_size(65536)\n"
+        "gate, started = threading.Event(), []\n"
+        "try:\n"
+        "    for _ in range(2000):\n"
+        "        thread = threading.Thread(target=gate.wait)\n"
+        "        thread.start()\n"
+        "        started.append(thread)\n"
+        "except RuntimeError:\n"
+        "    pass\n"
+        "gate.set()\n"
+        "[t.join() for t in started]\n"
+        "print('threads', len(started))\n"
+    )
+    scripted_server.respond_with(scripted({QUERY: [repl(code), repl("FINAL('ok')")]}))
+    args = ["--model", TEST_MODEL, "--api-base", scripted_server.base_url, "--query", QUERY]
+    args += ["--doc", str(document), "--mode", "rlm", "--json", "--cell-timeout", "60"]
+    done = run_python("-c", NO_CGROUPS, "run", *args, home=isolated_home, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    assert "cgroup" not in json.loads(done.stdout)["sandbox"]
+    shown = observation_after(scripted_server, 0)
+    assert "DENIED fork PermissionError" in shown, shown
+    assert "DENIED subprocess PermissionError" in shown, shown
+    threads = int(shown.split("threads ")[1].split()[0])
+    assert 100 < threads < DEFAULT_MAX_TASKS, shown

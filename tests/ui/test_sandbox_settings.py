@@ -49,11 +49,11 @@ def test_the_page_shows_the_sandbox_this_machine_gives(qtbot: QtBot, qloop: obje
     assert f"Model code runs in a sandbox: {EXPECTED_LEVEL} — " in page.level.text()
     assert report.isolated == ISOLATED
     assert page.hint.isHidden() == ISOLATED
-    if EXPECTED_LEVEL == "landlock+netns+pidns+seccomp":
+    if EXPECTED_LEVEL == "landlock+netns+pidns+mntns+seccomp+cgroup":
         assert page.level.text() == (
-            "Model code runs in a sandbox: landlock+netns+pidns+seccomp — reads only Python, its "
-            "packages and the folders you open; writes only its scratch folder; no network; all "
-            "its processes end with the run."
+            "Model code runs in a sandbox: landlock+netns+pidns+mntns+seccomp+cgroup — reads only "
+            "Python, its packages and the folders you open; writes only its scratch folder; no "
+            "network; all its processes end with the run; its processes share one memory bound."
         )
     dialog.accept()
 
@@ -70,7 +70,7 @@ def test_a_machine_with_less_is_told_what_is_missing(qtbot: QtBot, qloop: object
     assert page.level.text() == (
         "Model code runs in a process of its own, with no kernel sandbox (process-only) — it can "
         "read and write every file your account can; it can reach the network; processes it "
-        "starts in the background can outlive the run."
+        "starts in the background can outlive the run; memory is bounded per process."
     )
     assert not page.hint.isHidden()
     assert page.hint.text() == FULL_ISOLATION_HINT

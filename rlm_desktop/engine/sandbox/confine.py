@@ -9,8 +9,10 @@ What the launcher sets up, each piece falling back cleanly where the kernel lack
 - a new user namespace holding a network namespace (no interface but a down loopback: no network
   at all; already-open Unix sockets keep working) and a PID namespace whose PID 1 is the launcher,
   so killing the launcher kills every process of the run, `setsid` and double-forked ones included;
-- a task cap: RLIMIT_NPROC (counted per user namespace since Linux 5.14; the kernel exempts root)
-  and the PID namespace's own `pid_max` (Linux 6.14+) as a backstop that holds for root too;
+- one memory bound and one task bound for all the run's processes: the cgroup the app made for the
+  run (run_bounds.py), joined before anything else; and a task cap that holds without it, root
+  included: RLIMIT_NPROC (the kernel exempts root) and the PID namespace's own pid range
+  (`pid_max`, Linux 6.14+, with `ns_last_pid`); where no cgroup holds, workers start no process;
 - a mount namespace whose every mount is read-only but the run's scratch folder (mounts.py): no
   `chmod`, `chown`, `utime` or extended attribute outside scratch, which Landlock does not govern;
 - Landlock: read (and execute) Python and the system libraries, read what the user opened, write
@@ -227,17 +229,35 @@ def _enter_namespaces(libc: Any, keep_fd: int) -> list[str]:
 
 
 def _cap_tasks(max_tasks: int, in_pidns: bool) -> bool:
-    """Cap the tasks (processes and threads) of the sandbox; True when a cap holds even for root."""
+    """Cap the tasks (processes and threads) of the sandbox; True when a cap holds even for root.
+
+    RLIMIT_NPROC does not hold for root. In the PID namespace (this process is its PID 1) the
+    kernel hands out pids below `pid_max`, and once its cursor has passed RESERVED_PIDS only from
+    there up: moving the cursor there now (`ns_last_pid`, Linux 3.3+) and setting `pid_max`
+    (per namespace since Linux 6.14) leaves exactly `max_tasks` pids, this one included.
+    """
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NPROC, (max_tasks, max_tasks))
     if not in_pidns:
         return os.getuid() != 0
     try:
-        # Past the first wrap-around the kernel hands out pids from RESERVED_PIDS up.
-        _write("/proc/sys/kernel/pid_max", str(max(PID_MAX_MIN, RESERVED_PIDS + max_tasks)))
+        _write("/proc/sys/kernel/pid_max", str(max(PID_MAX_MIN, RESERVED_PIDS + max_tasks - 1)))
+        _write("/proc/sys/kernel/ns_last_pid", str(RESERVED_PIDS - 1))
         return True
     except OSError:
         return os.getuid() != 0
+
+
+def _join_cgroups(procs_files: list[str]) -> bool:
+    """Move this process into the run's cgroups (run_bounds.py) before it forks anything; True
+    when it is in all of them."""
+    joined = bool(procs_files)
+    for path in procs_files:
+        try:
+            _write(path, "0")
+        except OSError:
+            joined = False
+    return joined
 
 
 @functools.cache
@@ -296,12 +316,14 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
     """Sandbox this launcher (and so every worker it forks); report what applied.
 
     `spec`: `read` (Python's folders), `allow_read` (what the user opened), `write` (the run's
-    scratch folder), `max_tasks`. Returns {"level", "filesystem", "network", "processes"}.
+    scratch folder), `max_tasks`, `cgroup_procs` (the run's cgroups to join, run_bounds.py).
+    Returns {"level", "filesystem", "network", "processes", "shared_bounds"}.
     """
     pieces: list[str] = []
-    network = processes = False
+    network = processes = shared = False
     if sys.platform.startswith("linux"):
         libc = _libc()
+        shared = _join_cgroups(list(spec.get("cgroup_procs", [])))
         pieces = _enter_namespaces(libc, control_fd)
         processes = _cap_tasks(int(spec.get("max_tasks", 256)), "pidns" in pieces)
         processes = processes and "pidns" in pieces
@@ -316,6 +338,8 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
             pieces.insert(0, "landlock")
         if _sibling("seccomp").install(libc, metadata=not read_only):
             pieces.append("seccomp")
+        if shared:
+            pieces.append("cgroup")
         network = "netns" in pieces or abi >= 4
     elif _seatbelt_holds(spec):
         pieces, network = ["sandbox-exec"], True
@@ -324,14 +348,20 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
         "filesystem": "landlock" in pieces or "sandbox-exec" in pieces,
         "network": network,
         "processes": processes,
+        "shared_bounds": shared,
     }
 
 
 def confine_worker(report: dict[str, Any], spec: dict[str, Any], scratch: str) -> None:
     """Narrow a freshly forked worker: write only its own scratch folder, read only its own /proc;
-    where seccomp refuses socket pairs, lend pipes for them (seccomp.lend_pipes)."""
-    if "seccomp" in str(report.get("level", "")).split("+"):
-        _sibling("seccomp").lend_pipes()
+    where seccomp refuses socket pairs, lend pipes for them (seccomp.lend_pipes); where no cgroup
+    bounds the run, start no process (each would have a memory limit of its own)."""
+    pieces = str(report.get("level", "")).split("+")
+    if "seccomp" in pieces:
+        seccomp = _sibling("seccomp")
+        seccomp.lend_pipes()
+        if "cgroup" not in pieces:
+            seccomp.forbid_processes(_libc())
     if report.get("filesystem"):
         read = python_read_paths(spec) + list(spec.get("allow_read", [])) + ["/proc/self"]
         _restrict(read, list(DEVICES_READ_WRITE), [scratch])

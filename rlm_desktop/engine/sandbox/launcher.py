@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rlm_desktop.engine.config import DEFAULT_MAX_TASKS
+from rlm_desktop.engine.config import DEFAULT_MAX_TASKS, DEFAULT_MEMORY_LIMIT_MB
 from rlm_desktop.engine.sandbox import seatbelt
 from rlm_desktop.engine.sandbox.environment import worker_environment
 from rlm_desktop.engine.sandbox.hardening import protect_application_process
 from rlm_desktop.engine.sandbox.level import SandboxReport, sandbox_spec
+from rlm_desktop.engine.sandbox.run_bounds import SharedBounds, make_shared_bounds
 from rlm_desktop.engine.sandbox.worker import FROZEN_LAUNCHER_FLAG
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
@@ -64,8 +65,9 @@ class Launcher:
     """Starts the launcher lazily and asks it for workers; each comes with its own socket.
 
     The launcher confines itself (confine.py) before it forks any worker: `allow_read` are the
-    folders model code may read besides Python's own, `max_tasks` caps its processes and threads.
-    `sandbox=False` (benchmarks only) leaves it unconfined, reported as level `none`.
+    folders model code may read besides Python's own, `max_tasks` caps its processes and threads,
+    and `memory_limit_mb` their memory together, where the system gives the run a cgroup
+    (run_bounds.py). `sandbox=False` (benchmarks only) leaves it unconfined, reported as `none`.
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class Launcher:
         *,
         allow_read: Sequence[str] = (),
         max_tasks: int = DEFAULT_MAX_TASKS,
+        memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
         sandbox: bool = True,
     ) -> None:
         self._scratch = scratch_dir
@@ -82,6 +85,8 @@ class Launcher:
         self._output_cap = output_cap_chars
         self._allow_read = tuple(allow_read)
         self._max_tasks = max_tasks
+        self._memory_bytes = memory_limit_mb * 2**20 if memory_limit_mb else None
+        self._bounds: SharedBounds | None = None
         self.sandbox: SandboxReport | None = None
         """The sandbox the launcher reported, once it has started."""
         self._control: socket.socket | None = None
@@ -130,7 +135,9 @@ class Launcher:
         env = worker_environment(self._scratch, self._output_cap)
         command = launcher_command(theirs.fileno())
         if self._confine:
-            spec = sandbox_spec(self._scratch, self._allow_read, self._max_tasks)
+            self._bounds = make_shared_bounds(self._memory_bytes, self._max_tasks)
+            procs = self._bounds.procs_files if self._bounds is not None else ()
+            spec = sandbox_spec(self._scratch, self._allow_read, self._max_tasks, procs)
             spec["read"] += bundle_folders()
             if seatbelt.applies(sys.platform):
                 spec["outer"] = seatbelt.LEVEL
@@ -214,6 +221,9 @@ class Launcher:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             await process.wait()
+        bounds, self._bounds = self._bounds, None
+        if bounds is not None:
+            await asyncio.to_thread(bounds.remove)
 
 
 async def probe_sandbox(scratch_root: Path) -> SandboxReport:

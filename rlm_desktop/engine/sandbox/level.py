@@ -23,6 +23,8 @@ class SandboxReport:
     filesystem: bool
     network: bool
     processes: bool = False
+    shared_bounds: bool = False
+    """True when one cgroup bounds the memory and tasks of all the run's processes together."""
 
     @classmethod
     def from_message(cls, message: dict[str, Any]) -> SandboxReport:
@@ -31,6 +33,7 @@ class SandboxReport:
             filesystem=bool(message.get("filesystem")),
             network=bool(message.get("network")),
             processes=bool(message.get("processes")),
+            shared_bounds=bool(message.get("shared_bounds")),
         )
 
     @property
@@ -58,7 +61,12 @@ class SandboxReport:
             if self.processes
             else "processes it starts in the background can outlive the run"
         )
-        return f"{opening} — {files}; {network}; {processes}."
+        memory = (
+            "its processes share one memory bound"
+            if self.shared_bounds
+            else "memory is bounded per process"
+        )
+        return f"{opening} — {files}; {network}; {processes}; {memory}."
 
 
 def python_folders() -> list[str]:
@@ -75,7 +83,10 @@ def python_folders() -> list[str]:
 
 
 def sandbox_spec(
-    scratch_dir: Path, allow_read: Sequence[str], max_tasks: int = DEFAULT_MAX_TASKS
+    scratch_dir: Path,
+    allow_read: Sequence[str],
+    max_tasks: int = DEFAULT_MAX_TASKS,
+    cgroup_procs: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The request the launcher confines itself by (see confine.py)."""
     return {
@@ -83,6 +94,7 @@ def sandbox_spec(
         "allow_read": [str(Path(p).expanduser().resolve()) for p in allow_read],
         "write": str(scratch_dir.resolve()),
         "max_tasks": max_tasks,
+        "cgroup_procs": list(cgroup_procs),
     }
 
 

@@ -17,7 +17,9 @@ list (analysis code needs most of the kernel) of calls that reach past the sandb
 - `bpf`, `perf_event_open`, `userfaultfd`: kernel interfaces analysis code never needs, through
   which privilege escalations have gone.
 - where the read-only view could not be set up, the calls that change files' metadata (`chmod`,
-  `chown`, `utime`, extended attributes and their variants), which Landlock does not govern.
+  `chown`, `utime`, extended attributes and their variants), which Landlock does not govern;
+- where no cgroup bounds the run's memory as a whole (run_bounds.py), new processes, in a second
+  filter of the workers' own: each would get a memory limit of its own.
 Calls of other ABIs (x32, i386) are refused outright: the rules name the native numbers only.
 
 Event loops (asyncio's among them) wake themselves through a socket pair; `lend_pipes` gives
@@ -160,7 +162,7 @@ PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 SECCOMP_RET_ALLOW = 0x7FFF0000
 SECCOMP_RET_ERRNO = 0x00050000
-_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 _ARCH_OFFSET, _NR_OFFSET, _ARG0_OFFSET = 4, 0, 16
 
 
@@ -179,6 +181,19 @@ class _SockFprog(ctypes.Structure):
 
 def _refuse(code: int) -> tuple[int, int, int, int]:
     return (_RET_K, 0, 0, SECCOMP_RET_ERRNO | code)
+
+
+def _wrapped(machine: str, body: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """`body` (which ends in a return) behind the architecture and ABI checks."""
+    foreign = len(body) + 1  # from the architecture check to the ENOSYS after the body
+    return [
+        (_LD_W_ABS, 0, 0, _ARCH_OFFSET),
+        (_JEQ_K, 0, foreign + 1, AUDIT_ARCH[machine]),
+        (_LD_W_ABS, 0, 0, _NR_OFFSET),
+        (_JGE_K, foreign - 1, 0, X32_SYSCALL_BIT),
+        *body,
+        _refuse(errno.ENOSYS),
+    ]
 
 
 def program(machine: str, metadata: bool) -> list[tuple[int, int, int, int]]:
@@ -200,29 +215,52 @@ def program(machine: str, metadata: bool) -> list[tuple[int, int, int, int]]:
         if name in numbers:  # an architecture without the old call (aarch64 has no chmod)
             body += [(_JEQ_K, 0, 1, numbers[name]), _refuse(code)]
     body.append((_RET_K, 0, 0, SECCOMP_RET_ALLOW))
-    foreign = len(body) + 1  # from the architecture check to the ENOSYS after the body
-    return [
-        (_LD_W_ABS, 0, 0, _ARCH_OFFSET),
-        (_JEQ_K, 0, foreign + 1, AUDIT_ARCH[machine]),
-        (_LD_W_ABS, 0, 0, _NR_OFFSET),
-        (_JGE_K, foreign - 1, 0, X32_SYSCALL_BIT),
-        *body,
-        _refuse(errno.ENOSYS),
+    return _wrapped(machine, body)
+
+
+CLONE_THREAD = 0x00010000
+PROCESS_CALLS = {"x86_64": {"clone": 56, "fork": 57, "vfork": 58}, "aarch64": {"clone": 220}}
+CLONE3 = 435
+
+
+def process_program(machine: str) -> list[tuple[int, int, int, int]]:
+    """A second filter, for workers where no cgroup bounds the run: no new process (threads
+    are `clone` with CLONE_THREAD; `clone3` reads ENOSYS, so the C library falls back on
+    `clone`, whose flags a filter can see)."""
+    calls = PROCESS_CALLS[machine]
+    body = [(_JEQ_K, 0, 1, CLONE3), _refuse(errno.ENOSYS)]
+    for name in ("fork", "vfork"):
+        if name in calls:
+            body += [(_JEQ_K, 0, 1, calls[name]), _refuse(errno.EPERM)]
+    body += [
+        (_JEQ_K, 0, 3, calls["clone"]),
+        (_LD_W_ABS, 0, 0, _ARG0_OFFSET),  # clone's flags
+        (_JSET_K, 1, 0, CLONE_THREAD),
+        _refuse(errno.EPERM),
+        (_RET_K, 0, 0, SECCOMP_RET_ALLOW),
     ]
+    return _wrapped(machine, body)
+
+
+def _load(libc: Any, lines: list[tuple[int, int, int, int]]) -> bool:
+    filters = (_SockFilter * len(lines))(*(_SockFilter(*line) for line in lines))
+    fprog = _SockFprog(len(lines), filters)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    return bool(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0)
 
 
 def install(libc: Any, metadata: bool) -> bool:
     """Install the filter on this process (inherited by every process it starts); False where
     this architecture has no rules or the kernel refused it."""
     machine = os.uname().machine
-    if machine not in NUMBERS:
-        return False
-    lines = program(machine, metadata)
-    filters = (_SockFilter * len(lines))(*(_SockFilter(*line) for line in lines))
-    fprog = _SockFprog(len(lines), filters)
-    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        return False
-    return bool(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0)
+    return machine in NUMBERS and _load(libc, program(machine, metadata))
+
+
+def forbid_processes(libc: Any) -> bool:
+    """Install `process_program` on this process (a worker, after the launcher forked it)."""
+    machine = os.uname().machine
+    return machine in PROCESS_CALLS and _load(libc, process_program(machine))
 
 
 class PipeEnd:
