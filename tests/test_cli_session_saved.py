@@ -21,14 +21,16 @@ import pytest
 from rlm_desktop.commands.run import EXIT_NOT_SAVED
 from rlm_desktop.paths import database_path
 from rlm_desktop.store import Store
+from rlm_desktop.store.room import MIN_FREE_BYTES
 from tests.cli import CLI, ROOT, isolated_env, run_cli, unprivileged
 from tests.conftest import TEST_MODEL
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer
 
-DISK_BYTES = 5 * 1024 * 1024
-FREE_BYTES = 1024 * 1024
-"""The small disk keeps room for the database's first writes, not for a megabyte of output."""
+DISK_BYTES = 16 * 1024 * 1024
+FREE_BYTES = MIN_FREE_BYTES + 2 * 1024 * 1024
+"""The small disk keeps the room a run needs to start being recorded (less, and it would not
+start: tests/test_cli_full_disk.py), not for three cells printing a megabyte each."""
 FILL_AND_RUN = """
 home=$1; out=$2; shift 2
 mount -t tmpfs -o size=$DISK_BYTES tmpfs "$home" || exit 97
@@ -110,16 +112,16 @@ def _private_tmpfs_refusal(probe: Path) -> str:
 def test_a_full_disk_is_reported_and_the_run_does_not_exit_0(
     scripted_server: ScriptedServer, tmp_path: Path, isolated_home: Path
 ) -> None:
-    """The data folder is a 5 MB tmpfs with 1 MB left; model code prints 900,000 characters."""
+    """The data folder is a 16 MiB tmpfs with 6 MiB left, room for the run to start; model code
+    then prints 900,000 characters in each of three turns."""
     isolated_home.mkdir(parents=True, exist_ok=True)
     refused = _private_tmpfs_refusal(isolated_home)
     if refused:
         pytest.skip(f"the kernel refuses a tmpfs in a private mount namespace: {refused}")
     document = tmp_path / "notes.txt"
     document.write_text("Zebrafish: 7 in tank A.\n")
-    scripted_server.respond_with(
-        scripted(root=[repl("print('x' * 900_000)"), repl("FINAL('7 zebrafish')")])
-    )
+    printing = [repl("print('x' * 900_000)")] * 3
+    scripted_server.respond_with(scripted(root=[*printing, repl("FINAL('7 zebrafish')")]))
     saved = tmp_path / "saved"
     saved.mkdir()
     env = {"DISK_BYTES": str(DISK_BYTES), "FREE_BYTES": str(FREE_BYTES)}

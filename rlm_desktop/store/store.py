@@ -22,6 +22,7 @@ from rlm_desktop.store.migrations import MIGRATIONS
 from rlm_desktop.store.problems import database_problem
 from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.redact import Redactor
+from rlm_desktop.store.room import needed_bytes, room_problem
 from rlm_desktop.store.writer import logged_event, prepare_opening
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,10 @@ class SessionBusy(StoreError):
 
 class DatabaseUnavailable(StoreError):
     """The database file cannot be opened, read or written; the message says why and what to do."""
+
+
+class DiskFull(StoreError):
+    """The data folder's disk has no room to record a run; the message says where and what to do."""
 
 
 class RecordableRun(Protocol):
@@ -96,12 +101,16 @@ class Store:
         """Keep `run` as it happens: attach a recorder to its bus before `execute()`.
 
         The session appears with the first events (a run that fails before starting leaves
-        nothing behind). The documents' texts are kept so the session can be reviewed after the
+        nothing behind). Raises `DatabaseUnavailable` when the database cannot be written and
+        `DiskFull` when its disk has no room for the run (see `room.py`): before any request. The documents' texts are kept so the session can be reviewed after the
         files move. The run's API key (`run.credentials.api_key` when exposed, or `secrets`),
         and any secret-looking environment value, is scrubbed from everything written.
         """
         if self._taken_if_writable(run.run_id):
             raise StoreError(f"session {run.run_id} already exists: give the run a new id")
+        problem = room_problem(self.path.parent, needed_bytes(d.text for d in documents))
+        if problem is not None:
+            raise DiskFull(problem)
         credentials = getattr(run, "credentials", None)
         redactor = Redactor.for_run(getattr(credentials, "api_key", None), extra=secrets)
         opening = prepare_opening(run.run_id, documents, redactor, current_writer())
