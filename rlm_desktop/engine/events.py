@@ -117,6 +117,8 @@ class LLMResponded(Event):
     truncated: bool
     attempts: int
     error: str | None = None
+    stopped_early: str | None = None
+    """Why the app cut the reply or capped its counts (the provider passed its max_tokens)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -158,14 +158,17 @@ class BudgetLedger:
         cost: float | None,
         *,
         replied: bool = True,
+        reported: tuple[int, int] | None = None,
     ) -> None:
-        """Replace a reservation with what the provider reported the call used; a reply
-        (`replied`, not a failed request) also teaches the model's calibration."""
+        """Replace a reservation with what the call used (`reply_acceptance`: never more than it
+        held); a reply (`replied`, not a failed request) also teaches the model's calibration,
+        from the (input, output) tokens the provider `reported` when they were more."""
         self._drop(reservation)
         self._spend(input_tokens, output_tokens, cost)
         name = reservation.model.name
+        seen_input, seen_output = reported or (input_tokens, output_tokens)
         if replied and self.calibration.learn(
-            name, reservation.estimate, reservation.max_output, input_tokens, output_tokens
+            name, reservation.estimate, reservation.max_output, seen_input, seen_output
         ):
             for held in self._reserved.values():
                 if held.model.name == name:

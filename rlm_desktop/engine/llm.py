@@ -67,6 +67,8 @@ class Completion:
     finish_reason: str | None
     latency_s: float
     attempts: int
+    stopped_early: str | None = None
+    """Why the app cut the reply or capped its counts (`reply_acceptance`), or None."""
 
     @property
     def truncated(self) -> bool:
@@ -87,8 +89,8 @@ class Credentials:
 class LLMClient:
     """Sends chat requests through litellm under one per-run concurrency limit.
 
-    Every request carries the output-token cap (`max_tokens`), and a reply larger than
-    `reply_limit.REPLY_LIMIT_BYTES` is not read (`LLMError`, not retried). Error texts are scrubbed
+    Every request carries the output-token cap (`max_tokens`), and a reply larger than that cap
+    can take (`reply_limit.call_limit`) is not read (`LLMError`, not retried). Error texts are scrubbed
     of the run's key and other secrets before they leave this class.
     """
 
@@ -126,11 +128,17 @@ class LLMClient:
     ) -> Completion:
         """One chat completion, retried with backoff on 429, 5xx, timeouts and dropped connections;
         a connection that never opens (refused, unknown host) fails at once."""
-        from rlm_desktop.engine.reply_limit import too_large, too_large_text
+        from rlm_desktop.engine.reply_limit import (
+            call_limit,
+            limited_to,
+            too_large,
+            too_large_text,
+        )
 
         litellm = load_litellm()
         bounded = await self._bounded_client(litellm, model)
         route = self._route(model) if bounded else None
+        limit = call_limit(max_output_tokens)
         attempt = 0
         started = time.monotonic()
         while True:
@@ -139,11 +147,11 @@ class LLMClient:
                 async with self._semaphore:
                     if route is not None:
                         reply = await route.send(
-                            bounded["client"], messages, max_output_tokens, self._timeout
+                            bounded["client"], messages, max_output_tokens, self._timeout, limit
                         )
                     else:
-                        reply = _reply_of(
-                            await litellm.acompletion(
+                        with limited_to(limit):
+                            response = await litellm.acompletion(
                                 model=model,
                                 messages=messages,
                                 max_tokens=max_output_tokens,
@@ -153,7 +161,7 @@ class LLMClient:
                                 **bounded,
                                 **self._endpoint_arguments(),
                             )
-                        )
+                        reply = _reply_of(response)
                 return self._completion(model, reply, time.monotonic() - started, attempt)
             except asyncio.CancelledError:
                 raise
@@ -161,7 +169,8 @@ class LLMClient:
                 raise LLMError(self._redactor.text(str(error)), attempt) from error
             except Exception as error:
                 if too_large(error):
-                    raise LLMError(too_large_text(), attempt, replied=True) from error
+                    text = too_large_text(limit, max_output_tokens)
+                    raise LLMError(text, attempt, replied=True) from error
                 status = _status_of(error)
                 described = self._redactor.text(_describe(error, status, self._timeout))
                 if attempt > self._max_retries or not _is_retryable(error, status):

@@ -60,10 +60,16 @@ class Route:
     """The proxy for `url` under each HTTP handler it was sent with (read once each)."""
 
     async def send(
-        self, handler: Any, messages: list[dict[str, str]], max_tokens: int, timeout_s: float
+        self,
+        handler: Any,
+        messages: list[dict[str, str]],
+        max_tokens: int,
+        timeout_s: float,
+        limit_bytes: int,
     ) -> RouteReply:
-        """POST one chat request on `handler` (a litellm `AsyncHTTPHandler`, see `provider_post`);
-        errors are litellm's own exceptions, mapped as `acompletion` maps them."""
+        """POST one chat request on `handler` (a litellm `AsyncHTTPHandler`, see `provider_post`),
+        its reply read up to `limit_bytes`; errors are litellm's own exceptions, mapped as
+        `acompletion` maps them."""
         litellm = load_litellm()
         optional = self._mapped.get(max_tokens)
         if optional is None:
@@ -86,8 +92,9 @@ class Route:
             try:
                 proxy = await self._proxy(handler)
                 body = await provider_post.post(
-                    handler, self.url, self.headers, json.dumps(data), timeout_s, proxy=proxy
-                )
+                    handler, self.url, self.headers, json.dumps(data), timeout_s, proxy=proxy,
+                    limit_bytes=limit_bytes,
+                )  # fmt: skip
             except Exception as error:
                 _raise_provider_error(error, self.config, self.asked)
             return _read(body)

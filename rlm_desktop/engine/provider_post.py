@@ -17,7 +17,12 @@ from typing import Any
 import httpx
 
 from rlm_desktop.engine.litellm_loader import load_litellm
-from rlm_desktop.engine.reply_limit import REPLY_LIMIT_BYTES, BoundedTransport, ReplyTooLarge
+from rlm_desktop.engine.reply_limit import (
+    REPLY_LIMIT_BYTES,
+    BoundedTransport,
+    ReplyTooLarge,
+    limited_to,
+)
 
 CONNECT_TIMEOUT_CAP_S = 30.0
 IDENTITY = {"Accept-Encoding": "identity"}
@@ -43,7 +48,10 @@ async def post(
     """
     transport = aiohttp_transport(handler)
     if transport is None:
-        response = await handler.post(url=url, headers=dict(headers), data=body, timeout=timeout_s)
+        with limited_to(limit_bytes):
+            response = await handler.post(
+                url=url, headers=dict(headers), data=body, timeout=timeout_s
+            )
         return bytes(response.content)
     from litellm.llms.custom_httpx.aiohttp_transport import map_aiohttp_exceptions
 

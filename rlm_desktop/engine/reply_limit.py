@@ -1,34 +1,65 @@
 """A size cap on provider replies, enforced while the body is read.
 
 litellm reads a reply whole before it parses it, so a provider (or a proxy) that sends hundreds of
-megabytes would make the app hold them, and several copies of them, in memory. litellm takes the
-HTTP client to use per request (`client=`, an `AsyncHTTPHandler`) for most providers: this module
-makes one whose transport stops reading a reply as soon as it passes the cap (or at once, when its
-declared length does) and raises `ReplyTooLarge`.
+megabytes would make the app hold them, and several copies of them, in memory; and a provider that
+ignores `max_tokens` would hand back, and bill, far more output than the call's budget hold. Each
+call's reply is cut at what its `max_tokens` can take (`call_limit`), never above
+`REPLY_LIMIT_BYTES`. litellm takes the HTTP client to use per request (`client=`, an
+`AsyncHTTPHandler`) for most providers: this module makes one whose transport stops reading a reply
+as soon as it passes the cap of the call in progress (`limited_to`), or at once when its declared
+length does, and raises `ReplyTooLarge`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import httpx
 
+KILOBYTE = 1024
 MEGABYTE = 1024 * 1024
 REPLY_LIMIT_BYTES = 16 * MEGABYTE
-"""Far above any real chat completion (32,000 output tokens are about 130 KB of JSON)."""
+"""The most any reply is read, whatever its `max_tokens`."""
+BYTES_PER_TOKEN = 32
+"""Room per output token in a reply's JSON: a token is a few characters, and a character escaped
+as JSON takes up to 12 bytes (an emoji as two `\\uXXXX`); honest replies stay far below."""
+REPLY_OVERHEAD_BYTES = 64 * KILOBYTE
+"""Room for the rest of a reply: its envelope, usage, a refusal or a tool-call field."""
+
+TOO_LARGE_MARK = "size cap and was not read"
+_CALL_LIMIT: ContextVar[int | None] = ContextVar("rlm_reply_limit", default=None)
 
 
-TOO_LARGE_MARK = "MB size cap and was not read"
+def call_limit(max_output_tokens: int) -> int:
+    """The bytes a reply to a request of `max_output_tokens` is read up to."""
+    return min(REPLY_LIMIT_BYTES, max_output_tokens * BYTES_PER_TOKEN + REPLY_OVERHEAD_BYTES)
+
+
+@contextmanager
+def limited_to(limit_bytes: int) -> Iterator[None]:
+    """Replies read (through a `BoundedTransport`) in this context stop at `limit_bytes`."""
+    token = _CALL_LIMIT.set(limit_bytes)
+    try:
+        yield
+    finally:
+        _CALL_LIMIT.reset(token)
+
+
+def size_text(size: int) -> str:
+    """`size` bytes as "16 MB" or "192 KB" (binary units, as the caps are set)."""
+    if size >= MEGABYTE:
+        return f"{size / MEGABYTE:.1f}".removesuffix(".0") + " MB"
+    return f"{size / KILOBYTE:.0f} KB"
 
 
 class ReplyTooLarge(Exception):
     """A provider's reply passed the size cap; reading stopped there."""
 
     def __init__(self, limit_bytes: int) -> None:
-        super().__init__(
-            f"the provider's reply passed the {limit_bytes // MEGABYTE} {TOO_LARGE_MARK}"
-        )
+        super().__init__(f"the provider's reply passed the {size_text(limit_bytes)} {TOO_LARGE_MARK}")
         self.limit_bytes = limit_bytes
 
 
@@ -60,13 +91,15 @@ class BoundedTransport(httpx.AsyncBaseTransport):
         self._limit = limit_bytes
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Send `request`; refuse a reply whose declared length passes the cap."""
+        """Send `request`; refuse a reply whose declared length passes the cap (the call's own,
+        `limited_to`, when it is lower)."""
+        limit = min(self._limit, _CALL_LIMIT.get() or self._limit)
         response = await self.inner.handle_async_request(request)
         declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self._limit:
+        if declared.isdigit() and int(declared) > limit:
             await response.aclose()
-            raise ReplyTooLarge(self._limit)
-        response.stream = _BoundedStream(response.stream, self._limit)
+            raise ReplyTooLarge(limit)
+        response.stream = _BoundedStream(response.stream, limit)
         return response
 
     async def aclose(self) -> None:
@@ -112,11 +145,17 @@ def bounded_handler(timeout_s: float, limit_bytes: int = REPLY_LIMIT_BYTES) -> A
     return handler
 
 
-def too_large_text(limit_bytes: int = REPLY_LIMIT_BYTES) -> str:
+def too_large_text(limit_bytes: int, max_output_tokens: int) -> str:
     """What a call that got an oversized reply failed with."""
+    if limit_bytes >= REPLY_LIMIT_BYTES:
+        return (
+            f"the provider's reply was larger than {size_text(limit_bytes)} and was not read "
+            "(the output-token cap was sent; a reply that size is not an answer)"
+        )
     return (
-        f"the provider's reply was larger than {limit_bytes // MEGABYTE} MB and was not read "
-        "(the output-token cap was sent; a reply that size is not an answer)"
+        f"the provider's reply was larger than {size_text(limit_bytes)}, more than "
+        f"{max_output_tokens:,} output tokens (the max_tokens it was sent) can take, and was "
+        "not read: the provider ignored the output-token cap; the call counts what it held"
     )
 
 

@@ -28,6 +28,7 @@ from rlm_desktop.engine.ledger import BudgetExceededError, BudgetLedger, LedgerT
 from rlm_desktop.engine.llm import Completion, LLMClient, LLMError, Message
 from rlm_desktop.engine.pricing import ModelInfo
 from rlm_desktop.engine.profiles import Profile
+from rlm_desktop.engine.reply_acceptance import within_hold
 from rlm_desktop.engine.sandbox.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
 
@@ -274,8 +275,14 @@ class Runtime:
         except BaseException:
             ledger.charge(reservation)  # cancelled in flight: the provider may have billed it
             raise
+        reported = (completion.input_tokens, completion.output_tokens)
+        completion = within_hold(completion, reservation)
         ledger.settle(
-            reservation, completion.input_tokens, completion.output_tokens, completion.cost_usd
+            reservation,
+            completion.input_tokens,
+            completion.output_tokens,
+            completion.cost_usd,
+            reported=reported,
         )
         self._responded(call_id, request_id, model, completion, None)
         return completion
@@ -300,6 +307,7 @@ class Runtime:
                 cost_usd=completion.cost_usd if completion else self.llm.info(model).cost(0, 0),
                 latency_s=completion.latency_s if completion else 0.0,
                 finish_reason=completion.finish_reason if completion else None,
+                stopped_early=completion.stopped_early if completion else None,
                 truncated=completion.truncated if completion else False,
                 attempts=completion.attempts if completion else (error.attempts if error else 1),
                 error=str(error) if error else None,

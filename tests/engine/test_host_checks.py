@@ -6,9 +6,11 @@ it behind the worker's back: an oversized frame header, garbage, or a forged res
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 import time
+import zlib
 
 import psutil
 import pytest
@@ -45,12 +47,19 @@ def write_raw(data):
 
 
 def raw_write(payload: bytes, *, after_s: float | None = None) -> str:
-    """Model code that writes `payload` to the worker's socket (from a timer thread if `after_s`)."""
+    """Model code that writes `payload` to the worker's socket (from a timer thread if `after_s`).
+
+    A long payload is written compressed in the code: a model's reply stays within the
+    `max_tokens` it was sent (the app cuts one that passes it)."""
+    data = repr(payload)
+    if len(data) > 10_000:
+        packed = base64.b64encode(zlib.compress(payload, 9)).decode()
+        data = f"__import__('zlib').decompress(__import__('base64').b64decode({packed!r}))"
     if after_s is None:
-        return f"{FIND_SOCKET}\nwrite_raw({payload!r})\nprint('written')"
+        return f"{FIND_SOCKET}\nwrite_raw({data})\nprint('written')"
     return (
         f"{FIND_SOCKET}\nimport threading\n"
-        f"threading.Timer({after_s}, write_raw, ({payload!r},)).start()\nprint('armed')"
+        f"threading.Timer({after_s}, write_raw, ({data},)).start()\nprint('armed')"
     )
 
 

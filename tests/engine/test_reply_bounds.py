@@ -1,5 +1,6 @@
-"""Replies are bounded: the output-token cap goes with every request, and a reply of hundreds of
-megabytes is one clear error for its call, read no further than the size cap."""
+"""Replies are bounded: the output-token cap goes with every request, and a reply larger than that
+cap can take (hundreds of megabytes, or a provider ignoring it) is one clear error for its call,
+read no further than the call's size cap."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.scripted_server import Reply, ScriptedServer
 HUGE = 300 * 1024 * 1024
 RSS_BOUND_KB = 1024 * 1024
 """The app under test must stay below 1 GB however large the reply (it grew to 24 GB)."""
-TOO_LARGE = "larger than 16 MB"
+TOO_LARGE = "more than 4,096 output tokens (the max_tokens it was sent) can take"
 
 
 async def test_an_oversized_sub_call_reply_is_one_error_and_the_run_goes_on(
@@ -76,7 +77,10 @@ def test_a_300_mb_reply_keeps_the_app_small_and_ends_the_run_truthfully(
     assert process.returncode == 1, lines
     assert usage.ru_maxrss < RSS_BOUND_KB
     assert "Traceback" not in err.read_text()
-    assert lines[-1].startswith("rlm-desktop run: the provider's reply was larger than 16 MB")
+    assert lines[-1].startswith(
+        "rlm-desktop run: the provider's reply was larger than 320 KB, more than 8,192 output "
+        "tokens (the max_tokens it was sent) can take"
+    )
     assert out.read_text() == "\n"
 
 
