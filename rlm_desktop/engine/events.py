@@ -88,6 +88,11 @@ class LLMRequestSent(Event):
     model: str
     messages: int
     reserved_tokens: int
+    """Input plus output tokens the request holds until it settles."""
+    reserved_output_tokens: int = 0
+    reserved_cost_usd: float | None = None
+    """What the hold costs (None for a model without a price): what the request is charged if
+    the app is stopped before it settles."""
 
 
 @dataclass(frozen=True, kw_only=True)

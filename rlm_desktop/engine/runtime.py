@@ -246,6 +246,8 @@ class Runtime:
                 model=model,
                 messages=len(messages),
                 reserved_tokens=reservation.tokens,
+                reserved_output_tokens=reservation.output_tokens,
+                reserved_cost_usd=info.cost(reservation.input_tokens, reservation.output_tokens),
             )
         )
 

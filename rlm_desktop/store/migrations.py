@@ -453,3 +453,12 @@ def m008_unfinished_turns_searchable(db: Database) -> None:
         " WHERE rowid NOT IN (SELECT row FROM turns_fts_pending)"
     )
     _queue_triggers(db, "turns", columns)
+
+
+@MIGRATIONS()
+def m009_requests_charged_their_hold(db: Database) -> None:
+    """`llm_requests.reserved_output_tokens` and `reserved_cost_usd`: what a request held, so a
+    request the app was stopped in the middle of is charged its hold, as the live ledger charges
+    a request cancelled in flight (the provider may have billed it)."""
+    db.execute("ALTER TABLE llm_requests ADD COLUMN reserved_output_tokens INTEGER")
+    db.execute("ALTER TABLE llm_requests ADD COLUMN reserved_cost_usd REAL")

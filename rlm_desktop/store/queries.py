@@ -58,16 +58,38 @@ without finishing, the reply its request brought back (the last one, as `Session
 reads it): search then finds the code that was running, as the exports show it."""
 
 
+CUT_OFF = "cut off when the app stopped; charged what it held"
+CHARGE_CUT_OFF_REQUESTS = """UPDATE llm_requests SET
+    input_tokens = reserved_tokens - coalesce(reserved_output_tokens, 0),
+    output_tokens = coalesce(reserved_output_tokens, 0), cost_usd = reserved_cost_usd,
+    error = coalesce(error || '; ', '') || :cut_off
+    WHERE session_id = :id AND responded_at IS NULL AND reserved_tokens IS NOT NULL
+    AND reserved_output_tokens IS NOT NULL"""
+"""Charge each request that never came back its hold (what the ledger charges one cancelled in
+flight). Requests saved before holds were kept (m009) have no output hold and stay uncharged."""
+CALL_TOTALS_FROM_REQUESTS = """UPDATE calls SET
+    input_tokens = (SELECT coalesce(sum(r.input_tokens), 0) FROM llm_requests r
+                    WHERE r.session_id = calls.session_id AND r.call_id = calls.id),
+    output_tokens = (SELECT coalesce(sum(r.output_tokens), 0) FROM llm_requests r
+                     WHERE r.session_id = calls.session_id AND r.call_id = calls.id),
+    cost_usd = (SELECT sum(r.cost_usd) FROM llm_requests r
+                WHERE r.session_id = calls.session_id AND r.call_id = calls.id)
+    WHERE session_id = :id AND status = 'interrupted' AND input_tokens IS NULL"""
+
+
 def mark_interrupted(conn: sqlite3.Connection, session_id: str) -> None:
     """Close a `running` session with status `interrupted` and totals from what was written;
-    the turns it was in keep the replies they had (`UNFINISHED_REPLIES`)."""
+    the turns it was in keep the replies they had (`UNFINISHED_REPLIES`), requests cut off are
+    charged what they held (`CHARGE_CUT_OFF_REQUESTS`), and so are the calls they belong to."""
     conn.execute(
         "UPDATE calls SET status = 'interrupted' WHERE session_id = ? AND status = 'running'",
         [session_id],
     )
     conn.execute(UNFINISHED_REPLIES, {"sid": session_id, "call_id": None})
+    conn.execute(CHARGE_CUT_OFF_REQUESTS, {"id": session_id, "cut_off": CUT_OFF})
+    conn.execute(CALL_TOTALS_FROM_REQUESTS, {"id": session_id})
     last_event = "(SELECT max(ts) FROM events WHERE session_id = :id)"
-    requests = "FROM llm_requests WHERE session_id = :id AND responded_at IS NOT NULL"
+    requests = "FROM llm_requests WHERE session_id = :id AND input_tokens IS NOT NULL"
     conn.execute(
         f"""UPDATE sessions SET status = 'interrupted',
             ended_at = coalesce({last_event}, started_at),

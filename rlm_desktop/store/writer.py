@@ -49,8 +49,9 @@ _STATEMENTS: dict[str, str] = {
         prompt = excluded.prompt, status = 'running', started_at = excluded.started_at,
         parent_turn = excluded.parent_turn, parent_cell = excluded.parent_cell""",
     "LLMRequestSent": """INSERT INTO llm_requests (session_id, id, call_id, turn, model, messages,
-        reserved_tokens, sent_at, attempts) VALUES (:sid, :request_id, :call_id, :turn_now,
-        :model, :messages, :reserved_tokens, :ts, 1)
+        reserved_tokens, reserved_output_tokens, reserved_cost_usd, sent_at, attempts)
+        VALUES (:sid, :request_id, :call_id, :turn_now, :model, :messages, :reserved_tokens,
+        :reserved_output_tokens, :reserved_cost_usd, :ts, 1)
         ON CONFLICT (session_id, id) DO UPDATE SET sent_at = excluded.sent_at""",
     "LLMRetried": """UPDATE llm_requests SET attempts = :attempt, error = :reason
         WHERE session_id = :sid AND id = :request_id""",
