@@ -11,6 +11,12 @@ rebuilt list whose length differs from that number is left out rather than guess
 An LLM call sends its prompt as one user message, after the system prompt it recorded (a direct
 answer has one). An RLM call saved before its opening was recorded gets no rebuilt lists: the
 exports then fall back to the last user message alone.
+
+The lists read as the tables do, since every other message comes from a text column: a string
+UTF-8 cannot hold in the opening (a file name that is not UTF-8, in the first user message) has
+each lone surrogate spelled as its escape (`caf\\udce9.txt`, `store.writer.stored_text`), so
+every export that writes them writes UTF-8 and shows the name the same way; the event log keeps
+the exact string.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any
 
 from rlm_desktop.engine.compaction import COMPACTED_NOTE, HEAD, SUMMARY_REQUEST
 from rlm_desktop.engine.rlm_call import ANSWER_NOW
+from rlm_desktop.store.writer import stored_text
 
 Row = dict[str, Any]
 Message = dict[str, str]
@@ -45,7 +52,10 @@ class SentMessages:
 
 def opening_of(call: Row) -> list[Message] | None:
     """The messages a call's conversation opened with (system prompt first, when it had one),
-    or None when they were not recorded (saved before they were, or the prompt's text is gone)."""
+    or None when they were not recorded (saved before they were, or the prompt's text is gone).
+
+    `calls.opening` is JSON, which brings a lone surrogate back as it was; it is spelled here as
+    the text columns the rest of the conversation comes from spell it."""
     if call.get("opening") is None:
         return None
     if call.get("system_sha256") is not None and call.get("system_prompt") is None:
@@ -54,7 +64,10 @@ def opening_of(call: Row) -> list[Message] | None:
     if call.get("system_prompt") is not None:
         messages.append({"role": "system", "content": str(call["system_prompt"])})
     opening = json.loads(call["opening"])
-    return messages + [{"role": str(m["role"]), "content": str(m["content"])} for m in opening]
+    return messages + [
+        {"role": stored_text(str(m["role"])), "content": stored_text(str(m["content"]))}
+        for m in opening
+    ]
 
 
 def request_messages(

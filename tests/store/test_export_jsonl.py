@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from tests.conftest import TEST_MODEL
 from tests.engine.scripting import DOCUMENT, QUERY, make_run, repl, scripted
 from tests.scripted_server import Reply, ScriptedServer
 from tests.store.real_sessions import CHILD_Q, FANOUT, GRANDCHILD_Q, final, real_sessions
+from tests.store.undecodable_name import LISTED, SPELLED, run_over_undecodable_name
 
 __all__ = ["real_sessions"]
 
@@ -243,17 +243,7 @@ def test_a_file_name_that_is_not_utf8_exports_as_utf8_the_reference_reads(
     the name is in the first user message, in a variable and in what a cell printed. JSONL once
     crashed on it with a traceback; it now writes it as the other formats do (`caf\\udce9.txt`
     spelled out, as the tables and the Markdown show it)."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    with open(os.path.join(os.fsencode(folder), b"caf\xe9.txt"), "wb") as file:
-        file.write(b"Zebrafish: 7 in tank A.\n")
-    scripted_server.respond_with(
-        scripted(root=[repl("name = context_meta[0]['name']\nprint(name)"), repl("FINAL(7)")])
-    )
-    ran = run_cli(
-        "run", "--query", "What is here?", "--doc", str(folder), "--model", TEST_MODEL,
-        "--api-base", scripted_server.base_url, "--mode", "rlm", "--json", home=isolated_home,
-    )  # fmt: skip
+    ran = run_over_undecodable_name(scripted_server, tmp_path, isolated_home)
     assert ran.returncode == 0, ran.stderr
     session_id = json.loads(ran.stdout)["session_id"]
     out = tmp_path / "run.jsonl"
@@ -265,14 +255,13 @@ def test_a_file_name_that_is_not_utf8_exports_as_utf8_the_reference_reads(
     assert exported.returncode == 0, exported.stderr
     assert "Traceback" not in exported.stderr
     meta, *entries = [json.loads(line) for line in out.read_bytes().decode("utf-8").splitlines()]
-    spelled = "docs/caf\\udce9.txt"  # the characters the Markdown shows, escaped as JSON text
-    assert spelled in markdown.stdout
-    assert [document["name"] for document in meta["documents"]] == ["docs/caf\ufffd.txt"]
+    assert SPELLED in markdown.stdout
+    assert [document["name"] for document in meta["documents"]] == [LISTED]
     first, _second = entries
-    assert spelled in next(m["content"] for m in first["prompt"] if m["role"] == "user")
+    assert SPELLED in next(m["content"] for m in first["prompt"] if m["role"] == "user")
     (block,) = first["code_blocks"]
-    assert block["result"]["stdout"] == f"{spelled}\n"
-    assert block["result"]["locals"] == {"name": spelled}
+    assert block["result"]["stdout"] == f"{SPELLED}\n"
+    assert block["result"]["locals"] == {"name": SPELLED}
     trajectory = RLMChatCompletion.from_dict({
         "root_model": meta["root_model"], "prompt": meta["query"], "response": meta["answer"],
         "usage_summary": {"model_usage_summaries": {}}, "execution_time": 0.0,

@@ -15,14 +15,17 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from rlm_desktop import paths
 from rlm_desktop.store import Store, export, export_bytes
 from rlm_desktop.store.export_otlp import error_type, provider_name, request_model
+from rlm_desktop.store.exports import send_traces
 from tests.cli import run_cli
 from tests.engine.scripting import QUERY
 from tests.scripted_rlm import scripted
 from tests.scripted_server import ScriptedServer
 from tests.store.otlp_receiver import OtlpReceiver
 from tests.store.real_sessions import SCRIPTS, real_sessions
+from tests.store.undecodable_name import SPELLED, run_over_undecodable_name
 
 __all__ = ["real_sessions"]
 
@@ -222,6 +225,34 @@ def test_a_dead_collector_is_one_warning_and_the_run_still_succeeds(
     assert result["warnings"][0].startswith(f"traces not sent to {endpoint}/v1/traces")
     assert done.stderr.count("traces not sent") == 1
     assert "Traceback" not in done.stderr
+
+
+def test_a_run_over_a_file_name_that_is_not_utf8_sends_its_trace(
+    tmp_path: Path, isolated_home: Path, receiver: OtlpReceiver, scripted_server: ScriptedServer
+) -> None:
+    """A real run over `caf\\xe9.txt` pushes its trace when it ends, and the same session sent
+    with its content (`send_traces(include_content=True)`) reaches the collector whole: the
+    SDK's encoder once logged a traceback and left `gen_ai.input.messages` out."""
+    done = run_over_undecodable_name(
+        scripted_server, tmp_path, isolated_home, "--otlp-endpoint", receiver.endpoint
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["warnings"] == []
+    assert "Traceback" not in done.stderr
+    store = Store(paths.database_path())
+    try:
+        sent = send_traces(store, json.loads(done.stdout)["session_id"], receiver.endpoint, True)
+    finally:
+        store.close()
+
+    assert sent is None
+    pushed, with_content = receiver.requests
+    assert len(spans_of(pushed)) == len(spans_of(with_content)) == 5
+    chats = [attrs(s) for s in spans_of(with_content) if s.name == "chat test-model"]
+    assert len(chats) == 2
+    for chat in chats:
+        _system, first, *_rest = json.loads(chat["gen_ai.input.messages"])
+        assert SPELLED in first["parts"][0]["content"]
 
 
 def test_sessions_export_writes_protobuf(tmp_path: Path, real_sessions: Sessions) -> None:

@@ -1,15 +1,26 @@
-"""The three export formats, checked by parsing them back."""
+"""The export formats, checked by parsing them back."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from rlm_desktop.store import Store, export
+from rlm_desktop.store import FORMATS, Store, export
+from tests.cli import run_cli
+from tests.scripted_server import ScriptedServer
 from tests.store.synthetic import ANSWER, CELL_WORD
+from tests.store.test_export_otlp import attrs, parsed_json, spans_of
+from tests.store.undecodable_name import LISTED, SPELLED, run_over_undecodable_name
+
+_NAME = re.compile(r"docs/caf[^./]{0,12}\.txt")
+_ALWAYS_TEXT = ("jsonl", "md", "html")
 
 
 @pytest.fixture
@@ -127,3 +138,92 @@ def test_otlp_carries_text_only_when_asked(store: Store, run_id: str) -> None:
 def test_an_unknown_format_is_refused(store: Store, run_id: str) -> None:
     with pytest.raises(ValueError, match="jsonl, md, otlp"):
         export(store, run_id, "csv")
+
+
+@pytest.fixture(scope="module")
+def undecodable(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """One real run over `caf\\xe9.txt` for the exports below: its data folder and session id."""
+    folder = tmp_path_factory.mktemp("undecodable")
+    server = ScriptedServer().start()
+    try:
+        ran = run_over_undecodable_name(server, folder, folder / "home")
+    finally:
+        server.stop()
+    assert ran.returncode == 0, ran.stderr
+    return folder / "home", json.loads(ran.stdout)["session_id"]
+
+
+def _exported(home: Path, session_id: str, fmt: str, content: bool, out: Path) -> bytes:
+    """`sessions export` through the CLI into `out`: its bytes, once it said nothing but that it
+    wrote them (no traceback, no warning about a value it left out)."""
+    flags = ["--include-content"] if content else []
+    done = run_cli(
+        "sessions", "export", session_id, "--format", fmt, "-o", str(out), *flags, home=home
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = out.read_bytes()
+    assert done.stderr == f"wrote {out} ({len(data):,} bytes)\n"
+    return data
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string in a JSON value; a string that is itself a JSON document (an OTLP attribute
+    such as `gen_ai.input.messages`) is read as one."""
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    if not isinstance(value, str):
+        return []
+    try:
+        inner = json.loads(value)
+    except ValueError:
+        return [value]
+    return _strings(inner) if isinstance(inner, dict | list) else [value]
+
+
+def _trace(fmt: str, data: bytes) -> ExportTraceServiceRequest:
+    if fmt == "otlp":
+        return parsed_json(data.decode("utf-8"))
+    return ExportTraceServiceRequest.FromString(data)  # strings must be UTF-8 in proto3
+
+
+def _texts(fmt: str, data: bytes) -> list[str]:
+    """The texts an export holds, read as its readers read them."""
+    if fmt in ("otlp", "otlp-proto"):
+        request = _trace(fmt, data)
+        resources = [attrs(rs.resource) for rs in request.resource_spans]  # type: ignore[arg-type]
+        return _strings([*resources, *map(attrs, spans_of(request))])
+    text = data.decode("utf-8")
+    if fmt == "jsonl":
+        return _strings([json.loads(line) for line in text.splitlines()])
+    return [html.unescape(text) if fmt == "html" else text]
+
+
+@pytest.mark.parametrize("content", [False, True], ids=["plain", "include-content"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_file_name_that_is_not_utf8_exports_in_every_format(
+    undecodable: tuple[Path, str], tmp_path: Path, fmt: str, content: bool
+) -> None:
+    """Every format of a real run over `caf\\xe9.txt`, with and without `--include-content`, is
+    valid UTF-8 (valid protobuf for otlp-proto) and shows the name one way: spelled
+    `caf\\udce9.txt` in a text, with U+FFFD for the byte in a list of documents. With content, otlp
+    once crashed with a traceback and otlp-proto printed one and left the messages out."""
+    home, session_id = undecodable
+    data = _exported(home, session_id, fmt, content, tmp_path / "export")
+
+    shown = {name for text in _texts(fmt, data) for name in _NAME.findall(text)}
+    assert shown <= {SPELLED, LISTED}
+    assert (SPELLED in shown) == (fmt in _ALWAYS_TEXT or content)
+    if fmt not in ("otlp", "otlp-proto") or not content:
+        return
+    spans = spans_of(_trace(fmt, data))
+    chats = [attrs(s) for s in spans if s.name.startswith("chat ")]
+    assert len(chats) == 2
+    for chat in chats:
+        system, first, *_rest = json.loads(chat["gen_ai.input.messages"])
+        assert system["role"] == "system"
+        assert SPELLED in first["parts"][0]["content"]
+    if fmt == "otlp-proto":  # the same trace as OTLP/JSON, no attribute left out
+        twin = _trace("otlp", _exported(home, session_id, "otlp", True, tmp_path / "twin"))
+        assert sorted(map(attrs, spans), key=str) == sorted(map(attrs, spans_of(twin)), key=str)
