@@ -273,8 +273,9 @@ async def test_a_costly_run_among_cheap_ones_is_in_the_tail(
     cheap = scripted(root=[FINISH])
     for _ in range(10):
         await health_of(store, scripted_server, cheap, documents=[LEDGER])
-    costly = Reply(content=FINISH, prompt_tokens=2_000_000)
-    report = await health_of(store, scripted_server, scripted(root=[costly]))
+    fan_out = repl("llm_query_batched(['item %d' % i for i in range(40)])")
+    costly = scripted(root=[fan_out, FINISH], sub=Reply(content="long", completion_tokens=4_000))
+    report = await health_of(store, scripted_server, costly)
     finding = only(report, "cost_tail", "history_percentile")
     assert finding.figures["unit"] == "tokens"
     assert finding.figures["runs"] == 10
