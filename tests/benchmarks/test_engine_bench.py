@@ -194,6 +194,59 @@ async def test_worker_start_with_and_without_the_sandbox(tmp_path: Path) -> None
         )
 
 
+SYSCALL_CELL = (
+    "import os, time\n"
+    "started = time.perf_counter()\n"
+    "for _ in range(100_000):\n"
+    "    os.stat('.')\n"
+    "    os.getpid()\n"
+    "print(time.perf_counter() - started)"
+)
+
+
+async def test_cells_in_the_sandbox(tmp_path: Path) -> None:
+    """Reported, not asserted: a trivial cell's round trip and a system-call-heavy cell (200,000
+    calls, each one through the seccomp filter) in a confined worker, against an unconfined one;
+    run at two revisions to compare rule sets (the README gives both)."""
+
+    async def no_calls(op: str, args: dict[str, Any]) -> Any:
+        raise AssertionError("no sub-calls expected")
+
+    for confined in (False, True):
+        launcher = Launcher(tmp_path / f"cells-{confined}", 10_000, sandbox=confined)
+        report = await launcher.start()
+        worker = WorkerProcess(
+            "ctx",
+            [],
+            scratch_dir=tmp_path / f"cells-{confined}" / "call",
+            memory_limit_mb=None,
+            output_cap_chars=10_000,
+            handler=no_calls,
+            launcher=launcher,
+        )
+        await worker.start()
+        trips = []
+        for index in range(200):
+            started = time.perf_counter()
+            await worker.execute(f"x = {index}", 30)
+            trips.append(time.perf_counter() - started)
+        heavy = [float((await worker.execute(SYSCALL_CELL, 60)).stdout) for _ in range(5)]
+        await worker.close()
+        await launcher.close()
+        record_figure(
+            "engine",
+            f"cell round trip, sandbox {report.level}",
+            f"{statistics.median(trips) * 1000:.2f} ms",
+            "median of 200 trivial cells",
+        )
+        record_figure(
+            "engine",
+            f"200,000 system calls in a cell, sandbox {report.level}",
+            f"{statistics.median(heavy) * 1000:.0f} ms",
+            "median of 5 (os.stat and os.getpid)",
+        )
+
+
 SUB_CALL_FAN_OUT = 1_000
 LATENCY_FAN_OUT = 256
 REPEATS = 3
