@@ -114,10 +114,21 @@ class LLMClient:
         self._http: asyncio.Future[Any] | None = None
         self._routes: dict[str, Route | None] = {}
         self._takes_bounded: dict[str, bool] = {}
+        self._providers: dict[str, str | None] = {}
 
     def info(self, model: str) -> ModelInfo:
         """Prices and limits of `model`."""
         return self.prices.info(model)
+
+    def provider_of(self, model: str) -> str | None:
+        """The litellm provider a request for `model` goes to (None when litellm cannot tell)."""
+        if model not in self._providers:
+            try:
+                found = load_litellm().get_llm_provider(model=model, api_base=self._api_base)[1]
+            except Exception:
+                found = None
+            self._providers[model] = str(found) if found else None
+        return self._providers[model]
 
     async def complete(
         self,

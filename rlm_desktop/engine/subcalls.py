@@ -41,6 +41,8 @@ class SubCallDispatcher:
     async def handle(self, op: str, args: dict[str, Any]) -> Any:
         """Entry point for the worker's proxied calls."""
         model = args.get("model")
+        if model is not None:
+            self._check_model(model)
         if op == "llm_query":
             return await self.llm_query(args["prompt"], model)
         if op == "llm_query_batched":
@@ -84,6 +86,27 @@ class SubCallDispatcher:
         return await self._spawn_child(
             prompt, prompt if context is None else context, model or self._model
         )
+
+    def _check_model(self, model: str) -> None:
+        """Model code may name another model only of the provider the run's models are on.
+
+        A model name is also an address: litellm sends `oobabooga/http://anywhere/...` to that
+        URL, and another provider's name to that provider with the user's key for it. Outside the
+        sandbox, the app would carry the documents wherever model code named.
+        """
+        config = self._rt.config
+        own = {config.model, config.effective_sub_model}
+        if model in own:
+            return
+        llm = self._rt.llm
+        providers = {llm.provider_of(m) for m in own} - {None}
+        if llm.provider_of(model) not in providers:
+            raise SubCallFailure(
+                LLM_ERROR,
+                f"model {model!r} is not a model of this run's provider "
+                f"({', '.join(sorted(p for p in providers if p))}): model code may name another "
+                "model of that provider only; the run's settings choose where requests go",
+            )
 
     def _claim(self) -> None:
         try:

@@ -431,3 +431,34 @@ def test_without_a_cgroup_model_code_starts_no_process_and_the_task_cap_holds_fo
     assert "DENIED subprocess PermissionError" in shown, shown
     threads = int(shown.split("threads ")[1].split()[0])
     assert 100 < threads < DEFAULT_MAX_TASKS, shown
+
+
+async def test_a_model_name_cannot_send_the_documents_elsewhere(
+    scripted_server: ScriptedServer,
+) -> None:
+    """The app makes the requests model code asks for: a model name of another provider (one
+    whose name is a URL, as litellm's oobabooga provider reads "https" in it) must not make it
+    post the documents there."""
+    elsewhere = ScriptedServer().start()
+    try:
+        port = elsewhere.base_url.split(":")[2].split("/")[0]
+        names = [f"oobabooga/http://127.0.0.1:{port}/https", "ollama/llama3", "openai/other-model"]
+        code = (
+            f"for name in {names!r}:\n"
+            "    try:\n"
+            "        print(name, 'answered', llm_query('EXFIL ' + context[:60], model=name))\n"
+            "    except LLMCallError as error:\n"
+            "        print(name, 'refused', error)\n"
+        )
+        scripted_server.respond_with(scripted({QUERY: [repl(code), repl("FINAL('ok')")]}))
+        result, _ = await run_to_end(make_run(scripted_server))
+        reached = elsewhere.chat_requests()
+    finally:
+        elsewhere.stop()
+
+    shown = observation_after(scripted_server, 0)
+    assert result.status == "completed"
+    assert reached == []
+    assert f"{names[0]} refused model {names[0]!r} is not a model of this run's provider" in shown
+    assert "ollama/llama3 refused" in shown
+    assert "openai/other-model answered sub-answer" in shown
