@@ -29,7 +29,9 @@ ICO = ICONS / "rlm-desktop.ico"
 ICNS = ICONS / "rlm-desktop.icns"
 
 RESOURCE_FOLDERS = ("profiles", "samples", "icons", "style")
-SANDBOX_SCRIPTS = ("worker.py", "confine.py", "mounts.py", "seccomp.py", "seatbelt.py")
+SANDBOX_SCRIPTS = (
+    "worker.py", "confine.py", "mounts.py", "seccomp.py", "pipes.py", "seatbelt.py",
+)
 LITELLM_DATA = (
     ("model_prices_and_context_window_backup.json", "."),
     ("litellm_core_utils/tokenizers", "litellm_core_utils/tokenizers"),

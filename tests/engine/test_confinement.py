@@ -74,7 +74,7 @@ def _shared_bounds() -> bool:
 SHARED_BOUNDS = _shared_bounds()
 PIECES = [
     *(["landlock"] if LANDLOCK else []),
-    *(["netns", "pidns", "mntns"] if NAMESPACES else []),
+    *(["netns", "ipcns", "pidns", "mntns"] if NAMESPACES else []),
     *(["seccomp"] if SECCOMP else []),
     *(["cgroup"] if SHARED_BOUNDS else []),
 ]

@@ -7,10 +7,13 @@ happened to files the test owns outside the scratch folder.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import shutil
 import socket
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,7 +24,7 @@ from rlm_desktop.engine.config import DEFAULT_MAX_TASKS
 from rlm_desktop.engine.conversation import STATE_FILE, kept_folder
 from rlm_desktop.engine.sandbox.run_bounds import hierarchies
 from rlm_desktop.store import Store
-from tests.cli import run_python
+from tests.cli import ROOT, isolated_env, run_python
 from tests.engine.scripting import (
     QUERY,
     TEST_MODEL,
@@ -38,6 +41,7 @@ from tests.engine.test_confinement import (
     SHARED_BOUNDS,
     attempt,
     needs_landlock,
+    needs_namespaces,
 )
 from tests.scripted_server import ScriptedServer
 
@@ -462,3 +466,206 @@ async def test_a_model_name_cannot_send_the_documents_elsewhere(
     assert f"{names[0]} refused model {names[0]!r} is not a model of this run's provider" in shown
     assert "ollama/llama3 refused" in shown
     assert "openai/other-model answered sub-answer" in shown
+
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.shmat.restype = ctypes.c_void_p
+LIBC.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+IPC_CREAT, IPC_RMID = 0o1000, 0
+SHM_CELL = '''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+def attach(key):
+    shmid = libc.shmget(key, 0, 0)
+    if shmid < 0:
+        raise OSError(ctypes.get_errno(), 'shmget')
+    print('read', ctypes.string_at(libc.shmat(shmid, None, 0), 40))
+def plant(key):
+    shmid = libc.shmget(key, 1 << 20, 0o1600)
+    if shmid < 0:
+        raise OSError(ctypes.get_errno(), 'shmget')
+    print('planted', shmid)
+'''
+
+
+def _segment(key: int) -> int:
+    return int(LIBC.shmget(key, 0, 0))
+
+
+@needs_namespaces
+async def test_system_v_shared_memory_outside_is_out_of_reach_and_none_outlives_the_run(
+    scripted_server: ScriptedServer,
+) -> None:
+    key, planted = 0x524C0000 | (os.getpid() & 0xFFFF), 0x524D0000 | (os.getpid() & 0xFFFF)
+    shmid = LIBC.shmget(key, 4096, IPC_CREAT | 0o600)
+    assert shmid >= 0, ctypes.get_errno()
+    try:
+        ctypes.memmove(LIBC.shmat(shmid, None, 0), b"HOST-SEGMENT-SECRET", 19)
+        code = SHM_CELL + f"probe('attach', lambda: attach({key}))\nprobe('plant', lambda: plant({planted}))\n"
+        shown, _, _ = await attempt(scripted_server, code)
+    finally:
+        LIBC.shmctl(shmid, IPC_RMID, None)
+
+    assert "DENIED attach" in shown, shown
+    assert "HOST-SEGMENT-SECRET" not in shown
+    assert _segment(planted) < 0  # a segment model code made went with the run's namespace
+
+
+@pytest.mark.skipif(not SECCOMP, reason="no seccomp filter for this architecture")
+async def test_a_folder_not_given_cannot_be_watched(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    folder = tmp_path / "deals"
+    folder.mkdir()
+    code = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "def watch():\n"
+        "    fd = libc.inotify_init1(0o4000)\n"
+        "    if fd < 0:\n"
+        "        raise OSError(ctypes.get_errno(), 'inotify_init1')\n"
+        f"    if libc.inotify_add_watch(fd, {str(folder).encode()!r}, 0xfff) < 0:\n"
+        "        raise OSError(ctypes.get_errno(), 'inotify_add_watch')\n"
+        "def fanotify():\n"
+        "    if libc.fanotify_init(0, 0) < 0:\n"
+        "        raise OSError(ctypes.get_errno(), 'fanotify_init')\n"
+        "probe('inotify', watch)\n"
+        "probe('fanotify', fanotify)\n"
+    )
+    shown, _, _ = await attempt(scripted_server, code)
+
+    assert "DENIED inotify" in shown, shown
+    assert "DENIED fanotify" in shown
+
+
+@pytest.mark.skipif(not SECCOMP, reason="no seccomp filter for this architecture")
+async def test_extended_attributes_of_a_file_not_given_cannot_be_read(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    report = tmp_path / "board-report.pdf"
+    report.write_bytes(b"%PDF-1.7")
+    try:
+        os.setxattr(report, "user.xdg.origin.url", b"https://intranet/report?token=s3cr3t")
+    except OSError:
+        pytest.skip("this file system keeps no user attributes")
+    code = (
+        "import os\n"
+        f"probe('getxattr', lambda: print(os.getxattr({str(report)!r}, 'user.xdg.origin.url')))\n"
+        f"probe('listxattr', lambda: print(os.listxattr({str(report)!r})))\n"
+        "open('mine.txt', 'w').write('x')\n"
+        "import shutil\n"
+        "shutil.copy2('mine.txt', 'copy.txt')\n"
+        "print('copied', open('copy.txt').read())\n"
+    )
+    shown, _, _ = await attempt(scripted_server, code)
+
+    assert "DENIED getxattr OSError" in shown, shown
+    assert "DENIED listxattr" in shown
+    assert "s3cr3t" not in shown
+    assert "copied x" in shown  # copying in scratch reads "no attributes", not an error
+
+
+@pytest.mark.skipif(not SECCOMP, reason="no seccomp filter for this architecture")
+async def test_clone_cannot_make_a_namespace_of_its_own(scripted_server: ScriptedServer) -> None:
+    """`unshare` is refused; `clone` with the same flags must be too, or the child holds every
+    capability in a user namespace of its own (nf_tables, raw sockets, ...)."""
+    code = (
+        "import ctypes, os, signal\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "libc.syscall.restype = ctypes.c_long\n"
+        "NR_CLONE = 56 if os.uname().machine == 'x86_64' else 220\n"
+        "for name, flags in (('user', 0x10000000), ('net', 0x40000000), ('mount', 0x20000)):\n"
+        "    pid = libc.syscall(NR_CLONE, ctypes.c_ulong(flags | signal.SIGCHLD), 0, 0, 0, 0)\n"
+        "    if pid == 0:\n"
+        "        os._exit(0)\n"
+        "    if pid > 0:\n"
+        "        os.waitpid(pid, 0)\n"
+        "        print('ALLOWED', name)\n"
+        "    else:\n"
+        "        print('DENIED', name, ctypes.get_errno())\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+        "print('fork works')\n"
+    )
+    shown, _, _ = await attempt(scripted_server, code)
+
+    for name in ("user", "net", "mount"):
+        assert f"DENIED {name} 1" in shown, shown  # EPERM
+    assert "fork works" in shown
+
+
+@pytest.mark.skipif(not SECCOMP, reason="no seccomp filter for this architecture")
+async def test_only_ip_and_netlink_sockets_can_be_made(scripted_server: ScriptedServer) -> None:
+    """vsock shares the machine's port space (a VM's host is one connect away: WSL2, VMware,
+    QEMU); no family but IP and netlink is needed by analysis code."""
+    code = (
+        "import socket\n"
+        "probe('vsock', lambda: socket.socket(40, socket.SOCK_STREAM))\n"
+        "probe('packet', lambda: socket.socket(17, socket.SOCK_RAW))\n"
+        "probe('bluetooth', lambda: socket.socket(31, socket.SOCK_STREAM, 3))\n"
+        "probe('netlink', lambda: socket.socket(16, socket.SOCK_RAW, 0).close())\n"
+        "probe('ipv4', lambda: socket.socket(socket.AF_INET).close())\n"
+    )
+    shown, _, _ = await attempt(scripted_server, code)
+
+    for family in ("vsock", "packet", "bluetooth"):
+        assert f"DENIED {family} OSError" in shown, shown  # EAFNOSUPPORT
+    assert "ALLOWED netlink" in shown
+    assert "ALLOWED ipv4" in shown
+
+
+NO_USER_NAMESPACES = (
+    "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" -m rlm_desktop \"$@\""
+)
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux's unshare")
+def test_without_namespaces_no_udp_or_mptcp_leaves_and_isolation_is_reported_truly(
+    scripted_server: ScriptedServer, tmp_path: Path, isolated_home: Path
+) -> None:
+    """A machine without unprivileged user namespaces (played in a user namespace of the test's
+    own whose `max_user_namespaces` is 0): Landlock governs TCP only, so the filter keeps IP to
+    TCP; UDP and MPTCP (a stream of another protocol) must not carry the documents out."""
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    tcp = socket.create_server(("127.0.0.1", 0))
+    code = (
+        PROBE + "import socket\n"
+        "probe('udp', lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+        f".sendto(b'EXFIL ' + context[:20].encode(), ('127.0.0.1', {udp.getsockname()[1]})))\n"
+        "probe('mptcp', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)"
+        f".connect(('127.0.0.1', {tcp.getsockname()[1]})))\n"
+    )
+    scripted_server.respond_with(scripted({QUERY: [repl(code), repl("FINAL('ok')")]}))
+    document = tmp_path / "doc.txt"
+    document.write_text("the documents")
+    args = ["run", "--model", TEST_MODEL, "--api-base", scripted_server.base_url]
+    args += ["--query", QUERY, "--doc", str(document), "--mode", "rlm", "--json"]
+    probe = subprocess.run(["unshare", "--user", "--map-root-user", "true"], check=False)
+    if probe.returncode != 0:
+        pytest.skip("no user namespace for the test to play the machine in")
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "sh", "-c", NO_USER_NAMESPACES, sys.executable,
+         *args],
+        cwd=ROOT, env=isolated_env(isolated_home), capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    udp.setblocking(False)
+    tcp.setblocking(False)
+    with pytest.raises(BlockingIOError):
+        udp.recv(100)
+    with pytest.raises(BlockingIOError):
+        tcp.accept()
+    udp.close()
+    tcp.close()
+
+    assert done.returncode == 0, done.stderr
+    level = json.loads(done.stdout)["sandbox"]
+    assert "netns" not in level, level
+    shown = observation_after(scripted_server, 0)
+    assert "DENIED udp PermissionError" in shown, shown
+    assert "DENIED mptcp PermissionError" in shown

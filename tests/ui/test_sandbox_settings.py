@@ -49,11 +49,12 @@ def test_the_page_shows_the_sandbox_this_machine_gives(qtbot: QtBot, qloop: obje
     assert f"Model code runs in a sandbox: {EXPECTED_LEVEL} — " in page.level.text()
     assert report.isolated == ISOLATED
     assert page.hint.isHidden() == ISOLATED
-    if EXPECTED_LEVEL == "landlock+netns+pidns+mntns+seccomp+cgroup":
+    if EXPECTED_LEVEL == "landlock+netns+ipcns+pidns+mntns+seccomp+cgroup":
         assert page.level.text() == (
-            "Model code runs in a sandbox: landlock+netns+pidns+mntns+seccomp+cgroup — reads only "
-            "Python, its packages and the folders you open; writes only its scratch folder; no "
-            "network; all its processes end with the run; its processes share one memory bound."
+            "Model code runs in a sandbox: landlock+netns+ipcns+pidns+mntns+seccomp+cgroup — reads "
+            "only Python, its packages and the folders you open; writes only its scratch folder; "
+            "no network; all its processes end with the run; its processes share one memory "
+            "bound."
         )
     dialog.accept()
 

@@ -7,7 +7,8 @@ layer of its own (Landlock layers stack: a process can only narrow what it may d
 
 What the launcher sets up, each piece falling back cleanly where the kernel lacks it:
 - a new user namespace holding a network namespace (no interface but a down loopback: no network
-  at all; already-open Unix sockets keep working) and a PID namespace whose PID 1 is the launcher,
+  at all; already-open Unix sockets keep working), an IPC namespace (System V shared memory and
+  queues of its own, gone with the run) and a PID namespace whose PID 1 is the launcher,
   so killing the launcher kills every process of the run, `setsid` and double-forked ones included;
 - one memory bound and one task bound for all the run's processes: the cgroup the app made for the
   run (run_bounds.py), joined before anything else; and a task cap that holds without it, root
@@ -18,8 +19,9 @@ What the launcher sets up, each piece falling back cleanly where the kernel lack
 - Landlock: read (and execute) Python and the system libraries, read what the user opened, write
   only the run's scratch folder; no TCP connect or bind (ABI 4+); no signals to, and no abstract
   Unix sockets of, processes outside the sandbox (ABI 6+);
-- seccomp (seccomp.py): no new Unix socket, no io_uring, no keyrings, no mounts or namespaces,
-  and where the read-only view is missing no metadata changes.
+- seccomp (seccomp.py): no socket but IP and netlink (no Unix socket or vsock), no io_uring, no
+  keyrings, no mounts or namespaces, no file watches, no extended attributes read by path; and
+  what a missing namespace or view leaves open (metadata changes, System V IPC, UDP).
 
 On macOS the app starts the launcher under a Seatbelt profile (seatbelt.py) with the same policy;
 the launcher reports `sandbox-exec` once the kernel confirms it. Elsewhere the level is
@@ -65,6 +67,7 @@ SYSTEM_READ = (
 DEVICES_READ_WRITE = ("/dev/null",)
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -193,10 +196,11 @@ def _enter_namespaces(libc: Any, keep_fd: int) -> list[str]:
     so that the app sees the end of the launcher when PID 1 ends) and exits with PID 1's status.
     """
     uid, gid = os.getuid(), os.getgid()
+    every = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC
     options = (
-        (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWNS, ["netns", "pidns", "mntns"]),
-        (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, ["netns", "pidns"]),
-        (CLONE_NEWUSER | CLONE_NEWNET, ["netns"]),
+        (every | CLONE_NEWPID | CLONE_NEWNS, ["netns", "ipcns", "pidns", "mntns"]),
+        (every | CLONE_NEWPID, ["netns", "ipcns", "pidns"]),
+        (every, ["netns", "ipcns"]),
     )
     pieces = next((names for flags, names in options if libc.unshare(flags) == 0), [])
     if not pieces:
@@ -270,6 +274,7 @@ def _sibling(name: str) -> Any:
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while they are made
     spec.loader.exec_module(module)
     return module
 
@@ -336,11 +341,19 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
             abi = 0  # a failed layer is never half applied: restrict_self is the last step
         if abi:
             pieces.insert(0, "landlock")
-        if _sibling("seccomp").install(libc, metadata=not read_only):
+        seccomp = _sibling("seccomp")
+        missing = seccomp.Missing(
+            read_only_view=not read_only,
+            ipc_namespace="ipcns" not in pieces,
+            network_namespace="netns" not in pieces,
+        )
+        filtered = seccomp.install(libc, missing)
+        if filtered:
             pieces.append("seccomp")
         if shared:
             pieces.append("cgroup")
-        network = "netns" in pieces or abi >= 4
+        # Landlock governs TCP only; without a network namespace, the filter keeps IP to TCP.
+        network = "netns" in pieces or (abi >= 4 and filtered)
     elif _seatbelt_holds(spec):
         pieces, network = ["sandbox-exec"], True
     return {
@@ -354,14 +367,13 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
 
 def confine_worker(report: dict[str, Any], spec: dict[str, Any], scratch: str) -> None:
     """Narrow a freshly forked worker: write only its own scratch folder, read only its own /proc;
-    where seccomp refuses socket pairs, lend pipes for them (seccomp.lend_pipes); where no cgroup
+    where seccomp refuses socket pairs, lend pipes for them (pipes.lend_pipes); where no cgroup
     bounds the run, start no process (each would have a memory limit of its own)."""
     pieces = str(report.get("level", "")).split("+")
     if "seccomp" in pieces:
-        seccomp = _sibling("seccomp")
-        seccomp.lend_pipes()
+        _sibling("pipes").lend_pipes()
         if "cgroup" not in pieces:
-            seccomp.forbid_processes(_libc())
+            _sibling("seccomp").forbid_processes(_libc())
     if report.get("filesystem"):
         read = python_read_paths(spec) + list(spec.get("allow_read", [])) + ["/proc/self"]
         _restrict(read, list(DEVICES_READ_WRITE), [scratch])
