@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import logging
 import secrets
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -42,6 +41,7 @@ from rlm_desktop.engine.rlm_call import CallOutcome, RLMCall
 from rlm_desktop.engine.runtime import Runtime, internal_error
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 from rlm_desktop.engine.sandbox.level import NOT_USED, refuse_unless_isolated
+from rlm_desktop.engine.sandbox.untrusted_files import remove_tree
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +201,10 @@ class Run:
         await runtime.llm.aclose()
         await runtime.launcher.close()
         release_logging_worker()
-        shutil.rmtree(runtime.scratch_dir, ignore_errors=True)
+        try:
+            await asyncio.to_thread(remove_tree, runtime.scratch_dir)
+        except OSError as error:  # the run's outcome stands; the folder is the user's to remove
+            log.warning("scratch folder %s not removed: %s", runtime.scratch_dir, error)
 
     def _announce(self) -> None:
         """Publish `RunStarted`, once: before `ModeChosen`, or before an early `RunFinished`."""

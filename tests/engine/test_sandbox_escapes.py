@@ -669,3 +669,37 @@ def test_without_namespaces_no_udp_or_mptcp_leaves_and_isolation_is_reported_tru
     shown = observation_after(scripted_server, 0)
     assert "DENIED udp PermissionError" in shown, shown
     assert "DENIED mptcp PermissionError" in shown
+
+
+DEEP_TREE = '''
+import os
+fd = os.open('.', os.O_RDONLY | os.O_DIRECTORY)
+for depth in range(5000):
+    os.mkdir('d', dir_fd=fd)
+    if depth % 7 == 0:
+        os.symlink(KEPT, 'link', dir_fd=fd)
+        open(os.open('f', os.O_WRONLY | os.O_CREAT, dir_fd=fd), 'w').close()
+    deeper = os.open('d', os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    os.close(fd)
+    fd = deeper
+print('a tree 5000 folders deep')
+'''
+
+
+async def test_a_tree_too_deep_to_name_is_removed_with_the_run(
+    scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """`shutil.rmtree` recursed into it (RecursionError: the run raised instead of ending) and
+    its paths are longer than PATH_MAX; the links in it point out and must not be followed."""
+    kept = tmp_path / "outside"
+    kept.mkdir()
+    (kept / "keep.txt").write_text("kept")
+    cell = f"KEPT = {str(kept)!r}\n" + DEEP_TREE
+    scripted_server.respond_with(scripted({QUERY: [repl(cell), repl("FINAL('ok')")]}))
+    run = make_run(scripted_server)
+    result, _ = await run_to_end(run)
+
+    assert "a tree 5000 folders deep" in observation_after(scripted_server, 0)
+    assert result.status == "completed"
+    assert not (paths.scratch_root() / run.run_id).exists()
+    assert (kept / "keep.txt").read_text() == "kept"

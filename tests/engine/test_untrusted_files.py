@@ -8,7 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from rlm_desktop.engine.sandbox.untrusted_files import UntrustedFile, copy_regular, read_regular
+from rlm_desktop.engine.sandbox.untrusted_files import (
+    UntrustedFile,
+    copy_regular,
+    read_regular,
+    remove_tree,
+)
 
 
 @pytest.fixture
@@ -113,3 +118,17 @@ def test_a_link_planted_at_the_target_is_replaced_not_followed(
     assert secret.read_text() == "PRIVATE"
     assert not target.is_symlink()
     assert target.read_bytes() == b"pickled"
+
+
+def test_remove_tree_removes_everything_and_follows_no_link(tmp_path: Path, secret: Path) -> None:
+    root = tmp_path / "scratch"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "file").write_text("x")
+    (root / "a" / "to-secret").symlink_to(secret)
+    (root / "a" / "to-folder").symlink_to(tmp_path)
+    os.mkfifo(root / "pipe")
+
+    remove_tree(root)
+
+    assert not root.exists()
+    assert secret.read_text() == "PRIVATE"

@@ -98,3 +98,47 @@ def copy_regular(source: Path, target: Path, limit_bytes: int) -> int:
             raise UntrustedFile(f"{source.name} grew past {limit_bytes:,} bytes while it was read")
     os.replace(part, target)
     return copied
+
+
+def remove_tree(root: Path) -> None:
+    """Remove the folder `root` and all it holds, however deep, never through a link.
+
+    Model code may have made a tree thousands of folders deep: `shutil.rmtree` recurses (a
+    `RecursionError`) and a path that deep is too long to name. This walks down one descriptor at
+    a time and comes back up through `..`, keeping only the names on its way. Errors other than a
+    file already gone are left to the caller; nothing else is touched.
+    """
+    try:
+        fd = os.open(root, _DIRECTORY_FLAGS)
+    except FileNotFoundError:
+        return
+    names: list[str] = []
+    try:
+        while True:
+            child = _first_emptied(fd)
+            if child is not None:
+                deeper = os.open(child, _DIRECTORY_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = deeper
+                names.append(child)
+                continue
+            if not names:
+                break
+            parent = os.open("..", _DIRECTORY_FLAGS & ~os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            os.rmdir(names.pop(), dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(root)
+
+
+def _first_emptied(fd: int) -> str | None:
+    """Unlink the files and links of the folder `fd`; the name of a folder in it, if any."""
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                return entry.name
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.name, dir_fd=fd)
+    return None
