@@ -703,3 +703,24 @@ async def test_a_tree_too_deep_to_name_is_removed_with_the_run(
     assert result.status == "completed"
     assert not (paths.scratch_root() / run.run_id).exists()
     assert (kept / "keep.txt").read_text() == "kept"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a private PID namespace with its own pid_max")
+def test_the_app_never_kills_a_process_that_took_the_workers_pid(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """Model code frees its worker's pid (the worker exits, a child of its own keeps the socket),
+    waits for a program of the user's to be given that number, then makes the app stop "the
+    worker". Played as PID 1 of a private PID namespace, so no process of this machine is hit."""
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-m",
+         "tests.engine.pid_reuse_scenario", str(tmp_path / "home")],
+        cwd=ROOT, env=isolated_env(isolated_home), capture_output=True, text=True, timeout=240,
+        check=False,
+    )  # fmt: skip
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert lines, done.stdout + done.stderr
+    outcome = json.loads(lines[-1])
+    assert outcome.get("run_status") == "completed", outcome
+    assert "victim_returncode" in outcome, f"inconclusive: {outcome}"
+    assert outcome["victim_returncode"] != -9, f"the user's program was killed: {outcome}"

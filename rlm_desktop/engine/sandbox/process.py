@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import json
 import math
-import os
 import signal
 import site
 import struct
@@ -19,6 +18,7 @@ from typing import Any
 from rlm_desktop.engine.observation import truncate_middle
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 from rlm_desktop.engine.sandbox.worker import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
+from rlm_desktop.engine.sandbox.worker_handle import WorkerHandle
 
 HEADER = struct.Struct(">I")
 INTERRUPT_GRACE_S = 2.0
@@ -139,6 +139,7 @@ class WorkerProcess:
         self._launcher = launcher or Launcher(scratch_dir, output_cap_chars)
         self._handler = handler
         self._pid: int | None = None
+        self._handle: WorkerHandle | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._call_tasks: set[asyncio.Task[None]] = set()
@@ -170,8 +171,9 @@ class WorkerProcess:
         self._ready = asyncio.get_running_loop().create_future()
         self._stopped_because = None
         self._pid, sock = await self._launcher.spawn(self._scratch)
+        self._handle = WorkerHandle(self._pid)  # before any cell can run
         reader, self._writer = await asyncio.open_unix_connection(sock=sock, limit=STREAM_LIMIT)
-        self._reader_task = asyncio.create_task(self._read_loop(reader, self._pid))
+        self._reader_task = asyncio.create_task(self._read_loop(reader, self._handle))
         self._writer.write(self._init_frame)
         if self._history:  # a restarted worker gets the call's history back
             self._writer.write(_frame({"type": "history", "messages": self._history}))
@@ -218,9 +220,8 @@ class WorkerProcess:
             self._send(message)
             return await asyncio.wait_for(asyncio.shield(future), timeout_s)
         except TimeoutError:
-            if self._pid is not None and self.running:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(self._pid, signal.SIGINT)
+            if self._handle is not None and self.running:
+                self._handle.signal(signal.SIGINT)
             return {"error": f"it took longer than {timeout_s:g} s"}
         except WorkerDied as died:
             return {"error": str(died)}
@@ -255,9 +256,8 @@ class WorkerProcess:
         self, future: asyncio.Future[dict[str, Any]], timeout_s: float
     ) -> CellOutcome:
         self._cancel_calls()
-        if self._pid is not None and self.running:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._pid, signal.SIGINT)
+        if self._handle is not None and self.running:
+            self._handle.signal(signal.SIGINT)
         try:
             result = await asyncio.wait_for(asyncio.shield(future), INTERRUPT_GRACE_S)
             outcome = _outcome(result, self._output_cap)
@@ -282,16 +282,17 @@ class WorkerProcess:
         await self.start()
 
     def kill(self) -> None:
-        """Kill the worker and everything it started, at once (cancellation path)."""
+        """Kill the worker and what it started in its process group, at once (cancellation
+        path); signalled through its handle, never by a number another process may hold now."""
         self._cancel_calls()
-        if self._pid is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self._pid, signal.SIGKILL)
+        if self._handle is not None:
+            self._handle.kill_group()
 
     async def close(self) -> None:
         """Kill the worker and wait until its connection is gone."""
         self.kill()
         self._pid = None
+        handle, self._handle = self._handle, None
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
@@ -299,6 +300,8 @@ class WorkerProcess:
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(task, INTERRUPT_GRACE_S)
+        if handle is not None:
+            handle.close()
         if self._own_launcher:
             await self._launcher.close()
 
@@ -311,7 +314,7 @@ class WorkerProcess:
         for task in list(self._call_tasks):
             task.cancel()
 
-    async def _read_loop(self, reader: asyncio.StreamReader, pid: int) -> None:
+    async def _read_loop(self, reader: asyncio.StreamReader, worker: WorkerHandle) -> None:
         """Read the worker's frames; trust none of them (model code can write to this socket).
 
         A frame announced larger than `frame_limit` stops the worker before its body is read; a
@@ -336,8 +339,7 @@ class WorkerProcess:
         except ProtocolViolation as violation:
             died = violation
             self._cancel_calls()
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
+            worker.kill_group()
         self._stopped_because = str(died)
         for future in (self._ready, self._cell_future, *self._replies.values()):
             if future is not None and not future.done():
