@@ -6,14 +6,14 @@ How hard the caps are. A call is dispatched only if the settled spend, plus what
 flight holds, plus what this call would hold, stays within each cap. A call holds its input
 tokens (the app's estimate, times what the provider's reported usage has shown its counts to run
 above the estimate: see `calibration`) and its output-token cap, which is sent with the request;
-under a dollar cap a model without a price is refused (the user can give it one). When a reply
-reports more than its call held, the spend is real and is settled in full, the model's ratio grows,
-and every call of that model still in flight is made to hold more at once, so dispatch stops the
-moment settled spend plus reservations would pass the cap. The first request to a model is sent
-alone (its probe), so a provider that counts more than the app can overshoot a cap by at most one
-call's worth; one whose counts jump later can overshoot by what the calls already in flight then
-report beyond their holds. A call cancelled in flight (the time limit, a stop) is charged what it
-held: the provider may well have billed it.
+under a dollar cap a model without a price is refused (the user can give it one). A call never
+settles above what it held (`reply_acceptance`: its output at most the `max_tokens` sent, its input
+at most its hold, what was capped said in the reply's record), so settled spend never passes a
+cap, whatever the provider does. What the provider reported still teaches the model's ratio, so
+the calls reserved after a reply that ran above its hold hold that much more. The first request to
+a model is sent alone (its probe), so a provider that counts more than the app is held to what it
+counts from its second request on. A call cancelled in flight (the time limit, a stop, the app
+killed) is charged what it held: the provider may well have billed it.
 """
 
 from __future__ import annotations
@@ -162,17 +162,17 @@ class BudgetLedger:
     ) -> None:
         """Replace a reservation with what the call used (`reply_acceptance`: never more than it
         held); a reply (`replied`, not a failed request) also teaches the model's calibration,
-        from the (input, output) tokens the provider `reported` when they were more."""
+        from the input tokens the provider `reported` (input, output), when they were more."""
         self._drop(reservation)
         self._spend(input_tokens, output_tokens, cost)
         name = reservation.model.name
-        seen_input, seen_output = reported or (input_tokens, output_tokens)
-        if replied and self.calibration.learn(
-            name, reservation.estimate, reservation.max_output, seen_input, seen_output
-        ):
-            for held in self._reserved.values():
-                if held.model.name == name:
-                    self._regrow(held)
+        seen_input = (reported or (input_tokens, output_tokens))[0]
+        if replied:
+            # The output counted is what can be charged (never past the max_tokens sent); the
+            # input reported shows how the provider counts what the app estimates.
+            self.calibration.learn(
+                name, reservation.estimate, reservation.max_output, seen_input, output_tokens
+            )
         self._changed()
 
     def charge(self, reservation: Reservation) -> None:
@@ -195,14 +195,6 @@ class BudgetLedger:
             self.unpriced_calls += 1
         else:
             self.spent_cost_usd += cost
-
-    def _regrow(self, held: Reservation) -> None:
-        """Raise an in-flight reservation to its model's grown ratios."""
-        held_in, held_out = self.calibration.hold(held.model.name, held.estimate, held.max_output)
-        cost = held.model.cost(held_in, held_out) or 0.0
-        self.reserved_tokens += held_in + held_out - held.tokens
-        self.reserved_cost_usd += cost - held.cost_usd
-        held.input_tokens, held.output_tokens, held.cost_usd = held_in, held_out, cost
 
     def _drop(self, reservation: Reservation) -> bool:
         if self._reserved.pop(reservation.id, None) is None:

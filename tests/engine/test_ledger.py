@@ -115,15 +115,18 @@ def test_usage_below_the_estimate_never_lowers_the_hold_under_the_estimate() -> 
     assert ledger.reserve(PRICED, 1_000, 500).tokens == 1_500
 
 
-def test_calls_in_flight_hold_more_the_moment_a_reply_shows_counts_above_the_estimate() -> None:
+def test_calls_reserved_after_a_reply_with_counts_above_the_estimate_hold_more() -> None:
+    """Calls in flight keep their hold (they never settle above it: reply_acceptance); the ones
+    reserved after the reply hold the ratio it showed."""
     ledger = BudgetLedger(Budget(max_tokens=19_999))
     first = ledger.reserve(PRICED, 1_000, 1_000)
     ledger.reserve(PRICED, 1_000, 1_000)
-    ledger.reserve(PRICED, 1_000, 1_000)
     ledger.settle(first, 4_000, 1_000, PRICED.cost(4_000, 1_000))
-    assert ledger.reserved_tokens == 2 * (4_000 + 1_000)
+    assert ledger.reserved_tokens == 2_000
+    assert ledger.reserve(PRICED, 1_000, 1_000).tokens == 4_000 + 1_000
+    assert ledger.reserve(PRICED, 1_000, 1_000).tokens == 5_000
     with pytest.raises(BudgetExceededError) as refused:
-        ledger.reserve(PRICED, 1_000, 1_000)  # 5,000 spent + 10,000 held + 5,000 more
+        ledger.reserve(PRICED, 1_000, 1_000)  # 5,000 spent + 12,000 held + 5,000 more
     assert refused.value.limit == "max_tokens"
 
 
