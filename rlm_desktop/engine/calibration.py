@@ -44,15 +44,11 @@ class UsageCalibration:
 
     def learn(
         self, model: str, estimate: int, max_output: int, reported_input: int, reported_output: int
-    ) -> bool:
-        """Take in one reply's reported usage; True when a ratio grew (holds must grow too)."""
+    ) -> None:
+        """Take in one reply's reported usage: later holds of `model` grow to what it showed."""
         ratios = self._ratios.setdefault(model, Ratios())
-        seen_input = reported_input / max(1, estimate)
-        seen_output = reported_output / max(1, max_output)
-        grew = seen_input > ratios.input or seen_output > ratios.output
-        ratios.input = max(ratios.input, seen_input)
-        ratios.output = max(ratios.output, seen_output)
-        return grew
+        ratios.input = max(ratios.input, reported_input / max(1, estimate))
+        ratios.output = max(ratios.output, reported_output / max(1, max_output))
 
     async def take_turn(self, model: str) -> bool:
         """Wait while another request is probing `model`; True when this one is its probe.

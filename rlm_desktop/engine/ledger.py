@@ -158,20 +158,22 @@ class BudgetLedger:
         cost: float | None,
         *,
         replied: bool = True,
-        reported: tuple[int, int] | None = None,
+        reported_input: int | None = None,
     ) -> None:
         """Replace a reservation with what the call used (`reply_acceptance`: never more than it
         held); a reply (`replied`, not a failed request) also teaches the model's calibration,
-        from the input tokens the provider `reported` (input, output), when they were more."""
+        from the input the provider reported (`reported_input`, when it was more than counted:
+        how the provider counts what the app estimates) and the output counted (never past the
+        max_tokens sent)."""
         self._drop(reservation)
         self._spend(input_tokens, output_tokens, cost)
-        name = reservation.model.name
-        seen_input = (reported or (input_tokens, output_tokens))[0]
         if replied:
-            # The output counted is what can be charged (never past the max_tokens sent); the
-            # input reported shows how the provider counts what the app estimates.
             self.calibration.learn(
-                name, reservation.estimate, reservation.max_output, seen_input, output_tokens
+                reservation.model.name,
+                reservation.estimate,
+                reservation.max_output,
+                input_tokens if reported_input is None else reported_input,
+                output_tokens,
             )
         self._changed()
 

@@ -277,14 +277,14 @@ class Runtime:
         except BaseException:
             ledger.charge(reservation)  # cancelled in flight: the provider may have billed it
             raise
-        reported = (completion.input_tokens, completion.output_tokens)
+        reported_input = completion.input_tokens
         completion = within_hold(completion, reservation)
         ledger.settle(
             reservation,
             completion.input_tokens,
             completion.output_tokens,
             completion.cost_usd,
-            reported=reported,
+            reported_input=reported_input,
         )
         self._responded(call_id, request_id, model, completion, None)
         return completion
