@@ -350,6 +350,7 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
         filtered = seccomp.install(libc, missing)
         if filtered:
             pieces.append("seccomp")
+            _sibling("pipes")  # loaded once here: every worker forked from now has it
         if shared:
             pieces.append("cgroup")
         # Landlock governs TCP only; without a network namespace, the filter keeps IP to TCP.

@@ -48,11 +48,6 @@ class SharedBounds:
         """The `cgroup.procs` files the launcher writes itself into."""
         return [str(folder / "cgroup.procs") for folder in self.folders]
 
-    def describe(self) -> str:
-        """The bound as the README and the sandbox report state it."""
-        memory = "no memory bound" if self.memory_bytes is None else _gib(self.memory_bytes)
-        return f"{memory} and {self.max_tasks} tasks for all the run's processes ({self.kind})"
-
     def remove(self) -> None:
         """Kill what is left in the cgroups and remove them. Killed processes take a moment to
         leave a cgroup (a PID namespace is torn down after its PID 1 ends), so this waits up
@@ -80,10 +75,6 @@ def _kill_members(folder: Path) -> None:
         for line in (folder / "cgroup.procs").read_text().split():
             with contextlib.suppress(OSError, ValueError):
                 os.kill(int(line), signal.SIGKILL)
-
-
-def _gib(size: int) -> str:
-    return f"{size / 2**30:g} GiB" if size >= 2**30 else f"{size / 2**20:g} MiB"
 
 
 @dataclass(frozen=True)
@@ -145,22 +136,13 @@ def _new_folder(parent: Path) -> Path:
 
 def _remove_stale(parent: Path) -> None:
     """Remove empty run cgroups that an app which is gone left behind (it was killed)."""
+    import psutil
     with contextlib.suppress(OSError):
         for entry in parent.iterdir():
             match = _NAME.fullmatch(entry.name)
-            if match and not _alive(int(match.group(1))):
+            if match and not psutil.pid_exists(int(match.group(1))):
                 with contextlib.suppress(OSError):
                     entry.rmdir()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _writable(folder: Path) -> bool:

@@ -28,13 +28,9 @@ class WorkerHandle:
     def alive(self) -> bool:
         """True while the process has not exited (a pidfd turns readable when it does)."""
         if self._fd is None:
-            try:
-                os.kill(self.pid, 0)
-            except ProcessLookupError:
-                return False
-            except PermissionError:
-                return True
-            return True
+            import psutil
+
+            return bool(psutil.pid_exists(self.pid))
         readable, _, _ = select.select([self._fd], [], [], 0)
         return not readable
 
