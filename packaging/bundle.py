@@ -5,7 +5,7 @@ building anything. Paths are relative to the repository; destinations are folder
 laid out as the installed package is: `resources/` beside the `rlm_desktop` package (paths.py looks
 there), litellm's data files inside `litellm/` (engine/pricing.py and engine/encodings.py find them
 through litellm's package folder), and the sandbox's scripts as files in `rlm_desktop/engine/sandbox/`
-(worker.py loads confine.py from its own folder).
+(the worker, in its folder `worker/`, loads confine.py from the folder above its own).
 """
 
 from __future__ import annotations
@@ -30,7 +30,10 @@ ICNS = ICONS / "rlm-desktop.icns"
 
 RESOURCE_FOLDERS = ("profiles", "samples", "icons", "style")
 SANDBOX_SCRIPTS = (
-    "worker.py", "confine.py", "mounts.py", "seccomp.py", "pipes.py", "seatbelt.py",
+    "confine.py", "mounts.py", "seccomp.py", "pipes.py", "seatbelt.py",
+    "worker/__init__.py", "worker/__main__.py", "worker/launch.py", "worker/serve.py",
+    "worker/channel.py", "worker/proxy.py", "worker/errors.py", "worker/repl.py",
+    "worker/cells.py", "worker/variables.py", "worker/state.py", "worker/cell_module.py",
 )
 LITELLM_DATA = (
     ("model_prices_and_context_window_backup.json", "."),
@@ -156,9 +159,12 @@ def resource_datas() -> list[tuple[str, str]]:
 
 
 def sandbox_datas() -> list[tuple[str, str]]:
-    """The worker's scripts as files, for the worker to load confine.py beside itself."""
+    """The sandbox's scripts as files, each in its folder, for the worker to load confine.py."""
     folder = ROOT / "rlm_desktop" / "engine" / "sandbox"
-    return [(str(folder / name), "rlm_desktop/engine/sandbox") for name in SANDBOX_SCRIPTS]
+    return [
+        (str(folder / name), f"rlm_desktop/engine/sandbox/{name}".rpartition("/")[0])
+        for name in SANDBOX_SCRIPTS
+    ]
 
 
 def litellm_folder() -> Path:

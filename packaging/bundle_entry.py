@@ -1,16 +1,17 @@
 """The frozen bundle's entry point: `rlm-desktop`, or the REPL worker's launcher.
 
-A frozen bundle has no separate Python to start worker.py with, so the app starts itself with
-`--repl-launcher FD` (engine/sandbox/launcher.py) and this hands over to the worker before anything
-of the application is imported: the launcher stays as small as `python -I -S worker.py` would be.
+A frozen bundle has no separate Python to start worker/__main__.py with, so the app starts itself
+with `--repl-launcher FD` (engine/sandbox/launcher.py) and this hands over to the worker before
+anything of the application is imported: the launcher stays as small as `python -I -S
+worker/__main__.py` would be.
 """
 
 import sys
 
-from rlm_desktop.engine.sandbox import worker
+from rlm_desktop.engine.sandbox.worker import launch
 
-if len(sys.argv) > 1 and sys.argv[1] == worker.FROZEN_LAUNCHER_FLAG:
-    worker.main(["--launcher", *sys.argv[2:]])
+if len(sys.argv) > 1 and sys.argv[1] == launch.FROZEN_LAUNCHER_FLAG:
+    launch.main(["--launcher", *sys.argv[2:]])
     sys.exit(0)
 
 from rlm_desktop.cli import main  # noqa: E402 - only the app, never the worker, loads the rest

@@ -21,7 +21,7 @@ from rlm_desktop import __version__
 from rlm_desktop.engine.litellm_loader import litellm_package_dir
 from rlm_desktop.engine.pricing import PRICE_MAP_FILE
 from rlm_desktop.engine.sandbox.launcher import WORKER_SCRIPT, launcher_command
-from rlm_desktop.engine.sandbox.worker import FROZEN_LAUNCHER_FLAG
+from rlm_desktop.engine.sandbox.worker.launch import FROZEN_LAUNCHER_FLAG
 from rlm_desktop.paths import RESOURCES
 from rlm_desktop.ui.app import DESKTOP_ID
 from tests.cli import ROOT, run_python
@@ -100,7 +100,15 @@ def test_the_bundle_gets_every_file_where_the_app_reads_it() -> None:
     sandbox = dict(bundle.sandbox_datas())
     assert str(WORKER_SCRIPT) in sandbox
     assert all(Path(source).is_file() for source in sandbox)
-    assert set(sandbox.values()) == {"rlm_desktop/engine/sandbox"}
+    worker = WORKER_SCRIPT.parent
+    assert {str(path) for path in worker.glob("*.py")} <= set(sandbox)
+    assert {sandbox[str(path)] for path in worker.glob("*.py")} == {
+        "rlm_desktop/engine/sandbox/worker"
+    }
+    assert set(sandbox.values()) == {
+        "rlm_desktop/engine/sandbox",
+        "rlm_desktop/engine/sandbox/worker",
+    }
 
 
 def test_model_code_in_a_bundle_gets_the_standard_library_but_what_it_never_needs() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rlm_desktop.engine.sandbox.process import WorkerProcess
-from rlm_desktop.engine.sandbox.worker import Repl
+from rlm_desktop.engine.sandbox.worker.repl import Repl
 from tests.benchmarks.report import record_figure
 from tests.engine.scripting import DOCUMENT
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rlm_desktop.engine.config import Budget
 from rlm_desktop.engine.events import CellExecuted
-from rlm_desktop.engine.sandbox.worker import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
+from rlm_desktop.engine.sandbox.worker.variables import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
 from tests.engine.scripting import DOCUMENT, make_run, of_type, repl, run_to_end, scripted
 from tests.scripted_server import ScriptedServer
 

@@ -57,7 +57,7 @@ def _plant_state(target: Path) -> str:
     Landlock's REFER right; the app refuses one too, see test_untrusted_files.py.)"""
     return (
         "import os, sys\n"
-        "worker = sys.modules['__main__']\n"
+        "worker = sys.modules['rlm_worker.serve']\n"
         "def planted(repl, file, cap_bytes):\n"
         f"    os.symlink({str(target)!r}, file)\n"
         "    return {'type': 'state_saved', 'saved': ['x'], 'skipped': {}, 'bytes': 1}\n"

@@ -21,18 +21,18 @@ from rlm_desktop.engine.sandbox.environment import worker_environment
 from rlm_desktop.engine.sandbox.hardening import protect_application_process
 from rlm_desktop.engine.sandbox.level import SandboxReport, sandbox_spec
 from rlm_desktop.engine.sandbox.run_bounds import SharedBounds, make_shared_bounds
-from rlm_desktop.engine.sandbox.worker import FROZEN_LAUNCHER_FLAG
+from rlm_desktop.engine.sandbox.worker.launch import FROZEN_LAUNCHER_FLAG
 
-WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+WORKER_SCRIPT = Path(__file__).with_name("worker") / "__main__.py"
 
 
 def launcher_command(control_fd: int) -> list[str]:
     """The command that starts the launcher with its control socket at `control_fd`.
 
-    Installed from source or a wheel: this Python runs worker.py by path, isolated (`-I -S`). In a
-    frozen bundle (PyInstaller's `sys.frozen`) `sys.executable` is the app itself, whose entry
-    point hands `--repl-launcher FD` to worker.main on the bundle's interpreter, with the standard
-    library and numpy bundled for model code (packaging/bundle_entry.py).
+    Installed from source or a wheel: this Python runs worker/__main__.py by path, isolated
+    (`-I -S`). In a frozen bundle (PyInstaller's `sys.frozen`) `sys.executable` is the app itself,
+    whose entry point hands `--repl-launcher FD` to worker.launch.main on the bundle's interpreter,
+    with the standard library and numpy bundled for model code (packaging/bundle_entry.py).
     """
     if getattr(sys, "frozen", False):
         return [sys.executable, FROZEN_LAUNCHER_FLAG, str(control_fd)]

@@ -17,7 +17,7 @@ from typing import Any
 
 from rlm_desktop.engine.observation import truncate_middle
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
-from rlm_desktop.engine.sandbox.worker import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
+from rlm_desktop.engine.sandbox.worker.variables import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
 from rlm_desktop.engine.sandbox.worker_handle import WorkerHandle
 
 HEADER = struct.Struct(">I")
