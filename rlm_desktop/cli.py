@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TextIO, cast
 
 from rlm_desktop import __version__
+from rlm_desktop.commands.options import QT_PROBE_FLAG
 from rlm_desktop.formatting import terminal_text
 
 
@@ -61,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="check that this installation can run (imports, data folder, keyring, price map, "
         "a REPL worker, Qt) and exit; 1 if any check fails",
     )
-    parser.add_argument("--qt-probe", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(QT_PROBE_FLAG, action="store_true", help=argparse.SUPPRESS)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     from rlm_desktop.commands.eval import add_eval_parser
     from rlm_desktop.commands.run import add_run_parser

@@ -11,6 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
+from rlm_desktop.commands.options import (
+    Subcommands,
+    add_api_base_option,
+    add_budget_options,
+    add_json_option,
+    add_price_option,
+    flag_names,
+)
 from rlm_desktop.commands.run import preflight_exit_code
 from rlm_desktop.engine.config import ConfigError
 
@@ -19,17 +27,22 @@ if TYPE_CHECKING:
     from rlm_desktop.evaluation.runner import Evaluation, EvaluationEvent
 
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_NOT_SAVED = 0, 1, 2, 130, 3
+BUDGET_HELP = {
+    "concurrency": "runs at once (2)",
+    "max_cost_usd": "dollar cap for the whole evaluation",
+    "max_tokens": "token cap for the whole evaluation",
+    "timeout_s": "wall-clock limit of each run, seconds (900)",
+}
+"""The help of each budget flag (by `Budget` field): here they bound the evaluation, and the
+time limit each of its runs."""
+BUDGET_METAVARS = {"max_cost_usd": "USD", "max_tokens": "N", "timeout_s": "S"}
 FLAGS = {
     "task": "--task",
     "length": "--length",
     "count": "--count",
     "setting": "--setting",
-    "concurrency": "--concurrency",
-    "max_cost_usd": "--max-cost",
-    "max_tokens": "--max-tokens",
-    "timeout_s": "--timeout",
-    "prices": "--price",
     "resume": "--resume",
+    **flag_names(["prices", *BUDGET_HELP]),
 }
 """The flag that sets each option: how errors name them here."""
 RESUMABLE = {
@@ -42,9 +55,7 @@ RESUMABLE = {
 """Flags that, given with --resume, replace the stored option (argument name: option name)."""
 
 
-def add_eval_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_eval_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register `eval` and its flags."""
     parser = subparsers.add_parser(
         "eval",
@@ -76,27 +87,21 @@ def add_eval_parser(
         "model, sub_model, mode (rlm|direct|auto), depth, profile, max_turns, auto_max_tokens "
         "(repeatable)",
     )  # fmt: skip
-    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible or local server")
-    parser.add_argument(
-        "--price", action="append", default=[], metavar="MODEL=IN,OUT",
-        help="your price for a model, USD per million input and output tokens (repeatable)",
-    )  # fmt: skip
-    parser.add_argument("--concurrency", type=int, help="runs at once (2)")
-    parser.add_argument("--max-cost", dest="max_cost_usd", type=float, metavar="USD",
-                        help="dollar cap for the whole evaluation")  # fmt: skip
-    parser.add_argument("--max-tokens", type=int, metavar="N",
-                        help="token cap for the whole evaluation")  # fmt: skip
-    parser.add_argument("--timeout", dest="timeout_s", type=float, metavar="S",
-                        help="wall-clock limit of each run, seconds (900)")  # fmt: skip
+    add_api_base_option(parser)
+    add_price_option(parser)
+    add_budget_options(parser, BUDGET_HELP, metavars=BUDGET_METAVARS)
     parser.add_argument("--resume", metavar="ID", help="run what an evaluation has not run yet")
     parser.add_argument("--out", metavar="DIR", help="folder for the CSV and JSON results "
                         "(default: evaluations/ID in the data folder)")  # fmt: skip
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_json_option(parser, on_stdout=True)
     return parser
 
 
-PREFLIGHT_NAMES = {"model": "--setting model", "sub_model": "--setting sub_model",
-                   "api_base": "--api-base"}  # fmt: skip
+PREFLIGHT_NAMES = {
+    "model": "--setting model",
+    "sub_model": "--setting sub_model",
+    **flag_names(["api_base"]),
+}
 """How pre-flight problems name the settings here."""
 
 

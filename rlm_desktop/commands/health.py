@@ -7,6 +7,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.commands.options import Subcommands, add_json_option, add_session_id
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health import HealthReport
@@ -18,9 +19,7 @@ SHOWN_TURNS = 8
 MARKS = {"warning": "!", "info": "i"}
 
 
-def add_health_parser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_health_parser(commands: Subcommands) -> argparse.ArgumentParser:
     """Add `sessions health` to the `sessions` subcommands."""
     health = commands.add_parser(
         "health",
@@ -28,8 +27,8 @@ def add_health_parser(
         description="Check a saved run for the known ways RLM runs go wrong (see "
         "docs/findings.md) and measure which parts of its documents reached a model.",
     )
-    health.add_argument("id", help="a session id, or a unique prefix of one")
-    health.add_argument("--json", action="store_true", help="print one JSON object")
+    add_session_id(health)
+    add_json_option(health)
     return health
 
 

@@ -22,12 +22,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlm_desktop.commands.options import QT_PROBE_FLAG
 from rlm_desktop.formatting import terminal_safe
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.sandbox.level import SandboxReport
 
-QT_PROBE_FLAG = "--qt-probe"
 PACKAGES = ("PySide6", "qasync", "sqlite_utils", "keyring", "pygments", "pypdfium2", "pypdf", "tiktoken")
 DISTRIBUTIONS = {"sqlite_utils": "sqlite-utils"}
 WORKER_TIMEOUT_S = 30.0

@@ -7,6 +7,7 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.config import RunConfig
@@ -70,6 +71,10 @@ class Runtime:
         """Publish an event of this run."""
         self.bus.publish(event)
 
+    def announce(self, kind: type[Event], /, **fields: Any) -> None:
+        """Publish an event of `kind` of this run, made of `fields` and the run's id."""
+        self.emit(kind(run_id=self.run_id, **fields))
+
     def new_id(self, prefix: str) -> str:
         """A short id unique within the run, e.g. `c12`."""
         return f"{prefix}{next(self._ids)}"
@@ -80,24 +85,15 @@ class Runtime:
         if not force and now - self._last_budget_event < BUDGET_EVENT_INTERVAL_S:
             return
         self._last_budget_event = now
-        self.emit(
-            BudgetUpdated(
-                run_id=self.run_id,
-                cost_usd=totals.cost_usd,
-                tokens=totals.input_tokens + totals.output_tokens,
-                sub_calls=totals.sub_calls,
-                in_flight=totals.in_flight,
-                unpriced_calls=totals.unpriced_calls,
-            )
-        )
+        tokens = totals.input_tokens + totals.output_tokens
+        self.announce(
+            BudgetUpdated, cost_usd=totals.cost_usd, tokens=tokens, sub_calls=totals.sub_calls,
+            in_flight=totals.in_flight, unpriced_calls=totals.unpriced_calls,
+        )  # fmt: skip
 
     def budget_refused(self, call_id: str | None, error: BudgetExceededError) -> None:
         """Tell subscribers that `call_id` was refused by a cap."""
-        self.emit(
-            BudgetExceeded(
-                run_id=self.run_id, call_id=call_id, limit=error.limit, detail=error.detail
-            )
-        )
+        self.announce(BudgetExceeded, call_id=call_id, limit=error.limit, detail=error.detail)
 
     def call_started(
         self,
@@ -109,30 +105,19 @@ class Runtime:
         prompt: str,
     ) -> None:
         """Emit `CallStarted` for a call of this run."""
-        self.emit(
-            CallStarted(
-                run_id=self.run_id,
-                call_id=call_id,
-                parent_id=parent_id,
-                kind=kind,
-                depth=depth,
-                model=model,
-                prompt=prompt,
-            )
-        )
+        self.announce(
+            CallStarted, call_id=call_id, parent_id=parent_id, kind=kind, depth=depth,
+            model=model, prompt=prompt,
+        )  # fmt: skip
 
     def call_opened(self, call_id: str, messages: list[Message]) -> None:
         """Emit `CallOpened` for a conversation that opens with a system prompt: that prompt
         and the messages after it, as the call's first request sends them (an LLM call passes
         the system prompt alone: its one user message is its prompt)."""
         system, *opening = messages
-        self.emit(
-            CallOpened(
-                run_id=self.run_id,
-                call_id=call_id,
-                system_prompt=system["content"],
-                opening=[dict(message) for message in opening],
-            )
+        opening_copy = [dict(message) for message in opening]
+        self.announce(
+            CallOpened, call_id=call_id, system_prompt=system["content"], opening=opening_copy
         )
 
     def call_finished(
@@ -146,18 +131,10 @@ class Runtime:
         error: str | None = None,
     ) -> None:
         """Emit `CallFinished` for a call of this run."""
-        self.emit(
-            CallFinished(
-                run_id=self.run_id,
-                call_id=call_id,
-                status=status,
-                response=response,
-                input_tokens=tokens[0],
-                output_tokens=tokens[1],
-                cost_usd=cost,
-                error=error,
-            )
-        )
+        self.announce(
+            CallFinished, call_id=call_id, status=status, response=response,
+            input_tokens=tokens[0], output_tokens=tokens[1], cost_usd=cost, error=error,
+        )  # fmt: skip
 
     async def llm_call(
         self,
@@ -181,17 +158,9 @@ class Runtime:
             self.call_opened(call_id, messages[:1])
         try:
             completion = await self.request(call_id, model, messages, max_output_tokens)
-        except BudgetExceededError as error:
-            self.call_finished(call_id, error.status, error=error.detail)
-            raise
-        except LLMError as error:
-            self.call_finished(call_id, "error", error=str(error))
-            raise
-        except asyncio.CancelledError:
-            self.call_finished(call_id, "cancelled", error="cancelled")
-            raise
-        except Exception as error:
-            self.call_finished(call_id, "error", error=internal_error(error))
+        except (Exception, asyncio.CancelledError) as error:
+            status, message = _ended_by(error)
+            self.call_finished(call_id, status, error=message)
             raise
         self.call_finished(
             call_id,
@@ -238,30 +207,18 @@ class Runtime:
             self.budget_refused(call_id, error)
             raise
         request_id = self.new_id("r")
-        self.emit(
-            LLMRequestSent(
-                run_id=self.run_id,
-                call_id=call_id,
-                request_id=request_id,
-                model=model,
-                messages=len(messages),
-                reserved_tokens=reservation.tokens,
-                reserved_output_tokens=reservation.output_tokens,
-                reserved_cost_usd=info.cost(reservation.input_tokens, reservation.output_tokens),
-            )
-        )
+        ids = {"call_id": call_id, "request_id": request_id, "model": model}
+        held_cost = info.cost(reservation.input_tokens, reservation.output_tokens)
+        self.announce(
+            LLMRequestSent, **ids, messages=len(messages), reserved_tokens=reservation.tokens,
+            reserved_output_tokens=reservation.output_tokens, reserved_cost_usd=held_cost,
+        )  # fmt: skip
 
         def on_retry(attempt: int, delay: float, reason: str) -> None:
-            self.emit(
-                LLMRetried(
-                    run_id=self.run_id,
-                    call_id=call_id,
-                    request_id=request_id,
-                    attempt=attempt,
-                    delay_s=delay,
-                    reason=reason,
-                )
-            )
+            self.announce(
+                LLMRetried, call_id=call_id, request_id=request_id, attempt=attempt,
+                delay_s=delay, reason=reason,
+            )  # fmt: skip
 
         try:
             completion = await self.llm.complete(model, messages, max_output, on_retry)
@@ -272,7 +229,7 @@ class Runtime:
                 # Nothing is known to be spent; a model without a price still counts as an
                 # unpriced call, as it does in the tree.
                 ledger.settle(reservation, 0, 0, info.cost(0, 0), replied=False)
-            self._responded(call_id, request_id, model, None, error)
+            self._responded(ids, error)
             raise
         except BaseException:
             ledger.charge(reservation)  # cancelled in flight: the provider may have billed it
@@ -286,32 +243,34 @@ class Runtime:
             completion.cost_usd,
             reported_input=reported_input,
         )
-        self._responded(call_id, request_id, model, completion, None)
+        self._responded(ids, completion)
         return completion
 
-    def _responded(
-        self,
-        call_id: str,
-        request_id: str,
-        model: str,
-        completion: Completion | None,
-        error: LLMError | None,
-    ) -> None:
-        self.emit(
-            LLMResponded(
-                run_id=self.run_id,
-                call_id=call_id,
-                request_id=request_id,
-                model=model,
-                content=completion.content if completion else "",
-                input_tokens=completion.input_tokens if completion else 0,
-                output_tokens=completion.output_tokens if completion else 0,
-                cost_usd=completion.cost_usd if completion else self.llm.info(model).cost(0, 0),
-                latency_s=completion.latency_s if completion else 0.0,
-                finish_reason=completion.finish_reason if completion else None,
-                stopped_early=completion.stopped_early if completion else None,
-                truncated=completion.truncated if completion else False,
-                attempts=completion.attempts if completion else (error.attempts if error else 1),
-                error=str(error) if error else None,
-            )
-        )
+    def _responded(self, ids: dict[str, str], outcome: Completion | LLMError) -> None:
+        """Emit `LLMResponded` for the request `ids` names (call, request, model): its reply,
+        or the error it failed with."""
+        if isinstance(outcome, LLMError):
+            self.announce(
+                LLMResponded, **ids, content="", input_tokens=0, output_tokens=0,
+                cost_usd=self.llm.info(ids["model"]).cost(0, 0), latency_s=0.0,
+                finish_reason=None, truncated=False, attempts=outcome.attempts, error=str(outcome),
+            )  # fmt: skip
+            return
+        self.announce(
+            LLMResponded, **ids, content=outcome.content, input_tokens=outcome.input_tokens,
+            output_tokens=outcome.output_tokens, cost_usd=outcome.cost_usd,
+            latency_s=outcome.latency_s, finish_reason=outcome.finish_reason,
+            truncated=outcome.truncated, attempts=outcome.attempts,
+            stopped_early=outcome.stopped_early,
+        )  # fmt: skip
+
+
+def _ended_by(error: BaseException) -> tuple[CallStatus, str]:
+    """The status and the error a call ends with when `error` stopped it."""
+    if isinstance(error, BudgetExceededError):
+        return error.status, error.detail
+    if isinstance(error, LLMError):
+        return "error", str(error)
+    if isinstance(error, asyncio.CancelledError):
+        return "cancelled", "cancelled"
+    return "error", internal_error(error)

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rlm_desktop.engine import Budget, ConfigError, ContextDocument, Credentials, Run, RunConfig
-from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS
 from rlm_desktop.engine.pricing import PriceBook, refuse_unpriced_under_cap
 from rlm_desktop.engine.profiles import choose_profile
+from rlm_desktop.engine.run_choices import RunChoices, build_run_config
 from rlm_desktop.evaluation.allowance import Allowance, Grant
 from rlm_desktop.evaluation.options import EvaluationOptions
 from rlm_desktop.evaluation.records import EvaluationRecords
@@ -77,7 +77,7 @@ def run_config(setting: Setting, task: Task, options: EvaluationOptions, grant: 
         max_tokens=grant.tokens,
         timeout_s=options.run_timeout_s,
     )
-    return RunConfig(
+    choices = RunChoices(
         query=task.question,
         model=setting.model,
         sub_model=setting.sub_model,
@@ -86,8 +86,9 @@ def run_config(setting: Setting, task: Task, options: EvaluationOptions, grant: 
         profile=setting.profile,
         prices=options.prices,
         budget=budget,
-        auto_direct_max_tokens=setting.auto_max_tokens or AUTO_DIRECT_MAX_TOKENS,
+        auto_direct_max_tokens=setting.auto_max_tokens,
     )
+    return build_run_config(choices)
 
 
 def check_settings(
@@ -191,11 +192,12 @@ class Evaluation:
     def _floor(self, setting: Setting, task: Task) -> tuple[float, int]:
         """What the run's first call reserves before it is sent: its input and the reply
         headroom (the engine's ledger refuses a call whose worst case the cap cannot cover)."""
-        threshold = setting.auto_max_tokens or AUTO_DIRECT_MAX_TOKENS
-        direct = setting.mode == "direct" or (setting.mode == "auto" and task.length <= threshold)
+        config = run_config(setting, task, self.options, Grant(None, None))
+        threshold = config.auto_direct_max_tokens
+        direct = config.mode == "direct" or (config.mode == "auto" and task.length <= threshold)
         reading = count(task.question) + (task.length if direct else RLM_FLOOR_TOKENS)
-        info = self._prices.info(setting.model)
-        profile = choose_profile(self.folders.profiles, setting.model, setting.profile)
+        info = self._prices.info(config.model)
+        profile = choose_profile(self.folders.profiles, config.model, config.profile)
         reply = min(profile.root_max_output_tokens, info.max_output_tokens)
         return info.cost(reading, reply) or 0.0, reading + reply
 
