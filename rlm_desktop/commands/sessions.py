@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
 from rlm_desktop.commands.health import add_health_parser, health_command, health_json, summary
-from rlm_desktop.commands.options import Subcommands, add_json_option, add_session_id
 
 EXPORT_FORMATS = ("md", "jsonl", "html", "otlp", "otlp-proto")
 """The store's export formats, named here so that building the parser does not import the store
@@ -27,7 +26,9 @@ TREE_LINES = 200
 SEARCH_HITS = 3
 
 
-def add_sessions_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
+def add_sessions_parser(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Add the `sessions` command and its subcommands to the CLI's subparsers."""
     parser = subparsers.add_parser(
         "sessions",
@@ -39,16 +40,16 @@ def add_sessions_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="saved sessions, newest first")
     listing.add_argument("--search", metavar="TEXT", help="only sessions whose text matches")
     listing.add_argument("--limit", type=int, default=200, help="at most N sessions (200)")
-    add_json_option(listing)
+    listing.add_argument("--json", action="store_true", help="print one JSON object")
 
     show = commands.add_parser("show", help="one session: question, answer, cost and call tree")
-    add_session_id(show)
-    add_json_option(show)
+    show.add_argument("id", help="a session id, or a unique prefix of one")
+    show.add_argument("--json", action="store_true", help="print one JSON object")
 
     export = commands.add_parser(
         "export", help="write a session as jsonl, md, html or OTLP traces (otlp: JSON, otlp-proto)"
     )
-    add_session_id(export)
+    export.add_argument("id", help="a session id, or a unique prefix of one")
     export.add_argument("--format", required=True, choices=EXPORT_FORMATS)
     export.add_argument(
         "-o",
@@ -64,8 +65,8 @@ def add_sessions_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     )
 
     delete = commands.add_parser("delete", help="delete a session and its saved documents")
-    add_session_id(delete)
-    add_json_option(delete)
+    delete.add_argument("id", help="a session id, or a unique prefix of one")
+    delete.add_argument("--json", action="store_true", help="print one JSON object")
 
     search = commands.add_parser(
         "search",
@@ -77,7 +78,7 @@ def add_sessions_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     search.add_argument(
         "--hits", type=int, default=SEARCH_HITS, help=f"places shown per session ({SEARCH_HITS})"
     )
-    add_json_option(search)
+    search.add_argument("--json", action="store_true", help="print one JSON object")
     add_health_parser(commands)
     return parser
 
@@ -147,8 +148,8 @@ def _show(store: Store, args: argparse.Namespace) -> int:
     if args.json:
         _print_json({**found, **health_json(health)})
         return 0
+    from rlm_desktop.exports.markdown import call_line
     from rlm_desktop.store.detail import children_by_parent, tree_order
-    from rlm_desktop.store.export_markdown import call_line
 
     session = found["session"]
     chosen = session["chosen_mode"]
@@ -184,7 +185,7 @@ def _show(store: Store, args: argparse.Namespace) -> int:
 
 
 def _export(store: Store, args: argparse.Namespace) -> int:
-    from rlm_desktop.store import export_bytes
+    from rlm_desktop.exports import export_bytes
 
     data = export_bytes(store, args.id, args.format, include_content=args.include_content)
     if args.output is None:

@@ -1,6 +1,5 @@
-"""Every run kept in SQLite: recording, review, replay, search and export. Qt-free."""
+"""Every run kept in SQLite: recording, review, replay and search. Qt-free."""
 
-from rlm_desktop.store.exports import FORMATS, export, export_bytes
 from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.store import (
     RecordableRun,
@@ -11,13 +10,10 @@ from rlm_desktop.store.store import (
 )
 
 __all__ = [
-    "FORMATS",
     "RecordableRun",
     "Recorder",
     "SessionBusy",
     "SessionNotFound",
     "Store",
     "StoreError",
-    "export",
-    "export_bytes",
 ]

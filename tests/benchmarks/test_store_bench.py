@@ -16,7 +16,8 @@ from rlm_desktop import paths
 from rlm_desktop.engine import Budget, ContextDocument, Credentials, Run, RunConfig
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import Event
-from rlm_desktop.store import Recorder, Store, export
+from rlm_desktop.exports import export
+from rlm_desktop.store import Recorder, Store
 from tests.benchmarks.report import record_figure
 from tests.scripted_rlm import Responder, scripted
 from tests.scripted_server import ServerProcess

@@ -7,8 +7,9 @@ import subprocess
 from pathlib import Path
 
 from rlm_desktop.engine.events import Event
+from rlm_desktop.exports import FORMATS, export, export_bytes
 from rlm_desktop.paths import database_path
-from rlm_desktop.store import FORMATS, Store, export, export_bytes
+from rlm_desktop.store import Store
 from tests.cli import start_cli
 from tests.scripted_server import ScriptedServer
 from tests.store.engine_script import API_KEY, DOCUMENT, MARKER, make_run, responder

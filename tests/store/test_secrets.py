@@ -11,7 +11,8 @@ from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.events import CellExecuted, LLMResponded
-from rlm_desktop.store import FORMATS, Store, export_bytes
+from rlm_desktop.exports import FORMATS, export_bytes
+from rlm_desktop.store import Store
 from tests.store.synthetic import run_events
 
 API_KEY = "sk-test-9f8e7d6c5b4a39281706"

@@ -15,14 +15,15 @@ from rlm.core.types import RLMChatCompletion
 from rlm_desktop.engine.compaction import SUMMARY_REQUEST
 from rlm_desktop.engine.events import CallOpened
 from rlm_desktop.engine.rlm_call import ANSWER_NOW
-from rlm_desktop.store import Store, export
+from rlm_desktop.exports import export
+from rlm_desktop.store import Store
 from rlm_desktop.store.detail import SessionDetail, load_detail
 from tests.engine.scripting import DOCUMENT, QUERY, make_run
+from tests.exports.test_otlp import attrs, parsed_json, spans_of
 from tests.scripted_rlm import question_of, repl, scripted
 from tests.scripted_server import ScriptedServer
 from tests.store.real_sessions import CHILD_Q, GRANDCHILD_Q
 from tests.store.sent_sessions import SHAPES, Sent, sent_sessions
-from tests.store.test_export_otlp import attrs, parsed_json, spans_of
 
 __all__ = ["sent_sessions"]
 

@@ -8,9 +8,9 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.settings.dialog import DefaultsPage
+from tests.exports.otlp_receiver import OtlpReceiver
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer
-from tests.store.otlp_receiver import OtlpReceiver
 from tests.ui.test_end_to_end import memos, prepare
 
 

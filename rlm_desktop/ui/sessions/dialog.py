@@ -358,7 +358,7 @@ class SessionsDialog(QDialog):
             target = ExportTarget.chosen(dialog)
         elif isinstance(target, Path):
             target = ExportTarget.for_path(target)
-        from rlm_desktop.store import export_bytes
+        from rlm_desktop.exports import export_bytes
 
         path = target.path
         data = export_bytes(self.store, session_id, target.format, self.include_content.isChecked())

@@ -134,7 +134,7 @@ class DefaultsPage(QWidget):
 
     def save_otlp_endpoint(self) -> None:
         """Save the collector's URL, unless it is not one (then say why, and keep the old)."""
-        from rlm_desktop.store.otlp_proto import endpoint_problem
+        from rlm_desktop.exports.otlp_proto import endpoint_problem
 
         url = self.otlp.text().strip()
         problem = endpoint_problem(url) if url else None

@@ -17,8 +17,8 @@ from pygments.lexers import PythonLexer
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.parsing import prose_without_code
+from rlm_desktop.exports.markdown import cut_middle
 from rlm_desktop.store.detail import Row, SessionDetail
-from rlm_desktop.store.export_markdown import cut_middle
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health import HealthReport

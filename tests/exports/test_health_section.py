@@ -13,8 +13,9 @@ from markdown_it import MarkdownIt
 from pymarkdown.api import PyMarkdownApi
 
 from rlm_desktop import paths
+from rlm_desktop.exports import export
 from rlm_desktop.review.health import HealthReport, session_health
-from rlm_desktop.store import Store, export
+from rlm_desktop.store import Store
 from tests.review.health_runs import NOTE, recorded
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer

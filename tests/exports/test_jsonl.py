@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 from rlm.core.types import CodeBlock, REPLResult, RLMChatCompletion, RLMIteration, RLMMetadata
 
-from rlm_desktop.store import Store, export
+from rlm_desktop.exports import export
+from rlm_desktop.store import Store
 from tests.cli import run_cli
 from tests.conftest import TEST_MODEL
 from tests.engine.scripting import DOCUMENT, QUERY, make_run, repl, scripted
+from tests.exports.undecodable_name import LISTED, SPELLED, run_over_undecodable_name
 from tests.scripted_server import Reply, ScriptedServer
 from tests.store.real_sessions import CHILD_Q, FANOUT, GRANDCHILD_Q, final, real_sessions
-from tests.store.undecodable_name import LISTED, SPELLED, run_over_undecodable_name
 
 __all__ = ["real_sessions"]
 

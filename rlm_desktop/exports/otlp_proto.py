@@ -1,6 +1,6 @@
 """A session's trace through the OpenTelemetry SDK: OTLP protobuf bytes, and sending to a collector.
 
-The spans come from `export_otlp.spans` (one builder for every OTLP form); here they become the
+The spans come from `otlp.spans` (one builder for every OTLP form); here they become the
 SDK's `ReadableSpan`s, which its own encoder turns into an `ExportTraceServiceRequest` and its
 OTLP/HTTP exporter posts to a receiver (Phoenix, Langfuse, Jaeger, an OpenTelemetry collector).
 The SDK is imported only when a trace is encoded or sent.
@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from rlm_desktop.store.export_otlp import SCOPE, SPAN_KIND_CLIENT, STATUS_ERROR, TraceRecord
+from rlm_desktop.exports.otlp import SCOPE, SPAN_KIND_CLIENT, STATUS_ERROR, TraceRecord
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan

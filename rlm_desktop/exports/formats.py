@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rlm_desktop.exports import html, jsonl, markdown, otlp
 from rlm_desktop.redact import Redactor
-from rlm_desktop.store import export_html, export_jsonl, export_markdown, export_otlp
+from rlm_desktop.review.health import session_health
 from rlm_desktop.store.detail import SessionDetail, load_detail
 
 if TYPE_CHECKING:
@@ -14,13 +15,13 @@ if TYPE_CHECKING:
 
 Renderer = Callable[[SessionDetail, bool], str]
 RENDERERS: dict[str, Renderer] = {
-    "jsonl": export_jsonl.render,
-    "md": export_markdown.render,
-    "otlp": export_otlp.render,
-    "html": export_html.render,
+    "jsonl": jsonl.render,
+    "md": markdown.render,
+    "otlp": otlp.render,
+    "html": html.render,
 }
-WITH_HEALTH = {"md": export_markdown.render, "html": export_html.render}
-"""The reports that carry a Health section; it is computed here, since `review` reads `store`."""
+WITH_HEALTH = {"md": markdown.render, "html": html.render}
+"""The reports that carry a Health section, which `review` computes from the stored session."""
 PROTOBUF = "otlp-proto"
 FORMATS = (*RENDERERS, PROTOBUF)
 
@@ -36,8 +37,6 @@ def export(store: Store, session_id: str, fmt: str, include_content: bool = Fals
         raise ValueError(f"unknown text export format {fmt!r}: use one of {', '.join(RENDERERS)}")
     detail = load_detail(store, session_id)
     if fmt in WITH_HEALTH:
-        from rlm_desktop.review.health import session_health
-
         health = session_health(store, detail.session_id)
         return Redactor.for_run().text(WITH_HEALTH[fmt](detail, include_content, health))
     return Redactor.for_run().text(RENDERERS[fmt](detail, include_content))
@@ -48,10 +47,10 @@ def export_bytes(store: Store, session_id: str, fmt: str, include_content: bool 
     `ExportTraceServiceRequest` in protobuf); raises `SessionNotFound`."""
     if fmt != PROTOBUF:
         return export(store, session_id, fmt, include_content).encode("utf-8")
-    from rlm_desktop.store import otlp_proto
+    from rlm_desktop.exports import otlp_proto
 
     detail = load_detail(store, session_id)
-    trace = export_otlp.spans(detail, include_content, Redactor.for_run().text)
+    trace = otlp.spans(detail, include_content, Redactor.for_run().text)
     return otlp_proto.encode(trace)
 
 
@@ -60,8 +59,8 @@ def send_traces(
 ) -> str | None:
     """Post a session's trace to the OTLP/HTTP receiver at `endpoint` (protobuf, through the
     OpenTelemetry SDK's exporter); None when accepted, else one line saying why not."""
-    from rlm_desktop.store import otlp_proto
+    from rlm_desktop.exports import otlp_proto
 
     detail = load_detail(store, session_id)
-    trace = export_otlp.spans(detail, include_content, Redactor.for_run().text)
+    trace = otlp.spans(detail, include_content, Redactor.for_run().text)
     return otlp_proto.send(trace, endpoint)

@@ -16,16 +16,16 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from rlm_desktop import paths
-from rlm_desktop.store import Store, export, export_bytes
-from rlm_desktop.store.export_otlp import error_type, provider_name, request_model
-from rlm_desktop.store.exports import send_traces
+from rlm_desktop.exports import export, export_bytes, send_traces
+from rlm_desktop.exports.otlp import error_type, provider_name, request_model
+from rlm_desktop.store import Store
 from tests.cli import run_cli
 from tests.engine.scripting import QUERY
+from tests.exports.otlp_receiver import OtlpReceiver
+from tests.exports.undecodable_name import SPELLED, run_over_undecodable_name
 from tests.scripted_rlm import scripted
 from tests.scripted_server import ScriptedServer
-from tests.store.otlp_receiver import OtlpReceiver
 from tests.store.real_sessions import SCRIPTS, real_sessions
-from tests.store.undecodable_name import SPELLED, run_over_undecodable_name
 
 __all__ = ["real_sessions"]
 
@@ -267,8 +267,8 @@ def test_sessions_export_writes_protobuf(tmp_path: Path, real_sessions: Sessions
     assert len([s for s in spans if s.name == "chat test-model"]) >= 6
 
 
-def test_the_cli_offers_the_store_export_formats() -> None:
+def test_the_cli_offers_every_export_format() -> None:
     from rlm_desktop.commands.sessions import EXPORT_FORMATS
-    from rlm_desktop.store import FORMATS
+    from rlm_desktop.exports import FORMATS
 
     assert sorted(EXPORT_FORMATS) == sorted(FORMATS)
