@@ -6,7 +6,12 @@ STAMP  := $(VENV)/.installed
 
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test bench bench-compare lint screenshots clean package package-test
+.PHONY: run test test-packages bench bench-compare lint screenshots clean package package-test
+
+# What the tests need from Debian: the libraries Qt needs offscreen, Chromium (the HTML export is
+# printed and read back in it) and the desktop entry's and AppStream file's validators.
+TEST_DEBS := libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core \
+	chromium desktop-file-utils appstream
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,7 +25,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/rlm-desktop
 
-test: $(STAMP)
+# Installed first (as root, with apt-get) or named in one line, before the minutes the venv takes.
+test-packages:
+	@tools/debian-packages test $(TEST_DEBS)
+
+test: test-packages $(STAMP)
 	$(VENV)/bin/ruff check rlm_desktop tests
 	$(VENV)/bin/mypy
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
@@ -48,9 +57,7 @@ SCREENSHOT_DEBS := xvfb libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysym
 	libxcb-render-util0 libxcb-shape0 libxcb-sync1 libxcb-xfixes0 libxcb-xkb1 libxkbcommon-x11-0 libx11-xcb1
 
 screenshots: $(STAMP)
-	@command -v Xvfb >/dev/null || { test "$$(id -u)" = 0 && apt-get update -qq && \
-		apt-get install -y -qq --no-install-recommends $(SCREENSHOT_DEBS); } || \
-		{ echo "make screenshots needs: $(SCREENSHOT_DEBS)"; exit 1; }
+	@tools/debian-packages screenshots $(SCREENSHOT_DEBS)
 	$(PY) -m tests.screenshots
 
 # The frozen one-folder bundle dist/rlm-desktop/ (PyInstaller, pinned in the `package` extra).

@@ -184,8 +184,10 @@ def test_the_wheel_installs_the_desktop_files_it_names() -> None:
 
 def validator(name: str) -> str:
     found = shutil.which(name)
-    if found is None:  # .ci/run installs both (Debian's desktop-file-utils and appstream)
-        pytest.fail(f"{name} is missing: apt-get install desktop-file-utils appstream")
+    if found is None:  # make test installs both (Debian's desktop-file-utils and appstream)
+        pytest.fail(
+            f"{name} is missing: make test installs it (apt-get install desktop-file-utils appstream)"
+        )
     return found
 
 
