@@ -14,6 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlm_desktop import paths
+from rlm_desktop.commands.options import (
+    Subcommands,
+    add_api_base_option,
+    add_budget_options,
+    add_json_option,
+    add_price_option,
+    flag_names,
+)
 from rlm_desktop.commands.progress import ProgressPrinter
 from rlm_desktop.engine import (
     Budget,
@@ -29,50 +37,45 @@ from rlm_desktop.engine.exposure import exposure_warnings
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
 from rlm_desktop.engine.pricing import parse_prices
+from rlm_desktop.engine.run_choices import RunChoices, build_run_config
 from rlm_desktop.formatting import terminal_json, terminal_safe, terminal_text
 
 if TYPE_CHECKING:
     from rlm_desktop.documents import Skipped
     from rlm_desktop.store.threads import ContinuedSession
 
-DEFAULTS = Budget()
 SKIPPED_SHOWN = 20
-"""The command line's budget defaults are the engine's: no caps on cost, tokens or sub-calls."""
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_NOT_SAVED = 3
 """The session database could not be opened, or the run could not be saved in it in full."""
-BudgetFlag = tuple[str, str, type[int] | type[float], str]
-BUDGET_FLAGS: tuple[BudgetFlag, ...] = (
-    ("--max-depth", "max_depth", int, "REPL levels (1: root only)"),
-    ("--max-turns", "max_turns", int, "turns per RLM call"),
-    ("--max-cost", "max_cost_usd", float, "dollar cap for the run"),
-    ("--max-tokens", "max_tokens", int, "token cap for the run"),
-    ("--max-sub-calls", "max_sub_calls", int, "cap on llm_query/rlm_query calls"),
-    ("--timeout", "timeout_s", float, "wall-clock limit, seconds"),
-    ("--cell-timeout", "cell_timeout_s", float, "per-cell limit, seconds"),
-    ("--concurrency", "concurrency", int, "LLM requests in flight at once"),
-)
-"""(flag, `Budget` field, type, help) of each budget flag; its default is the engine's."""
+BUDGET_HELP = {
+    "max_depth": "REPL levels (1: root only)",
+    "max_turns": "turns per RLM call",
+    "max_cost_usd": "dollar cap for the run",
+    "max_tokens": "token cap for the run",
+    "max_sub_calls": "cap on llm_query/rlm_query calls",
+    "timeout_s": "wall-clock limit, seconds",
+    "cell_timeout_s": "per-cell limit, seconds",
+    "concurrency": "LLM requests in flight at once",
+}
+"""The help of each budget flag (by `Budget` field); its default is the engine's, which sets no
+caps on cost, tokens or sub-calls."""
 FLAGS = {
     "query": "--query",
     "model": "--model",
     "sub_model": "--sub-model",
-    "api_base": "--api-base",
     "mode": "--mode",
     "profile": "--profile",
-    "prices": "--price",
     "allow_read": "--allow-read",
     "require_isolation": "--require-sandbox",
     "compact_tokens": "--compact-tokens",
     "follows": "--continue",
-    **{field: flag for flag, field, _kind, _help in BUDGET_FLAGS},
+    **flag_names(["api_base", "prices", *BUDGET_HELP]),
 }
 """The flag that sets each `RunConfig`/`Budget` field: how the engine's errors name them here."""
 
 
-def add_run_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_run_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register `run` and its flags (DESIGN.md's contract); defaults are the engine's."""
     parser = subparsers.add_parser(
         "run",
@@ -85,25 +88,11 @@ def add_run_parser(
     )
     parser.add_argument("--model", default=DEFAULT_MODEL, help="root model (litellm name)")
     parser.add_argument("--sub-model", help="model for llm_query (default: the root model)")
-    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible or local server")
+    add_api_base_option(parser)
     parser.add_argument("--mode", choices=("auto", "rlm", "direct"), default=DEFAULT_MODE)
     parser.add_argument("--profile", help="prompt profile (default: chosen by model name)")
-    for flag, field, kind, text in BUDGET_FLAGS:
-        parser.add_argument(
-            flag,
-            dest=field,
-            type=kind,
-            default=getattr(DEFAULTS, field),
-            metavar=flag.removeprefix("--").replace("-", "_").upper(),
-            help=text,
-        )
-    parser.add_argument(
-        "--price",
-        action="append",
-        default=[],
-        metavar="MODEL=IN,OUT",
-        help="your price for a model, USD per million input and output tokens (repeatable)",
-    )
+    add_budget_options(parser, BUDGET_HELP, defaults=Budget())
+    add_price_option(parser)
     parser.add_argument(
         "--allow-read",
         action="append",
@@ -137,13 +126,13 @@ def add_run_parser(
         help="summarize an RLM call's older turns once its conversation reaches N tokens "
         f"(default {DEFAULT_COMPACT_TOKENS:,}; 0: only at 80%% of the model's window)",
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_json_option(parser, on_stdout=True)
     return parser
 
 
-def config_from_args(args: argparse.Namespace) -> RunConfig:
-    """The run configuration the flags describe."""
-    return RunConfig(
+def choices_from_args(args: argparse.Namespace) -> RunChoices:
+    """The run the flags ask for."""
+    return RunChoices(
         query=args.query,
         model=args.model,
         sub_model=args.sub_model,
@@ -151,13 +140,16 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         mode=args.mode,
         profile=args.profile,
         prices=parse_prices("\n".join(args.price)),
-        allow_read=tuple(args.allow_read),
+        allow_read=args.allow_read,
         require_isolation=args.require_sandbox,
-        compact_tokens=args.compact_tokens or None,
-        budget=Budget(
-            **{field: getattr(args, field) for _flag, field, _kind, _help in BUDGET_FLAGS}
-        ),
+        compact_tokens=args.compact_tokens,
+        budget=Budget(**{field: getattr(args, field) for field in BUDGET_HELP}),
     )
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    """The run configuration the flags describe."""
+    return build_run_config(choices_from_args(args))
 
 
 def load_documents(
@@ -270,7 +262,8 @@ def run_command(args: argparse.Namespace) -> int:
     from rlm_desktop.store import StoreError
 
     try:
-        config = config_from_args(args)
+        choices = choices_from_args(args)
+        config = build_run_config(choices)
         config.validate()
         for line in exposure_warnings(config.allow_read, paths.data_dir()):
             say(f"warning: --allow-read {terminal_safe(line)}")
@@ -280,9 +273,10 @@ def run_command(args: argparse.Namespace) -> int:
         documents: list[ContextDocument] = []
         if args.continue_id:
             earlier = continued_from(args.continue_id)
-            config = dataclasses.replace(
-                config, follows=earlier.session_id, conversation_id=earlier.conversation_id
+            follow_up = dataclasses.replace(
+                choices, follows=earlier.session_id, conversation_id=earlier.conversation_id
             )
+            config = build_run_config(follow_up)
             documents = earlier.documents
         if args.doc or not documents:
             documents += load_documents(args.doc, config.model, deadline)

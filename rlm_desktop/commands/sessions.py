@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
 from rlm_desktop.commands.health import add_health_parser, health_command, health_json, summary
+from rlm_desktop.commands.options import Subcommands, add_json_option, add_session_id
 
 EXPORT_FORMATS = ("md", "jsonl", "html", "otlp", "otlp-proto")
 """The store's export formats, named here so that building the parser does not import the store
@@ -26,9 +27,7 @@ TREE_LINES = 200
 SEARCH_HITS = 3
 
 
-def add_sessions_parser(
-    subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-) -> argparse.ArgumentParser:
+def add_sessions_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Add the `sessions` command and its subcommands to the CLI's subparsers."""
     parser = subparsers.add_parser(
         "sessions",
@@ -40,16 +39,16 @@ def add_sessions_parser(
     listing = commands.add_parser("list", help="saved sessions, newest first")
     listing.add_argument("--search", metavar="TEXT", help="only sessions whose text matches")
     listing.add_argument("--limit", type=int, default=200, help="at most N sessions (200)")
-    listing.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(listing)
 
     show = commands.add_parser("show", help="one session: question, answer, cost and call tree")
-    show.add_argument("id", help="a session id, or a unique prefix of one")
-    show.add_argument("--json", action="store_true", help="print one JSON object")
+    add_session_id(show)
+    add_json_option(show)
 
     export = commands.add_parser(
         "export", help="write a session as jsonl, md, html or OTLP traces (otlp: JSON, otlp-proto)"
     )
-    export.add_argument("id", help="a session id, or a unique prefix of one")
+    add_session_id(export)
     export.add_argument("--format", required=True, choices=EXPORT_FORMATS)
     export.add_argument(
         "-o",
@@ -65,8 +64,8 @@ def add_sessions_parser(
     )
 
     delete = commands.add_parser("delete", help="delete a session and its saved documents")
-    delete.add_argument("id", help="a session id, or a unique prefix of one")
-    delete.add_argument("--json", action="store_true", help="print one JSON object")
+    add_session_id(delete)
+    add_json_option(delete)
 
     search = commands.add_parser(
         "search",
@@ -78,7 +77,7 @@ def add_sessions_parser(
     search.add_argument(
         "--hits", type=int, default=SEARCH_HITS, help=f"places shown per session ({SEARCH_HITS})"
     )
-    search.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(search)
     add_health_parser(commands)
     return parser
 

@@ -9,13 +9,12 @@ fields, with a button to its fix; with none, the `RunConfig` goes to the `RunCon
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import gc
 import importlib
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -40,7 +39,9 @@ from rlm_desktop.ui.widgets import when_settled
 
 if TYPE_CHECKING:
     from rlm_desktop.engine import RunConfig, RunResult
+    from rlm_desktop.engine.run_choices import RunChoices
     from rlm_desktop.store import Store
+    from rlm_desktop.ui.run.follow_up import FollowUpLink
 
 log = logging.getLogger(__name__)
 MODEL_SETTLE_MS = 300
@@ -256,12 +257,8 @@ class RunStarter(QObject):
                 self.prefs.prices_text(),
                 allow_read=self.prefs.opened_folders(),
                 require_isolation=self.prefs.require_isolation,
+                follow_up=controls.follow_up.link(),
             )
-            link = controls.follow_up.link()
-            if link is not None:
-                config = dataclasses.replace(
-                    config, follows=link.follows, conversation_id=link.conversation_id
-                )
             config.validate()
         except ConfigError as exc:
             controls.show_error(describe_config_error(exc))
@@ -441,13 +438,9 @@ def free_local_models(request: RunRequest, prices: dict[str, tuple[float, float]
     """The run's models that are served by the user's own server (a local endpoint is chosen)
     and have no price: under a dollar cap they count as free, so that a first run on Ollama is
     not refused; the user is told, and a price given in the settings wins."""
-    from rlm_desktop.engine.pricing import PriceBook
+    from rlm_desktop.engine import run_choices
 
-    if not request.api_base or not request.budget.max_cost_usd:
-        return []
-    book = PriceBook(prices)
-    models = dict.fromkeys([request.model, request.sub_model or request.model])
-    return [model for model in models if not book.info(model).priced]
+    return run_choices.free_local_models(_choices(request, prices))
 
 
 def build_config(
@@ -456,23 +449,28 @@ def build_config(
     *,
     allow_read: tuple[str, ...] = (),
     require_isolation: bool = False,
+    follow_up: FollowUpLink | None = None,
 ) -> RunConfig:
-    """The engine's `RunConfig` for what the run controls ask, with the user's prices and the
-    sandbox settings (Settings → Sandbox)."""
-    from rlm_desktop.engine.config import RunConfig
+    """The engine's `RunConfig` for what the run controls ask, with the user's prices, the
+    sandbox settings (Settings → Sandbox) and the question it follows up on, if any."""
     from rlm_desktop.engine.pricing import parse_prices
+    from rlm_desktop.engine.run_choices import build_run_config
 
-    prices = parse_prices(prices_text)
-    prices |= {model: (0.0, 0.0) for model in free_local_models(request, prices)}
-    return RunConfig(
-        query=request.query,
-        model=request.model,
-        sub_model=request.sub_model,
-        api_base=request.api_base,
-        mode=request.mode,
-        profile=request.profile,
-        budget=request.budget,
-        prices=prices,
+    choices = _choices(
+        request,
+        parse_prices(prices_text),
         allow_read=allow_read,
         require_isolation=require_isolation,
+        follows=follow_up.follows if follow_up else None,
+        conversation_id=follow_up.conversation_id if follow_up else None,
     )
+    return build_run_config(choices, local_models_free=True)
+
+
+def _choices(
+    request: RunRequest, prices: dict[str, tuple[float, float]], **more: Any
+) -> RunChoices:
+    """The engine's `RunChoices` for the controls' request; `more` adds the window's others."""
+    from rlm_desktop.engine.run_choices import RunChoices
+
+    return RunChoices(**vars(request), prices=prices, **more)
