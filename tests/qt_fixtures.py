@@ -16,11 +16,11 @@ import qasync
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop.ui.main_thread_gc import MainThreadGarbageCollector
+from rlm_desktop.ui.bridge.main_thread_gc import MainThreadGarbageCollector
 from tests.memory_keyring import MemoryKeyring
 
 if TYPE_CHECKING:
-    from rlm_desktop.ui.main_window import MainWindow
+    from rlm_desktop.ui.window.main_window import MainWindow
 
 DRAIN_S = 5.0
 
@@ -85,7 +85,7 @@ def window(
     qtbot: QtBot, qloop: asyncio.AbstractEventLoop, memory_keyring: MemoryKeyring
 ) -> Iterator[MainWindow]:
     """The real main window, with an in-memory keyring and no start-up warm-up thread."""
-    from rlm_desktop.ui.main_window import MainWindow
+    from rlm_desktop.ui.window.main_window import MainWindow
 
     win = MainWindow(warm_up=False)
     qtbot.addWidget(win)

@@ -307,7 +307,7 @@ def main() -> int:
         import qasync
 
         from rlm_desktop.ui.app import create_application
-        from rlm_desktop.ui.main_window import MainWindow
+        from rlm_desktop.ui.window.main_window import MainWindow
         from tests.memory_keyring import MemoryKeyring
         from tests.scripted_server import ScriptedServer
 

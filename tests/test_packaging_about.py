@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop import __version__
-from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.qt_fixtures import qloop as qloop
 from tests.qt_fixtures import window as window
 

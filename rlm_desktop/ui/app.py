@@ -20,8 +20,8 @@ def create_application(argv: list[str] | None = None) -> object:
     """The QApplication (made once), named and themed from the saved preferences."""
     from PySide6.QtWidgets import QApplication
 
-    from rlm_desktop.ui.preferences import Preferences
-    from rlm_desktop.ui.theme import apply_fonts, apply_theme, icon
+    from rlm_desktop.ui.appearance.theme import apply_fonts, apply_theme, icon
+    from rlm_desktop.ui.shared.preferences import Preferences
 
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
     assert isinstance(app, QApplication)
@@ -47,8 +47,8 @@ def main() -> int:
     import qasync
     from PySide6.QtCore import QTimer
 
-    from rlm_desktop.ui.main_thread_gc import MainThreadGarbageCollector
-    from rlm_desktop.ui.main_window import MainWindow
+    from rlm_desktop.ui.bridge.main_thread_gc import MainThreadGarbageCollector
+    from rlm_desktop.ui.window.main_window import MainWindow
 
     app = create_application()
     collector = MainThreadGarbageCollector()

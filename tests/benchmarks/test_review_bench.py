@@ -15,7 +15,7 @@ from rlm_desktop.engine import events as ev
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.review.replay import SPEEDS
 from rlm_desktop.store import Store
-from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests import synthetic_events as se
 from tests.benchmarks.report import record_figure
 from tests.benchmarks.test_ui_bench import StallProbe

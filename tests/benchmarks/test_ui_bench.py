@@ -18,8 +18,8 @@ from rlm_desktop import paths
 from rlm_desktop.engine import events as ev
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.ui.app import PAINT_PROBE_ENV
-from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.run.starter import warm_engine
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.benchmarks.report import record_figure
 from tests.cli import run_cli
 from tests.scripted_rlm import scripted

@@ -14,7 +14,7 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.evaluation.runner import TrialFinished
 from rlm_desktop.evaluation.task_sets import TaskSpec, generate
 from rlm_desktop.ui.evaluation.dialog import EvaluationDialog
-from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.evaluation.scripting import BAD, GOOD, MODELS, responder
 from tests.qt_fixtures import qloop as qloop
 from tests.qt_fixtures import window as window

@@ -16,7 +16,7 @@ from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication, QWidget
 
 from rlm_desktop.ui.app import create_application
-from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.window.main_window import MainWindow
 
 
 def _rect(rect: QRect) -> list[int]:

@@ -7,8 +7,8 @@ from PySide6.QtGui import QPalette
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine import events as ev
+from rlm_desktop.ui.appearance.theme import LIGHT, style_sheet
 from rlm_desktop.ui.run.answer_panel import AnswerPanel
-from rlm_desktop.ui.theme import LIGHT, style_sheet
 
 
 def _finished(status: ev.RunStatus, answer: str = "", error: str | None = None) -> ev.RunFinished:

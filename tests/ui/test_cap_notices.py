@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer
 from tests.ui.test_end_to_end import memos, prepare

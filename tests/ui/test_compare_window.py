@@ -13,8 +13,8 @@ from rlm_desktop import paths
 from rlm_desktop.review.compare import Line
 from rlm_desktop.store import Store
 from rlm_desktop.ui.compare.dialog import MAX_COLUMN_PX, CompareDialog, answer_html, lines_table
-from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.sessions.dialog import SessionsDialog
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.recorded import MODELS, Plan, record_runs
 from tests.scripted_server import ScriptedServer
 

@@ -10,9 +10,9 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine import events as ev
 from rlm_desktop.review.call_tree import CallTree, Turn
+from rlm_desktop.ui.appearance.theme import monospace_font
 from rlm_desktop.ui.console.blocks import CodeView, OutputBlock
 from rlm_desktop.ui.console.view import ConsoleView, TurnCard
-from rlm_desktop.ui.theme import monospace_font
 from tests.synthetic_events import call_finished, call_started, failed_call
 from tests.ui.synthetic import rlm_call_end, rlm_call_start
 

@@ -17,7 +17,7 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
 from rlm_desktop.ui.dashboard.dialog import DashboardDialog
 from rlm_desktop.ui.dashboard.tables import ID_ROLE
-from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.recorded import HISTORY, MODELS, PRICED, record_runs
 from tests.scripted_server import ScriptedServer
 

@@ -8,7 +8,7 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.ui.documents.model import READ, SHARE_ROLE
 from rlm_desktop.ui.documents.pane import DocumentsPane
-from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.health_runs import NOTE
 from tests.scripted_rlm import repl
 from tests.scripted_server import ScriptedServer

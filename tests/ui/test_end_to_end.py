@@ -11,8 +11,8 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.paths import data_dir, database_path, resource
 from rlm_desktop.providers import keys
-from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.tree.columns import COLUMNS
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import Reply, ScriptedServer
 from tests.ui.launch_script import ANSWER, make_responder

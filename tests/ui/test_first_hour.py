@@ -12,9 +12,9 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine.config import DEFAULT_MODEL
 from rlm_desktop.providers import keys, registry
-from rlm_desktop.ui.main_window import MainWindow
-from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.settings.dialog import SettingsDialog
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.scripted_server import ScriptedServer
 
 ANSWER = "The launch moved to 14 March."

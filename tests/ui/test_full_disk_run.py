@@ -11,7 +11,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.store.room import FIX
-from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer
 from tests.small_disk import fill, small_disk

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressBar
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.health_runs import NOTE, recorded
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer

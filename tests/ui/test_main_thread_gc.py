@@ -7,7 +7,7 @@ import threading
 
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop.ui.main_thread_gc import MainThreadGarbageCollector
+from rlm_desktop.ui.bridge.main_thread_gc import MainThreadGarbageCollector
 
 freed_in: list[str] = []
 

@@ -18,7 +18,7 @@ from rlm_desktop.providers.catalog import (
     discover_openai_compatible,
     litellm_model_names,
 )
-from rlm_desktop.ui.main_window import MainWindow
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.scripted_server import ScriptedServer
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop.ui.main_window import MainWindow
-from rlm_desktop.ui.pacer import Pacer
+from rlm_desktop.ui.shared.pacer import Pacer
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.synthetic_events import run_started
 from tests.ui.synthetic import llm_call, rlm_call_start
 

@@ -11,9 +11,9 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop import paths
 from rlm_desktop.providers import keys
-from rlm_desktop.ui.main_window import MainWindow
-from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.settings.dialog import SettingsDialog
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.memory_keyring import MemoryKeyring
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer

@@ -13,9 +13,9 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import Event, TurnExecuted
 from rlm_desktop.review.replay import SPEEDS
-from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.tree.columns import COLUMNS
-from rlm_desktop.ui.workspace import Workspace
+from rlm_desktop.ui.window.main_window import MainWindow
+from rlm_desktop.ui.window.workspace import Workspace
 from tests.review.recorded_runs import (
     FANOUT,
     TURNS,

@@ -10,9 +10,9 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine.exposure import FIX
-from rlm_desktop.ui.main_window import MainWindow
-from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.settings.dialog import SettingsDialog
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer
 from tests.ui.test_end_to_end import memos, prepare

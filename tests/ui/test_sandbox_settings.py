@@ -13,17 +13,16 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.engine.sandbox.level import SandboxReport, refuse_unless_isolated
 from rlm_desktop.paths import database_path
-from rlm_desktop.ui.main_window import MainWindow
-from rlm_desktop.ui.preferences import Preferences
-from rlm_desktop.ui.run.controls import describe_config_error
+from rlm_desktop.ui.run.controls import REQUIRE_ISOLATION, describe_config_error
 from rlm_desktop.ui.sessions.dialog import SANDBOX
 from rlm_desktop.ui.settings.dialog import SettingsDialog
 from rlm_desktop.ui.settings.sandbox import (
     CHECKING,
     FULL_ISOLATION_HINT,
     MISSING,
-    REQUIRE_ISOLATION,
 )
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.engine.test_confinement import EXPECTED_LEVEL, LANDLOCK, NAMESPACES
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer

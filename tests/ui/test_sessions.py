@@ -16,9 +16,9 @@ from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import Event
 from rlm_desktop.store import Store
-from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.sessions.dialog import COLUMNS, FOUND, MATCH, SessionsDialog
 from rlm_desktop.ui.sessions.snippet import HTML_ROLE
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.store.searchable import ANSWER, searchable_run
 from tests.ui.synthetic import synthetic_run
 

@@ -10,8 +10,8 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop import paths
 from rlm_desktop.review.health import session_health
 from rlm_desktop.store import Store
-from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.sessions.dialog import HEALTH, ID_ROLE, SessionsDialog
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.health_runs import recorded
 from tests.scripted_rlm import Responder, repl, scripted
 from tests.scripted_server import ScriptedServer

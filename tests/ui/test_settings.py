@@ -13,9 +13,9 @@ from rlm_desktop import paths
 from rlm_desktop.engine.profiles import ProfileDraft, save_user_profile
 from rlm_desktop.paths import data_dir
 from rlm_desktop.providers import keys
-from rlm_desktop.ui.preferences import Preferences
+from rlm_desktop.ui.appearance.theme import apply_theme
 from rlm_desktop.ui.settings.dialog import SettingsDialog
-from rlm_desktop.ui.theme import apply_theme
+from rlm_desktop.ui.shared.preferences import Preferences
 from tests.memory_keyring import MemoryKeyring
 
 SECRET = "sk-test-SECRET-0123456789abcdef"

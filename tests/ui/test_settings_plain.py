@@ -24,8 +24,8 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL
 from rlm_desktop.paths import data_dir
 from rlm_desktop.settings_ini import Plain, parse, render
-from rlm_desktop.ui.main_window import MainWindow
-from rlm_desktop.ui.preferences import Preferences, RunDefaults
+from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
+from rlm_desktop.ui.window.main_window import MainWindow
 
 
 class RunsWhenLoaded:

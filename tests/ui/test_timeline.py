@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.review.call_tree import CallNode
-from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.timeline.view import TimelineView
-from rlm_desktop.ui.workspace import Workspace
+from rlm_desktop.ui.window.main_window import MainWindow
+from rlm_desktop.ui.window.workspace import Workspace
 from tests.review.recorded_runs import FANOUT, LOOP, Recorded, Script, record
 
 Rect = tuple[float, float, float, float]

@@ -6,8 +6,8 @@ import socket
 
 from pytestqt.qtbot import QtBot
 
-from rlm_desktop.ui.main_window import MainWindow
 from rlm_desktop.ui.settings.dialog import DefaultsPage
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.exports.otlp_receiver import OtlpReceiver
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer

@@ -9,8 +9,8 @@ from PySide6.QtTest import QAbstractItemModelTester
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine import events as ev
-from rlm_desktop.ui.bridge import MAX_BATCH, EventBridge
-from rlm_desktop.ui.theme import colors
+from rlm_desktop.ui.appearance.theme import colors
+from rlm_desktop.ui.bridge.events import MAX_BATCH, EventBridge
 from rlm_desktop.ui.tree.columns import COLUMNS
 from rlm_desktop.ui.tree.model import NODE_ROLE, PACE_MS, PACED_ROWS, CallTreeModel
 from tests import synthetic_events as se

@@ -11,10 +11,10 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.paths import resource
 from rlm_desktop.providers import keys, registry
-from rlm_desktop.ui.main_window import MainWindow
-from rlm_desktop.ui.preferences import Preferences
 from rlm_desktop.ui.settings.dialog import SettingsDialog
-from rlm_desktop.ui.widgets import SCREEN_SHARE
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.shared.widgets import SCREEN_SHARE
+from rlm_desktop.ui.window.main_window import MainWindow
 from tests.synthetic_events import failed_call
 from tests.ui.synthetic import rlm_call_start, synthetic_run
 

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.review.compare import Comparison, Line, Segment, load_comparison
+from rlm_desktop.ui.appearance.theme import colors
 from rlm_desktop.ui.compare.side import RunSide
-from rlm_desktop.ui.theme import colors
-from rlm_desktop.ui.widgets import resize_within_screen
+from rlm_desktop.ui.shared.widgets import resize_within_screen
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store

@@ -14,10 +14,10 @@ from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.call_tree import CallNode
 from rlm_desktop.store.detail import SessionDetail
+from rlm_desktop.ui.shared.widgets import plain_label
 from rlm_desktop.ui.timeline.pane import TimelinePane
 from rlm_desktop.ui.tree.model import CallTreeModel
 from rlm_desktop.ui.tree.panel import TreePanel
-from rlm_desktop.ui.widgets import plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store

@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop.engine.events import CellExecuted
 from rlm_desktop.engine.observation import truncate_middle
+from rlm_desktop.ui.appearance.theme import colors
 from rlm_desktop.ui.console.highlighter import PygmentsHighlighter
-from rlm_desktop.ui.theme import colors
 
 MAX_VISIBLE_LINES = 18
 

@@ -28,9 +28,9 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.config import RunConfig
 from rlm_desktop.engine.parsing import prose_without_code
 from rlm_desktop.review.call_tree import CallNode, Turn
+from rlm_desktop.ui.appearance.theme import monospace_font, repolish
 from rlm_desktop.ui.console.blocks import CellView, OutputBlock
-from rlm_desktop.ui.theme import monospace_font, repolish
-from rlm_desktop.ui.widgets import tool_button
+from rlm_desktop.ui.shared.widgets import tool_button
 
 DEFAULT_LIMIT = RunConfig.output_limit_chars
 """Output shown as the model saw it, until a run's own limit arrives with its first event."""

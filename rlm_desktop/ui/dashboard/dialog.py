@@ -31,7 +31,7 @@ from rlm_desktop.ui.dashboard.tables import (
     show_runs,
     tail_table,
 )
-from rlm_desktop.ui.widgets import resize_within_screen
+from rlm_desktop.ui.shared.widgets import resize_within_screen
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from rlm_desktop.review.history import Distribution
-from rlm_desktop.ui.theme import colors
+from rlm_desktop.ui.appearance.theme import colors
 
 LABEL_ROOM = 0.2
 """Room right of the last bar, as a share of the bars' width, for the labels of p99 and max."""

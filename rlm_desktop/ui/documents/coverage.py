@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (
     QTextEdit,
 )
 
+from rlm_desktop.ui.appearance.theme import colors
 from rlm_desktop.ui.documents.model import SHARE_ROLE
-from rlm_desktop.ui.theme import colors
 
 BAR_HEIGHT = 6
 READ_SHADE_ALPHA = 60

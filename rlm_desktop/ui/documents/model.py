@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.documents.model import Document, human_size
-from rlm_desktop.ui.theme import colors, icon
+from rlm_desktop.ui.appearance.theme import colors, icon
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health.coverage import DocumentCoverage

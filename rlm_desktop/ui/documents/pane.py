@@ -31,11 +31,11 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop.documents.model import Document, DocumentTotals, LoadResult
 from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS, DEFAULT_MODEL
+from rlm_desktop.ui.appearance.theme import monospace_font
 from rlm_desktop.ui.documents.coverage import CoverageBarDelegate, shade_read
 from rlm_desktop.ui.documents.model import COLUMNS, READ, DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.documents.skipped import SkippedList
-from rlm_desktop.ui.theme import monospace_font
-from rlm_desktop.ui.widgets import plain_label, tool_button
+from rlm_desktop.ui.shared.widgets import plain_label, tool_button
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health.coverage import Coverage

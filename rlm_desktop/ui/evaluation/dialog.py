@@ -32,7 +32,7 @@ from rlm_desktop.evaluation.summary import summarize_all
 from rlm_desktop.evaluation.trial import TrialResult
 from rlm_desktop.ui.evaluation.form import FIELD_NAMES, EvaluationForm
 from rlm_desktop.ui.evaluation.plot import ScoreCostPlot
-from rlm_desktop.ui.widgets import plain_label, resize_within_screen
+from rlm_desktop.ui.shared.widgets import plain_label, resize_within_screen
 
 if TYPE_CHECKING:
     from rlm_desktop.evaluation.options import EvaluationOptions

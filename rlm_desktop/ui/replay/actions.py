@@ -9,8 +9,8 @@ from __future__ import annotations
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
-from rlm_desktop.ui.actions import window_action
 from rlm_desktop.ui.replay.controller import ReplayController
+from rlm_desktop.ui.shared.actions import window_action
 
 
 def replay_actions(window: QWidget, controller: ReplayController) -> list[QAction]:

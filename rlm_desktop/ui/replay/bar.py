@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.replay import SPEEDS, ReplayPlayer, Speed
-from rlm_desktop.ui.widgets import plain_label, tool_button
+from rlm_desktop.ui.shared.widgets import plain_label, tool_button
 
 SCRUB_STEPS_PER_S = 1000
 """The scrubber moves in milliseconds of run time."""

@@ -3,29 +3,54 @@
 A move's events go through the workspace's `EventBridge`, the path a live run's events take, so
 the tree, the console, the details and the status bar render a replay exactly as they render a
 live run. Going back rebuilds the view from the run's first event (the selected call stays
-selected when it exists at the new moment).
+selected when it exists at the new moment). The controller knows the workspace only as the
+`ReplayedView` it needs, so the workspace can hold it without the two importing each other.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
 
 from rlm_desktop.engine.events import Event
 from rlm_desktop.review.replay import Move, ReplayPlayer, Speed
 from rlm_desktop.ui.replay.bar import ReplayBar
 
 if TYPE_CHECKING:
-    from rlm_desktop.ui.workspace import Workspace
+    from rlm_desktop.ui.bridge.events import EventBridge
+    from rlm_desktop.ui.tree.details import DetailPanel
+    from rlm_desktop.ui.tree.model import CallTreeModel
+    from rlm_desktop.ui.tree.panel import TreePanel
 
 TICK_MS = 16
 """How often a playing replay looks for events that fell due."""
 EVENTS_PER_TICK = 60
 """At most this many events are delivered per tick, so a burst never stalls the window; a replay
 that falls behind catches up over the next ticks."""
+
+
+class ReplayedView(Protocol):
+    """What a replay is shown in (the workspace): the views a live run feeds, and its signals."""
+
+    bridge: EventBridge
+    model: CallTreeModel
+    tree_panel: TreePanel
+    details: DetailPanel
+    reviewing: str | None
+
+    @property
+    def run_changed(self) -> SignalInstance:
+        """Fires after the run's figures changed."""
+
+    @property
+    def leave_review(self) -> SignalInstance:
+        """Fires when the user goes back to a live run."""
+
+    def begin_view(self, review: str | None = None) -> None:
+        """Clear the views, for a new run or to review a saved one."""
 
 
 class ReplayController(QObject):
@@ -36,7 +61,10 @@ class ReplayController(QObject):
 
     available = Signal(bool)
 
-    def __init__(self, workspace: Workspace, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, workspace: ReplayedView, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        assert isinstance(workspace, QObject)
         super().__init__(workspace)
         self.clock = clock
         self.bar = ReplayBar()
@@ -57,10 +85,10 @@ class ReplayController(QObject):
         workspace.leave_review.connect(self.unload)
 
     @property
-    def workspace(self) -> Workspace:
+    def workspace(self) -> ReplayedView:
         """The workspace the replay is shown in (the controller's Qt parent: holding it in an
         attribute too would make a reference cycle, freed by the collector on any thread)."""
-        return cast("Workspace", self.parent())
+        return cast("ReplayedView", self.parent())
 
     def load(self, events: Iterable[Event]) -> None:
         """Show a saved run whole, paused at its end, ready to be played from the start."""

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.health.finding import Finding, turn_name
-from rlm_desktop.ui.widgets import plain_label
+from rlm_desktop.ui.shared.widgets import plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health import HealthReport

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBro
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import RunFinished
 from rlm_desktop.engine.llm import AUTH_STATUS
-from rlm_desktop.ui.theme import repolish, status_icon
-from rlm_desktop.ui.widgets import plain_label
+from rlm_desktop.ui.appearance.theme import repolish, status_icon
+from rlm_desktop.ui.shared.widgets import plain_label
 
 MARKDOWN = (
     QTextDocument.MarkdownFeature.MarkdownDialectGitHub

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import formatting as fmt
-from rlm_desktop.ui.preferences import RunDefaults
-from rlm_desktop.ui.widgets import captioned_grid
+from rlm_desktop.ui.shared.preferences import RunDefaults
+from rlm_desktop.ui.shared.widgets import captioned_grid
 
 
 def budget_summary(d: RunDefaults) -> str:

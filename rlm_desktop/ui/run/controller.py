@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Signal
 
 from rlm_desktop import paths
 from rlm_desktop.engine.config import ConfigError
-from rlm_desktop.ui.bridge import EventBridge
+from rlm_desktop.ui.bridge.events import EventBridge
 from rlm_desktop.ui.run.controls import describe_config_error
 
 if TYPE_CHECKING:

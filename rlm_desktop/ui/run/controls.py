@@ -25,18 +25,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from rlm_desktop.ui.preferences import RunDefaults
+from rlm_desktop.ui.appearance.theme import repolish
 from rlm_desktop.ui.run.budget import BudgetFields, BudgetSection
 from rlm_desktop.ui.run.endpoint import EndpointPicker
 from rlm_desktop.ui.run.follow_up import FollowUpBar
-from rlm_desktop.ui.settings.sandbox import REQUIRE_ISOLATION
-from rlm_desktop.ui.theme import repolish
-from rlm_desktop.ui.widgets import captioned_grid, plain_label
+from rlm_desktop.ui.shared.preferences import RunDefaults
+from rlm_desktop.ui.shared.widgets import captioned_grid, plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.config import Budget, ConfigError, Mode
 
 MODES = (("auto", "Auto"), ("rlm", "RLM (REPL)"), ("direct", "Direct call"))
+REQUIRE_ISOLATION = "Refuse to run model code without filesystem and network isolation"
+"""The choice on Settings → Sandbox, named here as its check box reads."""
 SETTING_LABELS = {
     "query": "The question",
     "model": "The root model",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from rlm_desktop.ui.preferences import Endpoint
+from rlm_desktop.ui.shared.preferences import Endpoint
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
 """Each item's data is its base URL ("" for the provider's API); its provider name is here."""

@@ -14,7 +14,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QWidget
 
 from rlm_desktop import formatting as fmt
-from rlm_desktop.ui.widgets import plain_label
+from rlm_desktop.ui.shared.widgets import plain_label
 
 SHOWN_QUESTION_CHARS = 90
 

@@ -21,8 +21,8 @@ from rlm_desktop.providers.catalog import (
     discover_openai_compatible,
     litellm_model_names,
 )
-from rlm_desktop.ui.preferences import Endpoint, Preferences
 from rlm_desktop.ui.run.controls import RunControls
+from rlm_desktop.ui.shared.preferences import Endpoint, Preferences
 
 log = logging.getLogger(__name__)
 

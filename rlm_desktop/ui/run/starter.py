@@ -22,9 +22,8 @@ from rlm_desktop import paths
 from rlm_desktop.engine.config import DEFAULT_MODEL, ConfigError
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.review.cap_watch import CapWatch
-from rlm_desktop.ui.bridge import EventBridge
+from rlm_desktop.ui.bridge.events import EventBridge
 from rlm_desktop.ui.documents.pane import DocumentsPane
-from rlm_desktop.ui.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.run.checks import CHECKING, check
 from rlm_desktop.ui.run.controller import RunController
 from rlm_desktop.ui.run.controls import (
@@ -35,7 +34,8 @@ from rlm_desktop.ui.run.controls import (
 )
 from rlm_desktop.ui.run.local_models import ModelLists
 from rlm_desktop.ui.run.status_bar import RunStatusBar
-from rlm_desktop.ui.widgets import when_settled
+from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
+from rlm_desktop.ui.shared.widgets import when_settled
 
 if TYPE_CHECKING:
     from rlm_desktop.engine import RunConfig, RunResult

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.call_tree import CallTree
 from rlm_desktop.review.cap_watch import CapWatch
-from rlm_desktop.ui.theme import repolish
+from rlm_desktop.ui.appearance.theme import repolish
 
 
 class RunStatusBar(QStatusBar):

@@ -29,7 +29,12 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.store.threads import conversation_links, threaded
 from rlm_desktop.ui.sessions.export_target import ExportTarget, export_dialog
 from rlm_desktop.ui.sessions.snippet import HTML_ROLE, MarkedTextDelegate, snippet_html
-from rlm_desktop.ui.widgets import plain_label, resize_within_screen, search_box, when_settled
+from rlm_desktop.ui.shared.widgets import (
+    plain_label,
+    resize_within_screen,
+    search_box,
+    when_settled,
+)
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health.finding import Finding

@@ -24,13 +24,13 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.providers.catalog import litellm_model_names
-from rlm_desktop.ui.preferences import Preferences
+from rlm_desktop.ui.appearance.theme import apply_fonts, apply_theme
 from rlm_desktop.ui.run.controls import RunControls
 from rlm_desktop.ui.settings.profiles import ProfilesPage, load_profiles
 from rlm_desktop.ui.settings.providers import ProvidersPage
 from rlm_desktop.ui.settings.sandbox import SandboxPage
-from rlm_desktop.ui.theme import apply_fonts, apply_theme
-from rlm_desktop.ui.widgets import plain_label, resize_within_screen
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.shared.widgets import plain_label, resize_within_screen
 
 THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
 

@@ -32,9 +32,9 @@ from rlm_desktop.engine.profiles import (
     read_profiles,
     save_user_profile,
 )
+from rlm_desktop.ui.appearance.theme import monospace_font
 from rlm_desktop.ui.run.controls import sentence
-from rlm_desktop.ui.theme import monospace_font
-from rlm_desktop.ui.widgets import plain_label
+from rlm_desktop.ui.shared.widgets import plain_label
 
 PROFILE_ROLE = 0x0101
 

@@ -28,9 +28,9 @@ from rlm_desktop.providers.catalog import (
     discover_ollama,
     discover_openai_compatible,
 )
-from rlm_desktop.ui.preferences import Preferences
-from rlm_desktop.ui.theme import repolish
-from rlm_desktop.ui.widgets import plain_label
+from rlm_desktop.ui.appearance.theme import repolish
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.shared.widgets import plain_label
 
 NO_KEYRING = (
     "{backend}: API keys cannot be saved on this computer. Install or unlock a keyring service "

@@ -25,8 +25,9 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import paths
 from rlm_desktop.engine.exposure import exposures
-from rlm_desktop.ui.preferences import Preferences
-from rlm_desktop.ui.widgets import plain_label
+from rlm_desktop.ui.run.controls import REQUIRE_ISOLATION
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.shared.widgets import plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.sandbox.level import SandboxReport
@@ -38,7 +39,6 @@ FULL_ISOLATION_HINT = (
     "Full isolation needs Landlock (Linux 5.13 or later, enabled) for files, and Landlock 4 "
     "(Linux 6.7) or unprivileged user namespaces for the network."
 )
-REQUIRE_ISOLATION = "Refuse to run model code without filesystem and network isolation"
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -79,9 +79,7 @@ class SandboxPage(QWidget):
         self.exposure.setAccessibleName("Secrets the opened folders expose")
         self.exposure.setWordWrap(True)
         self.exposure.hide()
-        self.require = QCheckBox(
-            "Refuse to run model code without filesystem and network isolation"
-        )
+        self.require = QCheckBox(REQUIRE_ISOLATION)
         self.require.setChecked(prefs.require_isolation)
         self.require.toggled.connect(prefs.set_require_isolation)
         require_note = QLabel(

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from rlm_desktop.review.call_tree import CallNode
 from rlm_desktop.review.timeline import layout
+from rlm_desktop.ui.shared.widgets import tool_button
 from rlm_desktop.ui.tree.model import CallTreeModel
-from rlm_desktop.ui.widgets import tool_button
 
 if TYPE_CHECKING:
     from rlm_desktop.ui.timeline.view import TimelineView

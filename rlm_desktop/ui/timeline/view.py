@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from rlm_desktop.review.call_tree import CallNode
 from rlm_desktop.review.timeline import BAR_HEIGHT, CELL_HEIGHT, Bar, CellBar, Timeline
-from rlm_desktop.ui.theme import DARK, colors
+from rlm_desktop.ui.appearance.theme import DARK, colors
 
 HIT_SLACK_PX = 3
 """A bar narrower than this many pixels can still be pointed at."""

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.call_tree import CallNode
-from rlm_desktop.ui.theme import monospace_font
+from rlm_desktop.ui.appearance.theme import monospace_font
 
 
 def _text_tab(name: str) -> QPlainTextEdit:

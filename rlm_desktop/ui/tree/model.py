@@ -27,8 +27,8 @@ from PySide6.QtGui import QColor
 
 from rlm_desktop.engine.events import Event
 from rlm_desktop.review.call_tree import CallNode, CallTree, Changes
-from rlm_desktop.ui.pacer import Pacer
-from rlm_desktop.ui.theme import status_icon, tone_color, warning_icon
+from rlm_desktop.ui.appearance.theme import status_icon, tone_color, warning_icon
+from rlm_desktop.ui.shared.pacer import Pacer
 from rlm_desktop.ui.tree.columns import COLUMNS, Column
 
 PACED_ROWS = 200

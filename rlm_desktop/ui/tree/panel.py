@@ -14,12 +14,12 @@ from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QVBoxLayout, QWi
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.call_tree import CallNode, Changes
-from rlm_desktop.ui.theme import repolish
+from rlm_desktop.ui.appearance.theme import repolish
+from rlm_desktop.ui.shared.widgets import search_box, tool_button, when_settled
 from rlm_desktop.ui.tree.columns import COLUMNS
 from rlm_desktop.ui.tree.model import CallTreeModel
 from rlm_desktop.ui.tree.pinned import PinnedTreeView
 from rlm_desktop.ui.tree.search_filter import SearchFilter
-from rlm_desktop.ui.widgets import search_box, tool_button, when_settled
 
 AUTO_EXPAND_LEVELS = 2
 TICKING = tuple(number for number, column in enumerate(COLUMNS) if column.ticks)

@@ -17,19 +17,19 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBox
 
 from rlm_desktop.engine.events import Event
 from rlm_desktop.review.call_tree import CallNode, Changes
-from rlm_desktop.ui.bridge import EventBridge
+from rlm_desktop.ui.bridge.events import EventBridge
 from rlm_desktop.ui.console.view import ConsoleView
 from rlm_desktop.ui.documents.pane import DocumentsPane
-from rlm_desktop.ui.pacer import Pacer
 from rlm_desktop.ui.replay.controller import ReplayController
 from rlm_desktop.ui.review.health_panel import HealthPanel
 from rlm_desktop.ui.run.answer_panel import AnswerPanel
 from rlm_desktop.ui.run.controls import RunControls
+from rlm_desktop.ui.shared.pacer import Pacer
+from rlm_desktop.ui.shared.widgets import plain_label
 from rlm_desktop.ui.timeline.pane import TimelinePane
 from rlm_desktop.ui.tree.details import CallInspector, DetailPanel
 from rlm_desktop.ui.tree.model import CallTreeModel
 from rlm_desktop.ui.tree.panel import TreePanel
-from rlm_desktop.ui.widgets import plain_label
 
 TICK_MS = 500
 FIGURES_MS = 200

@@ -6,8 +6,8 @@ from PySide6.QtCore import QPoint, QSize
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMainWindow
 
-from rlm_desktop.ui.preferences import Preferences
-from rlm_desktop.ui.workspace import Workspace
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.window.workspace import Workspace
 
 FIRST_SIZE = QSize(1440, 900)
 """The window's size at its first start, where the screen has room for it."""

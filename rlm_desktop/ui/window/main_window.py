@@ -22,16 +22,16 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.providers import keys, registry
-from rlm_desktop.ui.actions import window_action
+from rlm_desktop.ui.appearance.theme import icon, monospace_font
 from rlm_desktop.ui.console.blocks import CodeView
-from rlm_desktop.ui.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.replay.actions import replay_actions
 from rlm_desktop.ui.run.starter import RunStarter
 from rlm_desktop.ui.run.status_bar import RunStatusBar
-from rlm_desktop.ui.theme import icon, monospace_font
-from rlm_desktop.ui.welcome import WelcomePage
-from rlm_desktop.ui.window_layout import WindowLayout
-from rlm_desktop.ui.workspace import Workspace
+from rlm_desktop.ui.shared.actions import window_action
+from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
+from rlm_desktop.ui.window.layout_memory import WindowLayout
+from rlm_desktop.ui.window.welcome import WelcomePage
+from rlm_desktop.ui.window.workspace import Workspace
 
 if TYPE_CHECKING:
     from rlm_desktop.ui.compare.dialog import CompareDialog

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from rlm_desktop.paths import resource
-from rlm_desktop.ui.theme import icon
+from rlm_desktop.ui.appearance.theme import icon
 
 INTRO = (
     "Ask questions about your own documents with a <b>Recursive Language Model</b>. "

@@ -1,0 +1,1 @@
+"""How the window looks: light and dark themes, the colours views paint with, fonts and icons."""
