@@ -3,8 +3,8 @@
 PyInstaller-free (the spec files add what needs PyInstaller), so a test can check it without
 building anything. Paths are relative to the repository; destinations are folders inside the bundle,
 laid out as the installed package is: `resources/` beside the `rlm_desktop` package (paths.py looks
-there), litellm's data files inside `litellm/` (engine/pricing.py and engine/encodings.py find them
-through litellm's package folder), and the sandbox's scripts as files in `rlm_desktop/engine/sandbox/`
+there), litellm's data files inside `litellm/` (litellm_files.py finds them through litellm's
+package folder), and the sandbox's scripts as files in `rlm_desktop/engine/sandbox/`
 (the worker, in its folder `worker/`, loads confine.py from the folder above its own).
 """
 

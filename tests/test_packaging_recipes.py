@@ -18,10 +18,9 @@ import pytest
 import yaml
 
 from rlm_desktop import __version__
-from rlm_desktop.engine.litellm_loader import litellm_package_dir
-from rlm_desktop.engine.pricing import PRICE_MAP_FILE
 from rlm_desktop.engine.sandbox.launcher import WORKER_SCRIPT, launcher_command
 from rlm_desktop.engine.sandbox.worker.launch import FROZEN_LAUNCHER_FLAG
+from rlm_desktop.litellm_files import PRICE_MAP_FILE, litellm_package_dir
 from rlm_desktop.paths import RESOURCES
 from rlm_desktop.ui.app import DESKTOP_ID
 from tests.cli import ROOT, run_python

@@ -110,8 +110,7 @@ def check_keyring() -> CheckResult:
 
 def check_price_map() -> CheckResult:
     """litellm's bundled price map (the app never fetches it over the network)."""
-    from rlm_desktop.engine.litellm_loader import litellm_package_dir
-    from rlm_desktop.engine.pricing import PRICE_MAP_FILE, bundled_price_map
+    from rlm_desktop.litellm_files import PRICE_MAP_FILE, bundled_price_map, litellm_package_dir
 
     try:
         models = bundled_price_map()

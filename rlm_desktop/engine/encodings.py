@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rlm_desktop.engine.litellm_loader import litellm_package_dir
+from rlm_desktop.litellm_files import litellm_package_dir
 
 if TYPE_CHECKING:
     from tiktoken import Encoding

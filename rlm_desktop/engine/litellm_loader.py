@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib.util
 import os
 import warnings
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 UNAWAITED_LITELLM = "coroutine 'BaseLLMHTTPHandler.async_completion' was never awaited"
@@ -34,18 +32,6 @@ def load_litellm() -> Any:
     # collection walks them all, which cost a 1,000-way fan-out ~0.4 ms of CPU per request.
     gc.freeze()
     return litellm
-
-
-@cache
-def litellm_package_dir() -> Path | None:
-    """The folder of the installed litellm package, found without importing it."""
-    try:
-        spec = importlib.util.find_spec("litellm")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def warm_up(*models: str) -> None:

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rlm_desktop.engine.connection import cannot_connect, unreachable_address
 from rlm_desktop.engine.litellm_loader import load_litellm
 from rlm_desktop.engine.openai_route import Route, RouteReply, UnreadableReply, resolve
 from rlm_desktop.engine.pricing import ModelInfo, PriceBook
 from rlm_desktop.engine.web_page import web_page_answer
+from rlm_desktop.providers.connection import cannot_connect, unreachable_address
 from rlm_desktop.redact import Redactor
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from functools import cache
 
 from rlm_desktop.engine.config import DEFAULT_MODEL, RunConfig
-from rlm_desktop.engine.connection import address_of
 from rlm_desktop.engine.litellm_loader import load_litellm
 from rlm_desktop.engine.llm import AUTH_STATUS, Credentials
-from rlm_desktop.engine.pricing import bundled_price_map
+from rlm_desktop.litellm_files import bundled_price_map
 from rlm_desktop.providers import catalog, registry
+from rlm_desktop.providers.connection import address_of
 
 MODEL_NAME = re.compile(r"[\w.:/@+~=-]+")
 """The characters of litellm model strings (`bedrock/arn:...`, `ollama_chat/qwen2.5:7b`, ...)."""

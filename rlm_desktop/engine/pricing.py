@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from rlm_desktop.engine.config import ConfigError, RunConfig
-from rlm_desktop.engine.litellm_loader import litellm_package_dir
+from rlm_desktop.litellm_files import bundled_price_map
 
-PRICE_MAP_FILE = "model_prices_and_context_window_backup.json"
 PER_MILLION = 1_000_000
 PRICE_FORMAT = "write `MODEL = INPUT, OUTPUT` in US dollars per million tokens"
 
@@ -89,21 +86,6 @@ def refuse_unpriced_under_cap(config: RunConfig, prices: PriceBook) -> None:
                 "dollar cap",
                 "prices",
             )
-
-
-@cache
-def bundled_price_map() -> dict[str, dict[str, Any]]:
-    """litellm's bundled price map, the file litellm itself loads offline (it is never fetched).
-
-    Read straight from the package (about 10 ms) instead of importing litellm (seconds), so the
-    window can ask for a model's limits at any time. Empty when litellm is not installed.
-    """
-    package = litellm_package_dir()
-    path = package / PRICE_MAP_FILE if package is not None else None
-    if path is None or not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {name: entry for name, entry in data.items() if isinstance(entry, dict)}
 
 
 def _bundled_entry(model: str) -> dict[str, Any]:

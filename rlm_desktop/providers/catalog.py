@@ -13,13 +13,11 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
-from rlm_desktop.engine.config import DEFAULT_MODEL
-from rlm_desktop.engine.connection import address_of, cannot_connect, unreachable_address
-from rlm_desktop.engine.pricing import bundled_price_map
+from rlm_desktop.litellm_files import bundled_price_map
+from rlm_desktop.providers.connection import address_of, cannot_connect, unreachable_address
 
 CHAT_MODES = {"chat", "responses"}
 FAVOURITES = (
-    DEFAULT_MODEL,
     "openai/gpt-5",
     "openai/gpt-5-nano",
     "anthropic/claude-sonnet-4-5",
@@ -44,8 +42,9 @@ class ServerUnreachable(DiscoveryError):
     """Nothing answered: the connection was refused, the host is unknown, or it timed out."""
 
 
-def litellm_model_names() -> list[str]:
-    """Chat model names from litellm's bundled price map, as `provider/model` strings."""
+def litellm_model_names(default_model: str) -> list[str]:
+    """Chat model names from litellm's bundled price map, as `provider/model` strings:
+    `default_model` first, then the favourites, then the rest in order."""
     names: list[str] = []
     for key, entry in bundled_price_map().items():
         if entry.get("mode") not in CHAT_MODES:
@@ -54,8 +53,9 @@ def litellm_model_names() -> list[str]:
         if not provider or "-" in provider:
             continue
         names.append(key if key.startswith(f"{provider}/") else f"{provider}/{key}")
-    rest = sorted(set(names) - set(FAVOURITES))
-    return [*FAVOURITES, *rest]
+    first = list(dict.fromkeys((default_model, *FAVOURITES)))
+    rest = sorted(set(names) - set(first))
+    return [*first, *rest]
 
 
 def is_web_address(url: str) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from pytestqt.qtbot import QtBot
 
+from rlm_desktop.engine.config import DEFAULT_MODEL
 from rlm_desktop.providers.catalog import (
     DiscoveryError,
     discover_ollama,
@@ -47,7 +48,7 @@ def ollama() -> Iterator[str]:
 
 
 def test_litellm_names_come_from_the_bundled_map() -> None:
-    names = litellm_model_names()
+    names = litellm_model_names(DEFAULT_MODEL)
     assert names[0] == "openai/gpt-5-mini"
     assert "anthropic/claude-haiku-4-5" in names
     assert "gemini/gemini-2.5-flash" in names

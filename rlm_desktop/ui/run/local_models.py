@@ -62,7 +62,7 @@ class ModelLists(QObject):
         servers = self.prefs.endpoints()
         self.local = await loop.run_in_executor(None, discover, servers, keys.get_key("local"))
         if not self.catalog:
-            self.catalog = await loop.run_in_executor(None, litellm_model_names)
+            self.catalog = await loop.run_in_executor(None, litellm_model_names, DEFAULT_MODEL)
         self.controls.set_model_names(self.names())
         self.adopt_local_server()
         return self.names()

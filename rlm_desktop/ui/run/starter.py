@@ -80,7 +80,7 @@ def warm_engine() -> None:
     sight: a full collection over them paused the event loop for ~200 ms in the middle of runs.
     """
     from rlm_desktop.engine.litellm_loader import warm_up
-    from rlm_desktop.engine.pricing import bundled_price_map
+    from rlm_desktop.litellm_files import bundled_price_map
     from rlm_desktop.ui.console import highlighter
 
     warm_up()

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rlm_desktop.engine.config import DEFAULT_MODEL
 from rlm_desktop.providers.catalog import litellm_model_names
 from rlm_desktop.ui.appearance.theme import apply_fonts, apply_theme
 from rlm_desktop.ui.run.controls import RunControls
@@ -44,7 +45,7 @@ class DefaultsPage(QWidget):
         super().__init__(parent)
         self.prefs = prefs
         self.fields = RunControls(as_form=True)
-        self.fields.set_model_names(models or litellm_model_names())
+        self.fields.set_model_names(models or litellm_model_names(DEFAULT_MODEL))
         profiles, _problem = load_profiles()
         defaults = prefs.run_defaults()
         self.fields.set_profiles([p.name for p in profiles], defaults.profile)
