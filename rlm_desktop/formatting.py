@@ -136,14 +136,6 @@ def one_line(text: str | None, limit: int = 120) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def sandbox(level: str | None) -> str:
-    """The sandbox a run's model code ran under, e.g. "landlock+netns+pidns"; "" when the run
-    ran no model code (a direct answer) or was saved before the level was kept."""
-    from rlm_desktop.engine.sandbox.level import NOT_USED
-
-    return "" if not level or level == NOT_USED else level
-
-
 _UNSAFE_ON_A_TERMINAL = re.compile(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )

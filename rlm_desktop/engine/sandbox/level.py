@@ -15,6 +15,12 @@ NOT_USED = "unused"
 """The level reported by a run that never started a REPL (a direct answer)."""
 
 
+def shown_level(level: str | None) -> str:
+    """The sandbox a run's model code ran under, e.g. "landlock+netns+pidns"; "" when the run
+    ran no model code (a direct answer) or was saved before the level was kept."""
+    return "" if not level or level == NOT_USED else level
+
+
 @dataclass(frozen=True)
 class SandboxReport:
     """What the launcher set up: `level` like `landlock+netns+pidns`, and what it isolates."""

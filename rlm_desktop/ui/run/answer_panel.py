@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBro
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import RunFinished
 from rlm_desktop.engine.llm import AUTH_STATUS
+from rlm_desktop.engine.sandbox.level import shown_level
 from rlm_desktop.ui.appearance.theme import repolish, status_icon
 from rlm_desktop.ui.shared.widgets import plain_label
 
@@ -100,7 +101,7 @@ class AnswerPanel(QFrame):
             repolish(widget)
         cost = fmt.cost(finished.cost_usd, finished.unpriced, long=True)
         tokens = finished.input_tokens + finished.output_tokens
-        sandbox = fmt.sandbox(finished.sandbox)
+        sandbox = shown_level(finished.sandbox)
         self.stats.setText(
             f"{cost} · {fmt.tokens(tokens)} tokens · {fmt.seconds(finished.wall_s)} · "
             f"{finished.sub_calls} sub-calls · depth {finished.max_depth_reached}"

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.engine.sandbox.level import shown_level
 from rlm_desktop.store.threads import conversation_links, threaded
 from rlm_desktop.ui.sessions.export_target import ExportTarget, export_dialog
 from rlm_desktop.ui.sessions.snippet import HTML_ROLE, MarkedTextDelegate, snippet_html
@@ -182,7 +183,7 @@ class SessionsDialog(QDialog):
                 fmt.status_text(row.get("status") or ""),
                 cost,
                 fmt.seconds(row.get("wall_s")),
-                fmt.sandbox(row.get("sandbox")) or "—",
+                shown_level(row.get("sandbox")) or "—",
                 *_found(row),
             )
             for c, value in enumerate(values):
