@@ -13,15 +13,11 @@ import logging
 from dataclasses import dataclass
 
 from rlm_desktop.documents.decoding import Unreadable
+from rlm_desktop.documents.pdf_pages import REPAIR, CannotRead, PageTexts
 
 log = logging.getLogger(__name__)
 
-REPAIR = "re-export it from the program that made it, or repair it (e.g. `qpdf in.pdf out.pdf`)"
 OCR = "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`)"
-PASSWORD = (
-    "password-protected PDF; save a copy without the password "
-    "(e.g. `qpdf --decrypt --password=... in.pdf out.pdf`) and load that"
-)
 
 
 @dataclass(frozen=True)
@@ -31,25 +27,6 @@ class PdfText:
     text: str
     pages: int
     notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class PageTexts:
-    """What an extractor read: each page's text (None where it could not be extracted) and the
-    1-based numbers of the pages without text that show an image (scanned without OCR)."""
-
-    texts: list[str | None]
-    scanned: list[int]
-
-
-class CannotRead(Exception):
-    """PDFium cannot give this file's text (not installed, or the file defeats it): pypdf tries."""
-
-
-def reason(error: BaseException) -> str:
-    """An exception as a short phrase for a message."""
-    message = " ".join(str(error).split())
-    return message[:120] if message else type(error).__name__
 
 
 def extract_pdf(data: bytes) -> PdfText:

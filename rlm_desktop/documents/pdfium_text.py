@@ -13,7 +13,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 from rlm_desktop.documents.decoding import Unreadable
-from rlm_desktop.documents.pdf import PASSWORD, CannotRead, PageTexts, reason
+from rlm_desktop.documents.pdf_pages import PASSWORD, CannotRead, PageTexts, reason
 
 if TYPE_CHECKING:
     import pypdfium2

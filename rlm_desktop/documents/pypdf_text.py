@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rlm_desktop.documents.decoding import Unreadable
-from rlm_desktop.documents.pdf import PASSWORD, REPAIR, PageTexts, reason
+from rlm_desktop.documents.pdf_pages import PASSWORD, REPAIR, PageTexts, reason
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
