@@ -4,29 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # process.py cuts texts with `truncate_middle`, so no import at run time
+from rlm_desktop.engine.truncation import truncate_middle
+
+if TYPE_CHECKING:
     from rlm_desktop.engine.sandbox.process import CellOutcome
 
 NO_CODE_NOTE = (
     "Your reply had no ```repl code block, so nothing ran. Write code in a ```repl block to work "
     "with `context`, or submit your answer by running FINAL(...) in a ```repl block."
 )
-
-
-def truncate_middle(text: str, limit: int) -> str:
-    """Keep the head and tail of `text` within `limit` characters, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    longest = _marker(len(text))
-    keep = max(0, limit - len(longest))
-    marker = _marker(len(text) - keep)
-    head = keep * 2 // 3
-    tail = keep - head
-    return text[:head] + marker + (text[-tail:] if tail else "")
-
-
-def _marker(cut: int) -> str:
-    return f"\n[... {cut:,} characters cut; print less or slice ...]\n"
 
 
 def restored_note(names: tuple[str, ...] | list[str]) -> str:

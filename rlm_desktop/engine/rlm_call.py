@@ -23,13 +23,14 @@ from rlm_desktop.engine.events import (
 )
 from rlm_desktop.engine.ledger import BudgetExceededError
 from rlm_desktop.engine.llm import Completion, LLMError, Message
-from rlm_desktop.engine.observation import format_observation, truncate_middle
+from rlm_desktop.engine.observation import format_observation
 from rlm_desktop.engine.parsing import extract_code_blocks, find_prose_final, prose_without_code
 from rlm_desktop.engine.prompts import first_user_message, system_prompt
 from rlm_desktop.engine.runtime import Runtime, internal_error
 from rlm_desktop.engine.sandbox.launcher import WorkerDied
 from rlm_desktop.engine.sandbox.process import CellOutcome, SubCallFailure, WorkerProcess
 from rlm_desktop.engine.subcalls import BUDGET_ERROR, CHILD_ERROR, SubCallDispatcher
+from rlm_desktop.engine.truncation import truncate_middle
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlm_desktop.engine.observation import truncate_middle
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 from rlm_desktop.engine.sandbox.worker.variables import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
 from rlm_desktop.engine.sandbox.worker_handle import WorkerHandle
+from rlm_desktop.engine.truncation import truncate_middle
 
 HEADER = struct.Struct(">I")
 INTERRUPT_GRACE_S = 2.0

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.engine.events import CellExecuted
-from rlm_desktop.engine.observation import truncate_middle
+from rlm_desktop.engine.truncation import truncate_middle
 from rlm_desktop.ui.appearance.theme import colors
 from rlm_desktop.ui.console.highlighter import PygmentsHighlighter
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from rlm_desktop.engine.observation import truncate_middle
+from rlm_desktop.engine.truncation import truncate_middle
 
 MARKER = re.compile(r"\n\[\.\.\. ([\d,]+) characters cut; print less or slice \.\.\.\]\n")
 
