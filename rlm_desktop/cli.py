@@ -85,10 +85,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
-    if args.self_check or args.qt_probe:
+    if args.qt_probe:
+        from rlm_desktop.ui.app import qt_probe
+
+        return qt_probe()
+    if args.self_check:
         from rlm_desktop.commands import self_check
 
-        return self_check.qt_probe() if args.qt_probe else self_check.self_check()
+        return self_check.self_check()
     if args.command is None:
         from rlm_desktop.ui.app import main as gui_main
 

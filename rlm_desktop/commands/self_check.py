@@ -194,16 +194,6 @@ def check_qt() -> CheckResult:
     return _ok("Qt platform", said)
 
 
-def qt_probe() -> int:
-    """Start a QGuiApplication and name its platform plugin (`--qt-probe`, run by check_qt)."""
-    from PySide6 import __version__ as pyside_version
-    from PySide6.QtGui import QGuiApplication
-
-    app = QGuiApplication([sys.argv[0]])
-    print(f"plugin {app.platformName()} (PySide6 {pyside_version})")
-    return 0
-
-
 CHECKS: tuple[Callable[[], CheckResult], ...] = (
     check_imports,
     check_data_folder,

@@ -41,6 +41,16 @@ def create_application(argv: list[str] | None = None) -> object:
     return app
 
 
+def qt_probe() -> int:
+    """Start a QGuiApplication and name its platform plugin (`--qt-probe`, run by the self-check's check_qt)."""
+    from PySide6 import __version__ as pyside_version
+    from PySide6.QtGui import QGuiApplication
+
+    app = QGuiApplication([sys.argv[0]])
+    print(f"plugin {app.platformName()} (PySide6 {pyside_version})")
+    return 0
+
+
 def main() -> int:
     """Open the GUI and run until the window closes; the process exit code."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
