@@ -32,6 +32,7 @@ test-packages:
 test: test-packages $(STAMP)
 	$(VENV)/bin/ruff check rlm_desktop tests
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
 
 bench: $(STAMP)
@@ -52,6 +53,7 @@ bench-compare: $(STAMP) $(REFERENCE)/.installed
 lint: $(STAMP)
 	$(VENV)/bin/ruff check rlm_desktop tests
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 SCREENSHOT_DEBS := xvfb libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 \
 	libxcb-render-util0 libxcb-shape0 libxcb-sync1 libxcb-xfixes0 libxcb-xkb1 libxkbcommon-x11-0 libx11-xcb1
