@@ -36,14 +36,7 @@ BUDGET_HELP = {
 """The help of each budget flag (by `Budget` field): here they bound the evaluation, and the
 time limit each of its runs."""
 BUDGET_METAVARS = {"max_cost_usd": "USD", "max_tokens": "N", "timeout_s": "S"}
-FLAGS = {
-    "task": "--task",
-    "length": "--length",
-    "count": "--count",
-    "setting": "--setting",
-    "resume": "--resume",
-    **flag_names(["prices", *BUDGET_HELP]),
-}
+FLAGS = flag_names(["task", "length", "count", "setting", "resume", "prices", *BUDGET_HELP])
 """The flag that sets each option: how errors name them here."""
 RESUMABLE = {
     "api_base": "api_base",
@@ -55,14 +48,16 @@ RESUMABLE = {
 """Flags that, given with --resume, replace the stored option (argument name: option name)."""
 
 
+EVAL_SUMMARY = "measure settings on tasks with known answers"
+EVAL_DESCRIPTION = (
+    "Run a task set against settings (model, sub-model, mode, depth, profile) "
+    "and report score, cost and time per setting. Every run is a saved session."
+)
+
+
 def add_eval_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register `eval` and its flags."""
-    parser = subparsers.add_parser(
-        "eval",
-        help="measure settings on tasks with known answers",
-        description="Run a task set against settings (model, sub-model, mode, depth, profile) "
-        "and report score, cost and time per setting. Every run is a saved session.",
-    )
+    parser = subparsers.add_parser("eval", help=EVAL_SUMMARY, description=EVAL_DESCRIPTION)
     parser.add_argument(
         "--task",
         action="append",

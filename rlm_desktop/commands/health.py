@@ -19,14 +19,16 @@ SHOWN_TURNS = 8
 MARKS = {"warning": "!", "info": "i"}
 
 
+HEALTH_SUMMARY = "known RLM failure modes found in a run, and how much of the documents it read"
+HEALTH_DESCRIPTION = (
+    "Check a saved run for the known ways RLM runs go wrong (see "
+    "docs/findings.md) and measure which parts of its documents reached a model."
+)
+
+
 def add_health_parser(commands: Subcommands) -> argparse.ArgumentParser:
     """Add `sessions health` to the `sessions` subcommands."""
-    health = commands.add_parser(
-        "health",
-        help="known RLM failure modes found in a run, and how much of the documents it read",
-        description="Check a saved run for the known ways RLM runs go wrong (see "
-        "docs/findings.md) and measure which parts of its documents reached a model.",
-    )
+    health = commands.add_parser("health", help=HEALTH_SUMMARY, description=HEALTH_DESCRIPTION)
     add_session_id(health)
     add_json_option(health)
     return health

@@ -53,8 +53,11 @@ SHARED_FLAGS = {
 
 
 def flag_names(settings: Iterable[str]) -> dict[str, str]:
-    """`{setting: flag}` for the given settings, for `ConfigError.worded`."""
-    return {setting: SHARED_FLAGS[setting] for setting in settings}
+    """`{setting: flag}` for the given settings, for `ConfigError.worded`: a shared option's
+    flag, else the setting spelled as a flag (`sub_model`: `--sub-model`)."""
+    return {
+        setting: SHARED_FLAGS.get(setting, "--" + setting.replace("_", "-")) for setting in settings
+    }
 
 
 def add_budget_options(

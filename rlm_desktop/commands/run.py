@@ -60,28 +60,24 @@ BUDGET_HELP = {
 }
 """The help of each budget flag (by `Budget` field); its default is the engine's, which sets no
 caps on cost, tokens or sub-calls."""
+FLAGS_AS_CHOSEN = (
+    "query", "model", "sub_model", "api_base", "mode", "profile", "allow_read", "compact_tokens",
+)  # fmt: skip
+"""The flags whose values are `RunChoices` fields of the same name, as given."""
 FLAGS = {
-    "query": "--query",
-    "model": "--model",
-    "sub_model": "--sub-model",
-    "mode": "--mode",
-    "profile": "--profile",
-    "allow_read": "--allow-read",
     "require_isolation": "--require-sandbox",
-    "compact_tokens": "--compact-tokens",
     "follows": "--continue",
-    **flag_names(["api_base", "prices", *BUDGET_HELP]),
+    **flag_names([*FLAGS_AS_CHOSEN, "prices", *BUDGET_HELP]),
 }
 """The flag that sets each `RunConfig`/`Budget` field: how the engine's errors name them here."""
+
+RUN_SUMMARY = "answer a question over documents"
+RUN_DESCRIPTION = "Answer a question over documents."
 
 
 def add_run_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Register `run` and its flags (DESIGN.md's contract); defaults are the engine's."""
-    parser = subparsers.add_parser(
-        "run",
-        help="answer a question over documents",
-        description="Answer a question over documents.",
-    )
+    parser = subparsers.add_parser("run", help=RUN_SUMMARY, description=RUN_DESCRIPTION)
     parser.add_argument("--query", required=True, help="the question")
     parser.add_argument(
         "--doc", action="append", default=[], metavar="PATH", help="file or folder (repeatable)"
@@ -133,16 +129,9 @@ def add_run_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
 def choices_from_args(args: argparse.Namespace) -> RunChoices:
     """The run the flags ask for."""
     return RunChoices(
-        query=args.query,
-        model=args.model,
-        sub_model=args.sub_model,
-        api_base=args.api_base,
-        mode=args.mode,
-        profile=args.profile,
+        **{choice: getattr(args, choice) for choice in FLAGS_AS_CHOSEN},
         prices=parse_prices("\n".join(args.price)),
-        allow_read=args.allow_read,
         require_isolation=args.require_sandbox,
-        compact_tokens=args.compact_tokens,
         budget=Budget(**{field: getattr(args, field) for field in BUDGET_HELP}),
     )
 

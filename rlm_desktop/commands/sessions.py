@@ -26,13 +26,14 @@ ID_WIDTH = 22
 TREE_LINES = 200
 SEARCH_HITS = 3
 
+SESSIONS_SUMMARY = "review, search, export and delete saved runs"
+SESSIONS_DESCRIPTION = "Saved runs, read from the local database (no network, no model needed)."
+
 
 def add_sessions_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     """Add the `sessions` command and its subcommands to the CLI's subparsers."""
     parser = subparsers.add_parser(
-        "sessions",
-        help="review, search, export and delete saved runs",
-        description="Saved runs, read from the local database (no network, no model needed).",
+        "sessions", help=SESSIONS_SUMMARY, description=SESSIONS_DESCRIPTION
     )
     commands = parser.add_subparsers(dest="sessions_command", metavar="COMMAND", required=True)
 

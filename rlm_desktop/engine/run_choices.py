@@ -8,7 +8,7 @@ default added once holds for all three.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from rlm_desktop.engine.config import (
     AUTO_DIRECT_MAX_TOKENS,
@@ -50,6 +50,10 @@ class RunChoices:
     conversation_id: str | None = None
 
 
+_CONVERTED = {"prices", "allow_read", "compact_tokens", "auto_direct_max_tokens"}
+"""The choices `build_run_config` puts in the engine's terms; the others reach it as chosen."""
+
+
 def free_local_models(choices: RunChoices) -> list[str]:
     """The run's models that the user's own server serves (an endpoint is given) and that have
     no price, when a dollar cap is set: the ones `build_run_config(local_models_free=True)`
@@ -71,19 +75,13 @@ def build_run_config(choices: RunChoices, *, local_models_free: bool = False) ->
     prices = dict(choices.prices)
     if local_models_free:
         prices |= {model: (0.0, 0.0) for model in free_local_models(choices)}
+    as_chosen = {
+        f.name: getattr(choices, f.name) for f in fields(choices) if f.name not in _CONVERTED
+    }
     return RunConfig(
-        query=choices.query,
-        model=choices.model,
-        sub_model=choices.sub_model,
-        api_base=choices.api_base,
-        mode=choices.mode,
-        profile=choices.profile,
-        budget=choices.budget,
+        **as_chosen,
         prices=prices,
         allow_read=tuple(choices.allow_read),
-        require_isolation=choices.require_isolation,
         compact_tokens=choices.compact_tokens or None,
         auto_direct_max_tokens=choices.auto_direct_max_tokens or AUTO_DIRECT_MAX_TOKENS,
-        follows=choices.follows,
-        conversation_id=choices.conversation_id,
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from rlm_desktop.evaluation.lines import LABELS, Line, label_note, labelled_lines, users
-from rlm_desktop.evaluation.tasks import Scoring, Task, rng_for, task_id
+from rlm_desktop.evaluation.lines import LABELS, Line, labelled_lines, records_task, users
+from rlm_desktop.evaluation.tasks import Scoring, Task, rng_for
 
 USERS = 12
 COMPARISONS = ("more common than", "less common than", "same frequency as")
@@ -18,16 +18,10 @@ def aggregate_task(length: int, seed: int, index: int = 0) -> Task:
     rng = rng_for("aggregate", seed, length, index)
     lines = labelled_lines(rng, length, users(rng, USERS))
     question, answer, scoring, kind = ask(rng, lines)
-    text = "\n".join(line.render() for line in lines)
-    return Task(
-        id=task_id("aggregate", seed, length, index),
-        kind="aggregate",
-        documents=(("records.txt", text),),
-        question=f"{label_note()} {question}",
-        answer=answer,
-        scoring=scoring,
-        length=length,
-        details={"question_kind": kind, "lines": len(lines)},
+    details = {"question_kind": kind, "lines": len(lines)}
+    drawn = (seed, length, index)
+    return records_task(
+        "aggregate", drawn, lines, question, answer, scoring=scoring, details=details
     )
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
-from rlm_desktop.evaluation.tasks import fill
+from rlm_desktop.evaluation.tasks import Scoring, Task, fill, task_id
 from rlm_desktop.evaluation.words import ADJECTIVES, NOUNS
 
 TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -63,6 +64,31 @@ class Line:
 def label_note() -> str:
     """The sentence that tells the model the line format and the labels."""
     return LABEL_NOTE.format(labels=", ".join(f"'{label}'" for label in LABELS))
+
+
+def records_task(
+    kind: str,
+    drawn: tuple[int, int, int],
+    lines: list[Line],
+    question: str,
+    answer: str,
+    *,
+    scoring: Scoring,
+    details: dict[str, Any],
+) -> Task:
+    """The task of `kind` drawn as `(seed, length, index)`: `lines` as one document,
+    records.txt, and `question` after the sentence that explains their format."""
+    seed, length, index = drawn
+    return Task(
+        id=task_id(kind, seed, length, index),
+        kind=kind,
+        documents=(("records.txt", "\n".join(line.render() for line in lines)),),
+        question=f"{label_note()} {question}",
+        answer=answer,
+        scoring=scoring,
+        length=length,
+        details=details,
+    )
 
 
 def instance(rng: random.Random, label: str) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
-from rlm_desktop.evaluation.lines import LABELS, Line, label_note, labelled_lines, users
-from rlm_desktop.evaluation.tasks import Task, rng_for, task_id
+from rlm_desktop.evaluation.lines import LABELS, Line, labelled_lines, records_task, users
+from rlm_desktop.evaluation.tasks import Task, rng_for
 
 USERS = 10
 NO_PAIRS = "none"
@@ -32,16 +32,11 @@ def pairs_task(length: int, seed: int, index: int = 0) -> Task:
         )
         qualifies = {u for u, c in user_counts(lines).items() if c[first] > c[second]}
     found = sorted(itertools.combinations(sorted(qualifies), 2))
-    text = "\n".join(line.render() for line in lines)
-    return Task(
-        id=task_id("pairs", seed, length, index),
-        kind="pairs",
-        documents=(("records.txt", text),),
-        question=f"{label_note()} List all pairs of user IDs where {condition}. {FORMAT}",
-        answer=format_pairs(found),
-        scoring="f1",
-        length=length,
-        details={"condition": condition, "pairs": len(found)},
+    question = f"List all pairs of user IDs where {condition}. {FORMAT}"
+    details = {"condition": condition, "pairs": len(found)}
+    drawn = (seed, length, index)
+    return records_task(
+        "pairs", drawn, lines, question, format_pairs(found), scoring="f1", details=details
     )
 
 

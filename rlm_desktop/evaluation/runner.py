@@ -79,11 +79,8 @@ def run_config(setting: Setting, task: Task, options: EvaluationOptions, grant: 
     )
     choices = RunChoices(
         query=task.question,
-        model=setting.model,
-        sub_model=setting.sub_model,
+        **setting.model_choices(),
         api_base=options.api_base,
-        mode=setting.mode,
-        profile=setting.profile,
         prices=options.prices,
         budget=budget,
         auto_direct_max_tokens=setting.auto_max_tokens,

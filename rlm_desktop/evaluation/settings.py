@@ -36,6 +36,12 @@ class Setting:
     """`auto` mode's direct-call threshold (RunConfig.auto_direct_max_tokens); None: the default."""
     max_turns: int | None = None
 
+    def model_choices(self) -> dict[str, Any]:
+        """The `RunChoices` this setting makes as they are: its models, mode and profile."""
+        return {
+            choice: getattr(self, choice) for choice in ("model", "sub_model", "mode", "profile")
+        }
+
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record, read back by `from_json`."""
         return asdict(self)

@@ -14,7 +14,7 @@ at one of its places (the one whose indexed slice the scan met first).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,32 +171,30 @@ def gaps(ranges: Sequence[tuple[int, int]], length: int) -> list[tuple[int, int]
 
 def _common_prefix(a: str, i: int, b: str, j: int) -> int:
     """How many characters `a[i:]` and `b[j:]` share from their start."""
-    limit = min(len(a) - i, len(b) - j)
-    low, step = 0, _FIRST_STEP
-    while low < limit:
-        high = min(low + step, limit)
-        if a[i + low : i + high] != b[j + low : j + high]:
-            while high - low > 1:
-                middle = (low + high) // 2
-                if a[i + low : i + middle] == b[j + low : j + middle]:
-                    low = middle
-                else:
-                    high = middle
-            return low
-        low, step = high, step * 2
-    return low
+    return _agreeing_run(
+        min(len(a) - i, len(b) - j),
+        lambda low, high: a[i + low : i + high] == b[j + low : j + high],
+    )
 
 
 def _common_suffix(a: str, i: int, b: str, j: int, bound: int) -> int:
     """How many characters `a[:i]` and `b[:j]` share at their end (at most `bound`)."""
-    limit = min(i, j, bound)
+    return _agreeing_run(
+        min(i, j, bound), lambda low, high: a[i - high : i - low] == b[j - high : j - low]
+    )
+
+
+def _agreeing_run(limit: int, agree: Callable[[int, int], bool]) -> int:
+    """How far (at most `limit`) two texts agree from an anchor, `agree(low, high)` saying
+    whether they do from distance `low` to `high`: steps that double, then a binary search in
+    the first step that differs, so a long match costs few slice comparisons."""
     low, step = 0, _FIRST_STEP
     while low < limit:
         high = min(low + step, limit)
-        if a[i - high : i - low] != b[j - high : j - low]:
+        if not agree(low, high):
             while high - low > 1:
                 middle = (low + high) // 2
-                if a[i - middle : i - low] == b[j - middle : j - low]:
+                if agree(low, middle):
                     low = middle
                 else:
                     high = middle
