@@ -20,8 +20,9 @@ compare/      two saved runs side by side: dialog.py, side.py
 evaluation/   the evaluation page: dialog.py, form.py, plot.py
 settings/     the settings dialog: dialog.py, providers.py, sandbox.py, profiles.py
 appearance/   how it looks: theme.py (light and dark palettes, colours, fonts, icons)
-shared/       what several parts are built from: widgets.py, actions.py (window-wide actions),
-              pacer.py (display work at most once an interval), preferences.py (the settings file)
+shared/       what several parts are built from: widgets.py, indexes.py (the item index type),
+              actions.py (window-wide actions), pacer.py (display work at most once an interval),
+              preferences.py (the settings file)
 bridge/       where other threads meet Qt's: events.py (engine events in batches),
               main_thread_gc.py (garbage collected on Qt's thread only)
 ```

@@ -12,9 +12,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
-    QHBoxLayout,
     QLabel,
-    QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -26,7 +24,7 @@ from PySide6.QtWidgets import (
 from rlm_desktop.review.compare import Comparison, Line, Segment, load_comparison
 from rlm_desktop.ui.appearance.theme import colors
 from rlm_desktop.ui.compare.side import RunSide
-from rlm_desktop.ui.shared.widgets import resize_within_screen
+from rlm_desktop.ui.shared.widgets import dialog_buttons, resize_within_screen
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
@@ -123,12 +121,7 @@ class CompareDialog(QDialog):
         whole.addWidget(top)
         whole.addWidget(sides)
         whole.setSizes([300, 520])
-        close = QPushButton("Close")
-        close.clicked.connect(self.reject)
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(close)
         layout = QVBoxLayout(self)
         layout.addWidget(whole, 1)
-        layout.addLayout(buttons)
+        layout.addLayout(dialog_buttons(self))
         resize_within_screen(self, 1280, 860)

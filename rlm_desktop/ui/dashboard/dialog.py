@@ -31,7 +31,7 @@ from rlm_desktop.ui.dashboard.tables import (
     show_runs,
     tail_table,
 )
-from rlm_desktop.ui.shared.widgets import resize_within_screen
+from rlm_desktop.ui.shared.widgets import dialog_buttons, resize_within_screen
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
@@ -99,12 +99,7 @@ class DashboardDialog(QDialog):
         self.open_button = QPushButton("Open run")
         self.open_button.setObjectName("primary")
         self.open_button.clicked.connect(lambda: self.open_from(self.current_tail()))
-        close = QPushButton("Close")
-        close.clicked.connect(self.reject)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.open_button)
-        buttons.addStretch(1)
-        buttons.addWidget(close)
+        buttons = dialog_buttons(self, [self.open_button])
         layout = QVBoxLayout(self)
         layout.addWidget(self.filters)
         layout.addWidget(self.count)

@@ -6,7 +6,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect
+from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QPlainTextEdit,
@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop.ui.appearance.theme import colors
 from rlm_desktop.ui.documents.model import SHARE_ROLE
+from rlm_desktop.ui.shared.indexes import Index
 
 BAR_HEIGHT = 6
 READ_SHADE_ALPHA = 60
@@ -27,12 +28,7 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 class CoverageBarDelegate(QStyledItemDelegate):
     """The "Read" column: the share as text over a thin bar of that length."""
 
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         """Draw the cell as usual, then the bar along its bottom edge."""
         super().paint(painter, option, index)
         share = index.data(SHARE_ROLE)
@@ -47,9 +43,7 @@ class CoverageBarDelegate(QStyledItemDelegate):
         painter.fillRect(filled, QColor(colors().accent))
         painter.restore()
 
-    def initStyleOption(
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> None:
+    def initStyleOption(self, option: QStyleOptionViewItem, index: Index) -> None:
         """No focus frame over the bar."""
         super().initStyleOption(option, index)
         option.state &= ~QStyle.StateFlag.State_HasFocus

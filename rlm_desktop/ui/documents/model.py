@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt
 from PySide6.QtGui import QColor
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.documents.model import Document, human_size
 from rlm_desktop.ui.appearance.theme import colors, icon
+from rlm_desktop.ui.shared.indexes import Index
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health.coverage import DocumentCoverage
@@ -21,7 +22,6 @@ COLUMNS = ("Name", "Type", "Size", "Chars", "Tokens", "Read")
 READ = COLUMNS.index("Read")
 SHARE_ROLE = Qt.ItemDataRole.UserRole + 1
 """The share of a document that reached a model in the run shown (None when not known)."""
-Index = QModelIndex | QPersistentModelIndex
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.ui.shared.preferences import RunDefaults
-from rlm_desktop.ui.shared.widgets import captioned_grid
+from rlm_desktop.ui.shared.widgets import GridCell, captioned_grid
 
 
 def budget_summary(d: RunDefaults) -> str:
@@ -91,7 +91,7 @@ class BudgetSection(QWidget):
         grid = QGridLayout(self.limits)
         grid.setContentsMargins(18, 0, 0, 0)
         grid.setHorizontalSpacing(6)
-        cells: list[tuple[int, int, str, QWidget]] = [
+        cells: list[GridCell] = [
             (0, 0, "Cost", fields.max_cost),
             (0, 2, "Tokens", fields.max_tokens),
             (0, 4, "Sub-calls", fields.max_sub_calls),

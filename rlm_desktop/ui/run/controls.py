@@ -30,7 +30,7 @@ from rlm_desktop.ui.run.budget import BudgetFields, BudgetSection
 from rlm_desktop.ui.run.endpoint import EndpointPicker
 from rlm_desktop.ui.run.follow_up import FollowUpBar
 from rlm_desktop.ui.shared.preferences import RunDefaults
-from rlm_desktop.ui.shared.widgets import captioned_grid, plain_label
+from rlm_desktop.ui.shared.widgets import GridCell, captioned_grid, plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.config import Budget, ConfigError, Mode
@@ -198,7 +198,7 @@ class RunControls(QWidget):
         settings = QGridLayout()
         settings.setHorizontalSpacing(6)
         settings.setVerticalSpacing(4)
-        cells: list[tuple[int, int, str, QWidget]] = [
+        cells: list[GridCell] = [
             (0, 0, "&Model", self.model),
             (0, 2, "S&ub-model", self.sub_model),
             (0, 4, "&Endpoint", self.endpoint),

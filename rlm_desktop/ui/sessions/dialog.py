@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QDialog,
-    QHBoxLayout,
     QHeaderView,
     QMessageBox,
     QPushButton,
@@ -31,6 +30,7 @@ from rlm_desktop.store.threads import conversation_links, threaded
 from rlm_desktop.ui.sessions.export_target import ExportTarget, export_dialog
 from rlm_desktop.ui.sessions.snippet import HTML_ROLE, MarkedTextDelegate, snippet_html
 from rlm_desktop.ui.shared.widgets import (
+    dialog_buttons,
     plain_label,
     resize_within_screen,
     search_box,
@@ -122,21 +122,14 @@ class SessionsDialog(QDialog):
         self.include_content = QCheckBox("include prompts and code in OTLP traces")
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(lambda: self.export_selected())
-        close = QPushButton("Close")
-        close.clicked.connect(self.reject)
         self._add_health()
         QShortcut(QKeySequence.StandardKey.Delete, self.table, lambda: self.delete_selected())
 
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.open_button)
-        buttons.addWidget(self.replay_button)
-        buttons.addWidget(self.compare_button)
-        buttons.addWidget(self.delete_button)
-        buttons.addSpacing(16)
-        buttons.addWidget(self.export_button)
-        buttons.addWidget(self.include_content)
-        buttons.addStretch(1)
-        buttons.addWidget(close)
+        buttons = dialog_buttons(
+            self,
+            [self.open_button, self.replay_button, self.compare_button, self.delete_button],
+            [self.export_button, self.include_content],
+        )
         layout = QVBoxLayout(self)
         layout.addWidget(self.search)
         layout.addWidget(self.only_findings)

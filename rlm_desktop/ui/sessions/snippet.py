@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QPainter,
@@ -16,6 +16,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from rlm_desktop.store.search import segments
+from rlm_desktop.ui.shared.indexes import Index
 
 HTML_ROLE = Qt.ItemDataRole.UserRole + 2
 """The item role that holds a snippet as HTML (the display role keeps it as plain text)."""
@@ -32,12 +33,7 @@ def snippet_html(hit: dict[str, Any]) -> str:
 class MarkedTextDelegate(QStyledItemDelegate):
     """Paints an item's `HTML_ROLE` text on one line, in the view's colours."""
 
-    def paint(
-        self,
-        painter: QPainter,
-        option: QStyleOptionViewItem,
-        index: QModelIndex | QPersistentModelIndex,
-    ) -> None:
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         """Draw the item as usual without its text, then the HTML text over it."""
         marked = index.data(HTML_ROLE)
         if not marked:

@@ -31,9 +31,26 @@ from rlm_desktop.ui.settings.profiles import ProfilesPage, load_profiles
 from rlm_desktop.ui.settings.providers import ProvidersPage
 from rlm_desktop.ui.settings.sandbox import SandboxPage
 from rlm_desktop.ui.shared.preferences import Preferences
-from rlm_desktop.ui.shared.widgets import plain_label, resize_within_screen
+from rlm_desktop.ui.shared.widgets import note_label, plain_label, resize_within_screen
 
 THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
+LARGEST_FONT_SIZE = 32
+
+
+def _error_line() -> QLabel:
+    """Where a field's value that was not saved says why (the reason may quote the value)."""
+    label = plain_label()
+    label.setObjectName("error")
+    return label
+
+
+def _font_size(name: str) -> QSpinBox:
+    """A font size in points; 0 shows as "default", the size the font has without a choice."""
+    spin = QSpinBox()
+    spin.setRange(0, LARGEST_FONT_SIZE)
+    spin.setSpecialValueText("default")
+    spin.setAccessibleName(name)
+    return spin
 
 
 class DefaultsPage(QWidget):
@@ -53,37 +70,29 @@ class DefaultsPage(QWidget):
         self.fields.apply_defaults(defaults)
         self.loaded = defaults
         """The defaults as last read; only what the user changed since is saved."""
-        note = QLabel(
+        note = note_label(
             "New runs start from these settings. A cost, token, sub-call or time "
             "limit of 0 means no limit."
         )
-        note.setObjectName("muted")
-        note.setWordWrap(True)
         self.prices = QPlainTextEdit(prefs.prices_text())
         self.prices.setAccessibleName("Your model prices")
         self.prices.setPlaceholderText(
             "openai/my-finetune = 0.30, 1.20\nollama_chat/llama3.1 = 0, 0"
         )
         self.prices.setMaximumHeight(90)
-        prices_note = QLabel(
+        prices_note = note_label(
             "Your prices, for models litellm's price map does not know (or to override it): one "
             "<code>model = input, output</code> line each, in US dollars per million tokens."
         )
-        prices_note.setObjectName("muted")
-        prices_note.setWordWrap(True)
-        self.prices_error = plain_label()
-        self.prices_error.setObjectName("error")
+        self.prices_error = _error_line()
         self.otlp = QLineEdit(prefs.otlp_endpoint)
         self.otlp.setAccessibleName("OTLP collector")
         self.otlp.setPlaceholderText("http://localhost:4318  (empty: traces stay on this computer)")
-        otlp_note = QLabel(
+        otlp_note = note_label(
             "Send each finished run's trace (OpenTelemetry, protobuf over HTTP) to this collector: "
             "Phoenix, Langfuse, Jaeger or an OpenTelemetry collector."
         )
-        otlp_note.setObjectName("muted")
-        otlp_note.setWordWrap(True)
-        self.otlp_error = plain_label()
-        self.otlp_error.setObjectName("error")
+        self.otlp_error = _error_line()
         layout = QVBoxLayout(self)
         layout.addWidget(note)
         layout.addWidget(self.fields)
@@ -159,17 +168,11 @@ class AppearancePage(QWidget):
         self.theme.setCurrentIndex(max(0, self.theme.findData(prefs.theme)))
         self.ui_font = QFontComboBox()
         self.ui_font.setAccessibleName("Interface font")
-        self.ui_size = QSpinBox()
-        self.ui_size.setRange(0, 32)
-        self.ui_size.setSpecialValueText("default")
-        self.ui_size.setAccessibleName("Interface font size")
+        self.ui_size = _font_size("Interface font size")
         self.code_font = QFontComboBox()
         self.code_font.setFontFilters(QFontComboBox.FontFilter.MonospacedFonts)
         self.code_font.setAccessibleName("Code font")
-        self.code_size = QSpinBox()
-        self.code_size.setRange(0, 32)
-        self.code_size.setSpecialValueText("default")
-        self.code_size.setAccessibleName("Code font size")
+        self.code_size = _font_size("Code font size")
         ui_family = prefs.get_str("appearance/ui_font")
         code_family = prefs.get_str("appearance/code_font")
         if ui_family:

@@ -34,7 +34,7 @@ from rlm_desktop.engine.profiles import (
 )
 from rlm_desktop.ui.appearance.theme import monospace_font
 from rlm_desktop.ui.run.controls import sentence
-from rlm_desktop.ui.shared.widgets import plain_label
+from rlm_desktop.ui.shared.widgets import note_label, plain_label
 
 PROFILE_ROLE = 0x0101
 
@@ -118,12 +118,10 @@ class ProfilesPage(QWidget):
         splitter.addWidget(self.list)
         splitter.addWidget(right)
         splitter.setSizes([200, 560])
-        note = QLabel(
+        note = note_label(
             f"Your copies are kept in {paths.user_profiles_dir()} and are tried first when a run "
             "picks a profile by model name."
         )
-        note.setObjectName("muted")
-        note.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(note)
         layout.addWidget(splitter, 1)

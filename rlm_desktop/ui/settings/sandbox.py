@@ -27,7 +27,7 @@ from rlm_desktop import paths
 from rlm_desktop.engine.exposure import exposures
 from rlm_desktop.ui.run.controls import REQUIRE_ISOLATION
 from rlm_desktop.ui.shared.preferences import Preferences
-from rlm_desktop.ui.shared.widgets import plain_label
+from rlm_desktop.ui.shared.widgets import note_label, plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.sandbox.level import SandboxReport
@@ -56,9 +56,7 @@ class SandboxPage(QWidget):
         self.level.setAccessibleName("Sandbox on this machine")
         self.level.setWordWrap(True)
         self.level.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.hint = QLabel(FULL_ISOLATION_HINT)
-        self.hint.setObjectName("muted")
-        self.hint.setWordWrap(True)
+        self.hint = note_label(FULL_ISOLATION_HINT)
         self.hint.hide()
         folders_note = QLabel(
             "Folders model code may read (read-only), besides Python and its packages. The "
@@ -82,12 +80,10 @@ class SandboxPage(QWidget):
         self.require = QCheckBox(REQUIRE_ISOLATION)
         self.require.setChecked(prefs.require_isolation)
         self.require.toggled.connect(prefs.set_require_isolation)
-        require_note = QLabel(
+        require_note = note_label(
             "Then a run on a machine that gives less stops before any model code runs, and "
             "says what is missing."
         )
-        require_note.setObjectName("muted")
-        require_note.setWordWrap(True)
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.remove_button)

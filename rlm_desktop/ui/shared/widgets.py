@@ -1,12 +1,22 @@
-"""Small pieces several parts of the window are built from: tool buttons, search boxes, and a
-timer that waits for typing to settle."""
+"""Small pieces several parts of the window are built from: labels, tool buttons, search boxes,
+splitters, a dialog's button row, and a timer that waits for typing to settle."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
 from PySide6.QtCore import QObject, QSize, Qt, QTimer, SignalInstance
-from PySide6.QtWidgets import QGridLayout, QLabel, QLineEdit, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QToolButton,
+    QWidget,
+)
 
 
 def plain_label(text: str = "") -> QLabel:
@@ -14,6 +24,15 @@ def plain_label(text: str = "") -> QLabel:
     shown as it is, never read as rich text (`QLabel` would render `<b>...</b>` in it)."""
     label = QLabel(text)
     label.setTextFormat(Qt.TextFormat.PlainText)
+    return label
+
+
+def note_label(text: str) -> QLabel:
+    """A muted, word-wrapped explanation of the fields near it, in the app's own words (so it may
+    use markup such as `<code>`)."""
+    label = QLabel(text)
+    label.setObjectName("muted")
+    label.setWordWrap(True)
     return label
 
 
@@ -79,3 +98,36 @@ def captioned_grid(
             grid.addWidget(field, row, column + 1, Qt.AlignmentFlag.AlignLeft)
         else:
             grid.addWidget(field, row, column + 1)
+
+
+def splitter(
+    orientation: Qt.Orientation, name: str, panes: Sequence[tuple[QWidget, int]]
+) -> QSplitter:
+    """A splitter named `name` (the name a remembered position is kept under) holding `panes`,
+    each a widget and the stretch factor it grows by."""
+    split = QSplitter(orientation)
+    split.setObjectName(name)
+    for index, (pane, stretch) in enumerate(panes):
+        split.addWidget(pane)
+        split.setStretchFactor(index, stretch)
+    return split
+
+
+BUTTON_GROUP_GAP = 16
+"""Pixels between two groups of a dialog's buttons."""
+
+
+def dialog_buttons(dialog: QDialog, *groups: Sequence[QWidget]) -> QHBoxLayout:
+    """A dialog's bottom row: `groups` of buttons from the left, a gap between groups, and at the
+    right end a Close button that closes the dialog as Esc does."""
+    row = QHBoxLayout()
+    for number, group in enumerate(groups):
+        if number:
+            row.addSpacing(BUTTON_GROUP_GAP)
+        for widget in group:
+            row.addWidget(widget)
+    row.addStretch(1)
+    close = QPushButton("Close")
+    close.clicked.connect(dialog.reject)
+    row.addWidget(close)
+    return row

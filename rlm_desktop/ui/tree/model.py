@@ -19,7 +19,6 @@ from PySide6.QtCore import (
     QAbstractItemModel,
     QModelIndex,
     QObject,
-    QPersistentModelIndex,
     Qt,
     Signal,
 )
@@ -28,6 +27,7 @@ from PySide6.QtGui import QColor
 from rlm_desktop.engine.events import Event
 from rlm_desktop.review.call_tree import CallNode, CallTree, Changes
 from rlm_desktop.ui.appearance.theme import status_icon, tone_color, warning_icon
+from rlm_desktop.ui.shared.indexes import Index
 from rlm_desktop.ui.shared.pacer import Pacer
 from rlm_desktop.ui.tree.columns import COLUMNS, Column
 
@@ -35,7 +35,6 @@ PACED_ROWS = 200
 PACE_MS = 250
 RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
-Index = QModelIndex | QPersistentModelIndex
 _ROLES = frozenset(
     {
         Qt.ItemDataRole.DisplayRole,

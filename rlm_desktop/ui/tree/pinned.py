@@ -12,7 +12,7 @@ each update of the first row, and unscrolled Qt's own delegate measures the same
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QSize, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QSize, Qt
 from PySide6.QtGui import QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rlm_desktop.ui.shared.indexes import Index
+
 
 class _FirstColumnHeight(QStyledItemDelegate):
     """Rows as tall as their first column (with its icon), whichever columns are in sight.
@@ -31,9 +33,7 @@ class _FirstColumnHeight(QStyledItemDelegate):
     scrolled sideways its rows would shrink and no longer line up with the pinned column.
     """
 
-    def sizeHint(
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
-    ) -> QSize:
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         """The usual size, at least as tall as the row's first cell."""
         size = super().sizeHint(option, index)
         if index.column() > 0:
@@ -181,7 +181,7 @@ class PinnedTreeView(QTreeView):
 
     def scrollTo(
         self,
-        index: QModelIndex | QPersistentModelIndex,
+        index: Index,
         hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible,
     ) -> None:
         """Scroll to `index` vertically only: the pinned column is always in sight."""

@@ -6,10 +6,11 @@ proxy only looks each row's call up in its set, so filtering stays cheap on big 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel
+from PySide6.QtCore import QObject, QSortFilterProxyModel
 
 from rlm_desktop.review.call_tree import Changes
 from rlm_desktop.review.search import CallSearch
+from rlm_desktop.ui.shared.indexes import Index
 from rlm_desktop.ui.tree.model import CallTreeModel
 
 
@@ -52,7 +53,7 @@ class SearchFilter(QSortFilterProxyModel):
         """How many calls mention the text."""
         return len(self.search.matched)
 
-    def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
+    def filterAcceptsRow(self, row: int, parent: Index) -> bool:
         """Accept the calls found and their ancestors."""
         node = self.calls.node(self.calls.index(row, 0, parent))
         return node is not None and node in self.search

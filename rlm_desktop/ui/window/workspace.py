@@ -25,7 +25,7 @@ from rlm_desktop.ui.review.health_panel import HealthPanel
 from rlm_desktop.ui.run.answer_panel import AnswerPanel
 from rlm_desktop.ui.run.controls import RunControls
 from rlm_desktop.ui.shared.pacer import Pacer
-from rlm_desktop.ui.shared.widgets import plain_label
+from rlm_desktop.ui.shared.widgets import plain_label, splitter
 from rlm_desktop.ui.timeline.pane import TimelinePane
 from rlm_desktop.ui.tree.details import CallInspector, DetailPanel
 from rlm_desktop.ui.tree.model import CallTreeModel
@@ -77,20 +77,16 @@ class Workspace(QWidget):
         right_layout.addWidget(console_title)
         right_layout.addWidget(self.console, 1)
 
-        self.run_splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.run_splitter.setObjectName("runSplitter")
-        self.run_splitter.addWidget(self.inspector)
-        self.run_splitter.addWidget(right)
-        self.run_splitter.setStretchFactor(0, 3)
-        self.run_splitter.setStretchFactor(1, 2)
+        self.run_splitter = splitter(
+            Qt.Orientation.Horizontal, "runSplitter", [(self.inspector, 3), (right, 2)]
+        )
         self.timeline = TimelinePane(self.model)
         self.timeline.hide()
-        self.timeline_splitter = QSplitter(Qt.Orientation.Vertical)
-        self.timeline_splitter.setObjectName("timelineSplitter")
-        self.timeline_splitter.addWidget(self.run_splitter)
-        self.timeline_splitter.addWidget(self.timeline)
-        self.timeline_splitter.setStretchFactor(0, 3)
-        self.timeline_splitter.setStretchFactor(1, 1)
+        self.timeline_splitter = splitter(
+            Qt.Orientation.Vertical,
+            "timelineSplitter",
+            [(self.run_splitter, 3), (self.timeline, 1)],
+        )
         self.replay = ReplayController(self)
 
         center = QWidget()
@@ -101,12 +97,9 @@ class Workspace(QWidget):
         center_layout.addWidget(self.controls)
         center_layout.addWidget(self.timeline_splitter, 1)
 
-        self.main_splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.main_splitter.setObjectName("mainSplitter")
-        self.main_splitter.addWidget(self.documents)
-        self.main_splitter.addWidget(center)
-        self.main_splitter.setStretchFactor(0, 1)
-        self.main_splitter.setStretchFactor(1, 4)
+        self.main_splitter = splitter(
+            Qt.Orientation.Horizontal, "mainSplitter", [(self.documents, 1), (center, 4)]
+        )
         self.main_splitter.setSizes([360, 1080])
         self.run_splitter.setSizes([620, 460])
         layout = QHBoxLayout(self)
