@@ -195,3 +195,23 @@ async def test_long_output_is_cut_for_the_model_but_kept_for_the_record(
     assert "TAIL" in shown
     assert "characters cut" in shown
     assert len(of_type(events, CellExecuted)[0].stdout.strip()) == 50_008
+
+
+async def test_model_code_cannot_import_the_workers_own_modules_by_their_short_names(
+    scripted_server: ScriptedServer,
+) -> None:
+    code = (
+        "for name in ('state', 'repl', 'cells', 'serve', 'launch', 'channel', 'variables'):\n"
+        "    try:\n"
+        "        __import__(name)\n"
+        "        print('imported', name)\n"
+        "    except ImportError:\n"
+        "        print('refused', name)\n"
+    )
+    scripted_server.respond_with(scripted({QUERY: [repl(code), repl("FINAL('ok')")]}))
+    result, _ = await run_to_end(make_run(scripted_server))
+
+    shown = observation_after(scripted_server, 0)
+    assert result.status == "completed"
+    assert "imported" not in shown
+    assert shown.count("refused") == 7
