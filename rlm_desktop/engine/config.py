@@ -99,11 +99,9 @@ STARTER_BUDGET = Budget(max_cost_usd=1.0, max_tokens=2_000_000, max_sub_calls=20
 
 
 @dataclass(frozen=True)
-class RunConfig:
-    """Everything that defines a run except the documents and the credentials.
-
-    API keys are deliberately not part of this object: it is recorded with the session.
-    """
+class RunBasics:
+    """What a user says of every run, in the same words as the engine: the question, the models,
+    the endpoint, the mode, the profile and the budget (see `RunConfig` and `RunChoices`)."""
 
     query: str
     model: str = DEFAULT_MODEL
@@ -112,6 +110,15 @@ class RunConfig:
     mode: Mode = DEFAULT_MODE
     profile: str | None = None
     budget: Budget = field(default_factory=Budget)
+
+
+@dataclass(frozen=True)
+class RunConfig(RunBasics):
+    """Everything that defines a run except the documents and the credentials.
+
+    API keys are deliberately not part of this object: it is recorded with the session.
+    """
+
     output_limit_chars: int = 20_000
     stored_output_cap_chars: int = 1_000_000
     memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB

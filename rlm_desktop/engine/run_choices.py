@@ -13,17 +13,14 @@ from dataclasses import dataclass, field, fields
 from rlm_desktop.engine.config import (
     AUTO_DIRECT_MAX_TOKENS,
     DEFAULT_COMPACT_TOKENS,
-    DEFAULT_MODE,
-    DEFAULT_MODEL,
-    Budget,
-    Mode,
+    RunBasics,
     RunConfig,
 )
 from rlm_desktop.engine.pricing import PriceBook
 
 
 @dataclass(frozen=True)
-class RunChoices:
+class RunChoices(RunBasics):
     """What a user chose for one run; anything left out is the engine's default.
 
     Empty choices are None: the sub-model (the root model's), the endpoint (the provider's own
@@ -31,13 +28,6 @@ class RunChoices:
     `prices` are USD per token, as `pricing.parse_prices` reads them.
     """
 
-    query: str
-    model: str = DEFAULT_MODEL
-    sub_model: str | None = None
-    api_base: str | None = None
-    mode: Mode = DEFAULT_MODE
-    profile: str | None = None
-    budget: Budget = field(default_factory=Budget)
     prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     allow_read: Sequence[str] = ()
     require_isolation: bool = False
