@@ -44,6 +44,18 @@ class Reply:
     at the address, a proxy's error page)."""
     hang_up: bool = False
     """Close the connection without replying."""
+    stream: bool = True
+    """Stream the reply (server-sent events) when the request asks for a stream; False answers
+    a stream request with a plain reply, as a server that cannot stream does."""
+    chunk_chars: int = 16
+    """Characters of the content in each streamed chunk."""
+    chunk_delay_s: float = 0.0
+    """Pause before each streamed chunk (a model writing)."""
+    stall_after_chars: int | None = None
+    """Go silent for `stall_s` once this many characters were streamed (a stuck server)."""
+    stall_s: float = 0.0
+    usage_in_stream: bool = True
+    """Send the usage chunk a stream request asks for (`stream_options.include_usage`)."""
 
 
 HUGE_PIECE = 1024 * 1024
@@ -146,6 +158,11 @@ class ScriptedServer:
         self.headers: list[dict[str, str]] = []
         self.peers: list[int] = []
         """The client port each chat request came from (one per connection)."""
+        self.streamed_chars: dict[int, int] = {}
+        """For each streamed request (by its index in `requests`), the characters of content
+        written to the client."""
+        self.hung_up: set[int] = set()
+        """The streamed requests whose client closed the connection before the reply ended."""
         self._queue: deque[str | Reply] = deque()
         self._responder: Responder | None = None
         self._lock = threading.Lock()
@@ -260,6 +277,7 @@ class ScriptedServer:
                     self._send(404, {}, {"error": {"message": "not found"}})
                     return
                 with server._lock:
+                    index = len(server.requests)
                     server.requests.append(request)
                     server.headers.append(dict(self.headers.items()))
                     server.peers.append(self.client_address[1])
@@ -276,8 +294,61 @@ class ScriptedServer:
                     self._send_page(reply.status, reply.page)
                 elif reply.body_bytes and reply.status == 200:
                     self._stream_huge(reply.body_bytes, reply.chunked)
+                elif request.get("stream") and reply.stream and reply.status == 200:
+                    self._stream_events(request, reply, index)
                 else:
                     self._send(*completion_response(request, reply))
+
+            def _stream_events(self, request: dict[str, Any], reply: Reply, index: int) -> None:
+                """The reply as OpenAI's server-sent events, chunk by chunk, noting how much of
+                it was written before the client hung up."""
+                _status, _headers, body = completion_response(request, reply)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                head = {k: body[k] for k in ("id", "created", "model")}
+                head["object"] = "chat.completion.chunk"
+
+                def event(payload: dict[str, Any] | str) -> None:
+                    data = payload if isinstance(payload, str) else json.dumps(payload)
+                    line = f"data: {data}\n\n".encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                    self.wfile.flush()
+
+                def delta(content: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+                    choice = {"index": 0, "delta": content, "finish_reason": finish}
+                    return {**head, "choices": [choice]}
+
+                text = reply.content
+                step = max(1, reply.chunk_chars)
+                sent = 0
+                stalled = False
+                server.streamed_chars[index] = 0
+                try:
+                    event(delta({"role": "assistant", "content": ""}))
+                    for start in range(0, len(text), step):
+                        if reply.chunk_delay_s:
+                            time.sleep(reply.chunk_delay_s)
+                        stall = reply.stall_after_chars
+                        if stall is not None and not stalled and sent >= stall:
+                            time.sleep(reply.stall_s)
+                            stalled = True
+                        piece = text[start : start + step]
+                        event(delta({"content": piece}))
+                        sent += len(piece)
+                        server.streamed_chars[index] = sent
+                    event(delta({}, reply.finish_reason))
+                    options = request.get("stream_options") or {}
+                    if reply.usage_in_stream and options.get("include_usage"):
+                        event({**head, "choices": [], "usage": body["usage"]})
+                    event("[DONE]")
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    server.hung_up.add(index)
+                    self.close_connection = True
 
             def _stream_huge(self, size: int, chunked: bool) -> None:
                 head = (

@@ -124,6 +124,10 @@ class RunConfig(RunBasics):
     memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
     """See DEFAULT_MEMORY_LIMIT_MB; None: no memory bound."""
     request_timeout_s: float = 600.0
+    """The longest a request may wait for the first byte of its reply (a local model reads its
+    whole prompt before it writes)."""
+    stream_silence_s: float = 120.0
+    """The longest a reply may go silent once it has begun; a model still writing is never cut."""
     max_retries: int = 5
     auto_direct_max_tokens: int = AUTO_DIRECT_MAX_TOKENS
     prices: dict[str, tuple[float, float]] = field(default_factory=dict)

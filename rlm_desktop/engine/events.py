@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 CallKind = Literal["rlm", "llm"]
 RunStatus = Literal["completed", "max_turns", "budget_exceeded", "timeout", "cancelled", "error"]
@@ -30,6 +30,8 @@ class Event:
 
     run_id: str
     ts: float = field(default_factory=_now)
+    stored: ClassVar[bool] = True
+    """False for events shown live and never written to the session's log."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,6 +126,25 @@ class LLMResponded(Event):
     error: str | None = None
     stopped_early: str | None = None
     """Why the app cut the reply or capped its counts (the provider passed its max_tokens)."""
+    cut: str | None = None
+    """Why the app stopped reading the reply early: `code` (its first code block was complete,
+    so what the model wrote after it was not waited for) or `max_tokens`; None when it ended."""
+    arrivals: list[list[float]] = field(default_factory=list)
+    """[seconds after sending, characters so far] as the reply streamed in, at most 120 points:
+    what replay shows the reply's growth by."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplyStreamed(Event):
+    """More of a request's reply arrived: `text` is what came since the request's last such
+    event, `characters` the reply's length so far. Shown live, never stored: a saved reply
+    keeps its arrival in `LLMResponded.arrivals`, and replay makes these events again from it."""
+
+    call_id: str
+    request_id: str
+    text: str
+    characters: int
+    stored: ClassVar[bool] = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -276,6 +297,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         LLMRequestSent,
         LLMRetried,
         LLMResponded,
+        ReplyStreamed,
         TurnStarted,
         CellExecuted,
         TurnExecuted,

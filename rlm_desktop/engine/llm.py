@@ -7,6 +7,7 @@ pieces resolved once per run (`openai_route`), which costs a fraction of the CPU
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import math
@@ -18,8 +19,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlm_desktop.engine.litellm_loader import load_litellm
-from rlm_desktop.engine.openai_route import Route, RouteReply, UnreadableReply, resolve
+from rlm_desktop.engine.openai_route import (
+    Route,
+    RouteReply,
+    UnreadableReply,
+    assembled,
+    resolve,
+)
 from rlm_desktop.engine.pricing import ModelInfo, PriceBook
+from rlm_desktop.engine.reply_stream import ReplyAssembler, StreamSilent, StreamTimes, StreamWatch
 from rlm_desktop.engine.web_page import web_page_answer
 from rlm_desktop.providers.connection import cannot_connect, unreachable_address
 from rlm_desktop.redact import Redactor
@@ -69,6 +77,11 @@ class Completion:
     attempts: int
     stopped_early: str | None = None
     """Why the app cut the reply or capped its counts (`reply_acceptance`), or None."""
+    cut: str | None = None
+    """Why the app stopped reading the stream early (`reply_stream`: its code block was
+    complete, or it reached `max_tokens`), or None."""
+    arrivals: tuple[tuple[float, int], ...] = ()
+    """(seconds after sending, characters so far) as the reply arrived, bounded."""
 
     @property
     def truncated(self) -> bool:
@@ -101,14 +114,15 @@ class LLMClient:
         credentials: Credentials,
         api_base: str | None,
         concurrency: int,
-        request_timeout_s: float,
+        times: StreamTimes,
         max_retries: int,
     ) -> None:
         self.prices = prices
         self._credentials = credentials
         self._api_base = api_base
         self._semaphore = asyncio.Semaphore(concurrency)
-        self._timeout = request_timeout_s
+        self._times = times
+        self._timeout = times.first_byte_s
         self._max_retries = max_retries
         self._redactor = Redactor.for_run(credentials.api_key)
         self._http: asyncio.Future[Any] | None = None
@@ -136,9 +150,11 @@ class LLMClient:
         messages: list[Message],
         max_output_tokens: int,
         on_retry: RetryCallback | None = None,
+        watch: StreamWatch | None = None,
     ) -> Completion:
-        """One chat completion, retried with backoff on 429, 5xx, timeouts and dropped connections;
-        a connection that never opens (refused, unknown host) fails at once."""
+        """One chat completion, streamed (see `reply_stream`: `watch` sees its text arrive and may
+        end it early), retried with backoff on 429, 5xx, timeouts and dropped connections; a
+        connection that never opens (refused, unknown host) fails at once."""
         from rlm_desktop.engine.reply_limit import (
             call_limit,
             limited_to,
@@ -154,30 +170,30 @@ class LLMClient:
         started = time.monotonic()
         while True:
             attempt += 1
+            assembler = ReplyAssembler(model, max_output_tokens, watch)
             try:
                 async with self._semaphore:
                     if route is not None:
                         reply = await route.send(
-                            bounded["client"], messages, max_output_tokens, self._timeout, limit
+                            bounded["client"], messages, assembler, self._times, limit
                         )
                     else:
                         with limited_to(limit):
-                            response = await litellm.acompletion(
-                                model=model,
-                                messages=messages,
-                                max_tokens=max_output_tokens,
-                                timeout=self._timeout,
-                                num_retries=0,
-                                max_retries=0,
-                                **bounded,
-                                **self._endpoint_arguments(),
+                            reply = await self._litellm_stream(
+                                litellm, model, messages, assembler, bounded
                             )
-                        reply = _reply_of(response)
                 return self._completion(model, reply, time.monotonic() - started, attempt)
             except asyncio.CancelledError:
                 raise
             except UnreadableReply as error:
                 raise LLMError(self._redactor.text(str(error)), attempt) from error
+            except StreamSilent as error:
+                if attempt > self._max_retries:
+                    raise LLMError(str(error), attempt) from error
+                delay = _retry_delay(error, attempt)
+                if on_retry is not None:
+                    on_retry(attempt, delay, str(error))
+                await asyncio.sleep(delay)
             except Exception as error:
                 if too_large(error):
                     text = too_large_text(limit, max_output_tokens)
@@ -190,6 +206,56 @@ class LLMClient:
                 if on_retry is not None:
                     on_retry(attempt, delay, described)
                 await asyncio.sleep(delay)
+
+    async def _litellm_stream(
+        self,
+        litellm: Any,
+        model: str,
+        messages: list[Message],
+        assembler: ReplyAssembler,
+        bounded: dict[str, Any],
+    ) -> RouteReply:
+        """A streamed reply through `litellm.acompletion`, for the providers the lean route does
+        not serve; a provider's plain reply is taken whole."""
+        from rlm_desktop.engine.provider_post import STREAM_TRANSPORT_TIMEOUT_S, within
+
+        times = self._times
+        response = await within(
+            litellm.acompletion(
+                model=model,
+                messages=messages,
+                max_tokens=assembler.max_tokens,
+                timeout=STREAM_TRANSPORT_TIMEOUT_S,
+                stream=True,
+                stream_options={"include_usage": True},
+                num_retries=0,
+                max_retries=0,
+                **bounded,
+                **self._endpoint_arguments(),
+            ),
+            times.first_byte_s, times, started=False,
+        )  # fmt: skip
+        if not hasattr(response, "__aiter__"):
+            plain = _reply_of(response)
+            assembler.add(plain.content)
+            assembler.usage(plain.input_tokens, plain.output_tokens)
+            assembler.finished(plain.finish_reason)
+            return assembled(assembler)
+        chunks = response.__aiter__()
+        started = False
+        try:
+            while True:
+                wait = times.silence_s if started else times.first_byte_s
+                try:
+                    chunk = await within(chunks.__anext__(), wait, times, started=started)
+                except StopAsyncIteration:
+                    break
+                started = True
+                if _take_chunk(chunk, assembler):
+                    break
+        finally:
+            await _close_stream(response)
+        return assembled(assembler)
 
     async def _bounded_client(self, litellm: Any, model: str) -> dict[str, Any]:
         """`client=` the size-capped HTTP handler, for the providers that take one. It is made
@@ -249,6 +315,8 @@ class LLMClient:
         self, model: str, reply: RouteReply, latency: float, attempts: int
     ) -> Completion:
         return Completion(
+            cut=reply.cut,
+            arrivals=reply.arrivals,
             content=reply.content,
             input_tokens=reply.input_tokens,
             output_tokens=reply.output_tokens,
@@ -269,6 +337,35 @@ def _reply_of(response: Any) -> RouteReply:
         output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         finish_reason=getattr(choice, "finish_reason", None),
     )
+
+
+def _take_chunk(chunk: Any, assembler: ReplyAssembler) -> bool:
+    """One litellm stream chunk into `assembler`; True when reading should stop."""
+    usage = getattr(chunk, "usage", None)
+    if usage is not None:
+        assembler.usage(
+            int(getattr(usage, "prompt_tokens", 0) or 0),
+            int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+    for choice in getattr(chunk, "choices", None) or ():
+        delta = getattr(choice, "delta", None)
+        content = getattr(delta, "content", None)
+        if isinstance(content, str) and assembler.add(content):
+            return True
+        finish = getattr(choice, "finish_reason", None)
+        if isinstance(finish, str):
+            assembler.finished(finish)
+    return False
+
+
+async def _close_stream(response: Any) -> None:
+    """Close a litellm stream's connection, so a provider stops writing a reply not read on."""
+    stream = getattr(response, "completion_stream", None)
+    for closer in (getattr(stream, "aclose", None), getattr(response, "aclose", None)):
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()
+            return
 
 
 def _status_of(error: Exception) -> int | None:

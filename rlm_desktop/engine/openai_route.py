@@ -17,11 +17,15 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.litellm_loader import load_litellm
+from rlm_desktop.engine.reply_stream import ReplyAssembler, StreamSilent, StreamTimes
 from rlm_desktop.engine.web_page import API_BASE_HINT, web_page_answer
+
+if TYPE_CHECKING:
+    from rlm_desktop.engine.provider_post import LineReader
 
 LEAN_PROVIDER = "openai"
 DEFAULT_API_BASE = "https://api.openai.com/v1"
@@ -41,6 +45,22 @@ class RouteReply:
     input_tokens: int
     output_tokens: int
     finish_reason: str | None
+    cut: str | None = None
+    """Why the app stopped reading early (`reply_stream.CUT_AT_CAP`, `CUT_AT_CODE`), or None."""
+    arrivals: tuple[tuple[float, int], ...] = ()
+    """(seconds after sending, characters so far) as the reply arrived (see `Arrivals`)."""
+
+
+def assembled(assembler: ReplyAssembler) -> RouteReply:
+    """The reply `assembler` took in."""
+    return RouteReply(
+        content=assembler.text,
+        input_tokens=assembler.input_tokens,
+        output_tokens=assembler.output_tokens,
+        finish_reason=assembler.finish_reason,
+        cut=assembler.cut,
+        arrivals=tuple(assembler.arrivals.points),
+    )
 
 
 @dataclass(frozen=True)
@@ -63,13 +83,14 @@ class Route:
         self,
         handler: Any,
         messages: list[dict[str, str]],
-        max_tokens: int,
-        timeout_s: float,
+        assembler: ReplyAssembler,
+        times: StreamTimes,
         limit_bytes: int,
     ) -> RouteReply:
-        """POST one chat request on `handler` (a litellm `AsyncHTTPHandler`, see `provider_post`),
-        its reply read up to `limit_bytes`; errors are litellm's own exceptions, mapped as
-        `acompletion` maps them."""
+        """POST one chat request on `handler` (a litellm `AsyncHTTPHandler`, see `provider_post`)
+        for a streamed reply, taken in by `assembler` (a plain reply too), read up to
+        `limit_bytes`; errors are litellm's own exceptions, mapped as `acompletion` maps them."""
+        max_tokens = assembler.max_tokens
         litellm = load_litellm()
         optional = self._mapped.get(max_tokens)
         if optional is None:
@@ -86,19 +107,25 @@ class Route:
             litellm_params={},
             headers=self.headers,
         )
+        data["stream"] = True
+        data["stream_options"] = {"include_usage": True}
         from rlm_desktop.engine import provider_post
 
         try:
             try:
                 proxy = await self._proxy(handler)
-                body = await provider_post.post(
-                    handler, self.url, self.headers, json.dumps(data), timeout_s, proxy=proxy,
-                    limit_bytes=limit_bytes,
+                body = await provider_post.post_stream(
+                    handler, self.url, self.headers, json.dumps(data), times,
+                    _stream_reader(assembler, self.url), proxy=proxy, limit_bytes=limit_bytes,
                 )  # fmt: skip
+            except StreamSilent:
+                raise
             except Exception as error:
                 _raise_provider_error(error, self.config, self.asked)
-            return _read(body)
-        except UnreadableReply:
+            if body is not None:
+                _take_plain(_read(body), assembler)
+            return assembled(assembler)
+        except (UnreadableReply, StreamSilent):
             raise
         except Exception as error:
             # litellm's mapping raises the exception `acompletion` would have raised.
@@ -190,6 +217,60 @@ def _read(body: bytes) -> RouteReply:
         )
     except (ValueError, LookupError, TypeError, AttributeError) as error:
         raise UnreadableReply(_not_a_completion(body)) from error
+
+
+def _take_plain(reply: RouteReply, assembler: ReplyAssembler) -> None:
+    """A server that does not stream: its whole reply, taken as one piece."""
+    assembler.add(reply.content)
+    assembler.usage(reply.input_tokens, reply.output_tokens)
+    assembler.finished(reply.finish_reason)
+
+
+def _stream_reader(assembler: ReplyAssembler, url: str) -> LineReader:
+    """Reads an OpenAI chat-completion event stream into `assembler`, one line at a time."""
+    from litellm.litellm_core_utils.core_helpers import map_finish_reason
+
+    def read_line(line: bytes) -> bool:
+        if not line.startswith(b"data:"):
+            return False  # comments, event names, keep-alives, blank separators
+        payload = line[5:].strip()
+        if payload == b"[DONE]":
+            return False
+        try:
+            chunk = json.loads(payload)
+        except ValueError as error:
+            raise UnreadableReply(_not_a_completion(payload)) from error
+        if not isinstance(chunk, dict):
+            raise UnreadableReply(_not_a_completion(payload))
+        if chunk.get("error"):
+            from rlm_desktop.engine.provider_post import status_error
+
+            raise status_error(url, 500, {}, payload)
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            assembler.usage(
+                _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+            )
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict):
+                continue
+            delta = choice.get("delta")
+            content = delta.get("content") if isinstance(delta, dict) else None
+            if isinstance(content, str) and assembler.add(content):
+                return True
+            finish = choice.get("finish_reason")
+            if isinstance(finish, str):
+                assembler.finished(map_finish_reason(finish))
+        return False
+
+    return read_line
+
+
+def _count(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
 
 
 def _not_a_completion(body: bytes) -> str:

@@ -43,6 +43,9 @@ class Profile:
     root_max_output_tokens: int
     sub_max_output_tokens: int
     description: str = ""
+    stop_after_code: bool = True
+    """Stop reading a root reply once its first code block is complete (what a model writes
+    after it, imagined outputs and new questions, is never run, so it is not waited for)."""
     source: Path | None = None
     problem: str = ""
     """Why the profile cannot be used ("" when it can): its file is missing or unreadable."""
@@ -115,6 +118,13 @@ def _whole_number(entry: dict[str, Any], key: str, default: int) -> int:
     return value
 
 
+def _flag(entry: dict[str, Any], key: str, default: bool) -> bool:
+    value = entry.get(key, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} must be true or false, not {value!r}")
+    return value
+
+
 def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
     """One entry of a folder's index; a profile that cannot be used carries its `problem`."""
     index = folder / INDEX_FILE
@@ -131,6 +141,7 @@ def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
     try:
         root_tokens = _whole_number(entry, "root_max_output_tokens", DEFAULT_ROOT_MAX_OUTPUT_TOKENS)
         sub_tokens = _whole_number(entry, "sub_max_output_tokens", DEFAULT_SUB_MAX_OUTPUT_TOKENS)
+        stop_after_code = _flag(entry, "stop_after_code", True)
     except ValueError as error:
         return _broken(name, tuple(patterns), prompt_file, f"profile {name!r} in {index}: {error}")
     if not prompt_file.is_file():
@@ -151,6 +162,7 @@ def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
         root_max_output_tokens=root_tokens,
         sub_max_output_tokens=sub_tokens,
         description=str(entry.get("description", "")),
+        stop_after_code=stop_after_code,
         source=prompt_file,
     )
 

@@ -11,7 +11,9 @@ mapping of aiohttp's errors, and the errors the handler itself raises (`litellm.
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -23,10 +25,22 @@ from rlm_desktop.engine.reply_limit import (
     ReplyTooLarge,
     limited_to,
 )
+from rlm_desktop.engine.reply_stream import StreamSilent, StreamTimes
 
 CONNECT_TIMEOUT_CAP_S = 30.0
 IDENTITY = {"Accept-Encoding": "identity"}
 """Compressed replies are not asked for, so the cap counts what is parsed."""
+EVENT_STREAM = "text/event-stream"
+STREAM_ENVELOPE_FACTOR = 16
+"""An event stream wraps each token in its own JSON chunk (a few hundred bytes): it may run to
+this many times a plain reply's cap, while no line of it may pass that cap. Its text is held to
+`max_tokens` as it arrives (`reply_stream`), so nothing past the cap is kept."""
+STREAM_TRANSPORT_TIMEOUT_S = 6 * 3600.0
+"""The transport's own limit on a streamed reply: far past any run; `StreamTimes` rule instead."""
+
+
+LineReader = Callable[[bytes], bool]
+"""Takes one line of an event stream; True when the rest is not wanted."""
 
 
 async def post(
@@ -115,7 +129,7 @@ async def _post_on(
             raise ReplyTooLarge(limit_bytes)
         content = await _read_capped(response.content, limit_bytes)
         if response.status >= 400:
-            raise _status_error(url, response.status, response.headers, content)
+            raise status_error(url, response.status, response.headers, content)
         return content
 
 
@@ -130,7 +144,7 @@ async def _read_capped(stream: Any, limit_bytes: int) -> bytes:
     return b"".join(chunks)
 
 
-def _status_error(url: str, status: int, headers: Any, content: bytes) -> httpx.HTTPStatusError:
+def status_error(url: str, status: int, headers: Any, content: bytes) -> httpx.HTTPStatusError:
     """The error httpx's `raise_for_status` would raise for this reply."""
     request = httpx.Request("POST", url)
     response = httpx.Response(
@@ -160,3 +174,164 @@ def _timeout(timeout_s: float, taken_s: float) -> Exception:
         llm_provider="litellm-httpx-handler",
     )
     return error
+
+
+async def post_stream(
+    handler: Any,
+    url: str,
+    headers: dict[str, str],
+    body: str,
+    times: StreamTimes,
+    read_line: LineReader,
+    *,
+    proxy: str | None = None,
+    limit_bytes: int = REPLY_LIMIT_BYTES,
+) -> bytes | None:
+    """POST a stream request: an event-stream reply is handed to `read_line` line by line (None
+    is returned), any other reply's body is returned whole, at most `limit_bytes` of it.
+
+    The connection is closed as soon as `read_line` wants no more, so the server stops writing.
+    Errors are those of `post`, and `StreamSilent` when the reply keeps the app waiting longer
+    than `times` allow.
+    """
+    try:
+        transport = aiohttp_transport(handler)
+        if transport is None:
+            return await _stream_on_handler(
+                handler, url, headers, body, times, read_line, limit_bytes
+            )
+        return await _stream_on_session(
+            transport, url, headers, body, times, read_line, proxy, limit_bytes
+        )
+    except httpx.HTTPStatusError as error:
+        _as_handler_reports(error)
+        raise
+
+
+async def _stream_on_session(
+    transport: Any,
+    url: str,
+    headers: dict[str, str],
+    body: str,
+    times: StreamTimes,
+    read_line: LineReader,
+    proxy: str | None,
+    limit_bytes: int,
+) -> bytes | None:
+    """`post_stream` on litellm's aiohttp session."""
+    from aiohttp import ClientTimeout
+    from litellm.llms.custom_httpx.aiohttp_transport import map_aiohttp_exceptions
+
+    session = transport._get_valid_client_session()
+    connect = min(times.first_byte_s, CONNECT_TIMEOUT_CAP_S)
+    with map_aiohttp_exceptions():
+        response = await within(
+            session.post(
+                url, data=body.encode(), headers={**headers, **IDENTITY},
+                allow_redirects=False, proxy=proxy,
+                timeout=ClientTimeout(total=STREAM_TRANSPORT_TIMEOUT_S, sock_connect=connect),
+            ),
+            times.first_byte_s, times, started=False,
+        )  # fmt: skip
+        reading = _Reading(url, times, read_line, limit_bytes)
+        try:
+            return await reading.reply(
+                response.status, response.headers, response.content.iter_any()
+            )
+        finally:
+            if reading.whole:
+                response.release()  # read to its end: the connection is kept for the next
+            else:
+                response.close()  # the server is told to stop writing
+
+
+async def _stream_on_handler(
+    handler: Any,
+    url: str,
+    headers: dict[str, str],
+    body: str,
+    times: StreamTimes,
+    read_line: LineReader,
+    limit_bytes: int,
+) -> bytes | None:
+    """`post_stream` through litellm's handler (its own httpx transport)."""
+    timeout = httpx.Timeout(STREAM_TRANSPORT_TIMEOUT_S, connect=CONNECT_TIMEOUT_CAP_S)
+    request = handler.client.build_request(
+        "POST", url, content=body.encode(), headers={**headers, **IDENTITY}, timeout=timeout
+    )
+    response = await within(
+        handler.client.send(request, stream=True), times.first_byte_s, times, started=False
+    )
+    try:
+        reading = _Reading(url, times, read_line, limit_bytes)
+        return await reading.reply(response.status_code, response.headers, response.aiter_raw())
+    finally:
+        await response.aclose()
+
+
+class _Reading:
+    """One reply read: an event stream line by line, any other body whole, under the caps."""
+
+    def __init__(
+        self, url: str, times: StreamTimes, read_line: LineReader, limit_bytes: int
+    ) -> None:
+        self._url = url
+        self._times = times
+        self._read_line = read_line
+        self._limit = limit_bytes
+        self.whole = False
+        """True once the reply was read to its end (not stopped early, not failed)."""
+
+    async def reply(self, status: int, headers: Any, pieces: AsyncIterator[bytes]) -> bytes | None:
+        """None for an event stream (its lines went to `read_line`), else the body."""
+        content_type = str(headers.get("Content-Type", "")).lower()
+        streamed = status < 400 and EVENT_STREAM in content_type
+        kept: list[bytes] = []
+        partial = b""
+        seen = 0
+        started = False
+        iterator = pieces.__aiter__()
+        while True:
+            wait = self._times.silence_s if started else self._times.first_byte_s
+            try:
+                piece = await within(iterator.__anext__(), wait, self._times, started=started)
+            except StopAsyncIteration:
+                break
+            started = True
+            seen += len(piece)
+            if seen > (self._limit * STREAM_ENVELOPE_FACTOR if streamed else self._limit):
+                raise ReplyTooLarge(self._limit)
+            if not streamed:
+                kept.append(piece)
+                continue
+            *lines, partial = (partial + piece).split(b"\n")
+            if len(partial) > self._limit:
+                raise ReplyTooLarge(self._limit)
+            if any(self._read_line(line.rstrip(b"\r")) for line in lines):
+                return None
+        self.whole = True
+        if streamed:
+            if partial:
+                self._read_line(partial.rstrip(b"\r"))
+            return None
+        content = b"".join(kept)
+        if status >= 400:
+            raise status_error(self._url, status, headers, content)
+        return content
+
+
+async def within(awaitable: Any, seconds: float, times: StreamTimes, *, started: bool) -> Any:
+    """`awaitable`'s result, or `StreamSilent` once `seconds` pass without one."""
+    try:
+        return await asyncio.wait_for(awaitable, seconds)
+    except TimeoutError:
+        raise StreamSilent(_silence_text(times, started=started), started=started) from None
+
+
+def _silence_text(times: StreamTimes, *, started: bool) -> str:
+    if started:
+        return (
+            f"Timeout: the provider went silent for {times.silence_s:g} s in the middle of its "
+            "reply"
+        )
+    return f"Timeout: the provider sent no reply within {times.first_byte_s:g} s"

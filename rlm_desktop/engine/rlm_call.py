@@ -26,6 +26,7 @@ from rlm_desktop.engine.llm import Completion, LLMError, Message
 from rlm_desktop.engine.observation import format_observation
 from rlm_desktop.engine.parsing import extract_code_blocks, find_prose_final, prose_without_code
 from rlm_desktop.engine.prompts import first_user_message, system_prompt
+from rlm_desktop.engine.reply_stream import CodeBlockStop
 from rlm_desktop.engine.runtime import Runtime, internal_error
 from rlm_desktop.engine.sandbox.launcher import WorkerDied
 from rlm_desktop.engine.sandbox.process import CellOutcome, SubCallFailure, WorkerProcess
@@ -155,7 +156,7 @@ class RLMCall:
         loop = asyncio.get_running_loop()
         started = loop.time()
         await self._compact_if_due(turn, messages)
-        completion = await self._ask(messages)
+        completion = await self._ask(messages, stop_at_code=self.rt.profile.stop_after_code)
         reply = completion.content
         self._remember_prose(reply)
         blocks = extract_code_blocks(reply)
@@ -287,10 +288,11 @@ class RLMCall:
         """The best answer so far: the model's `answer["content"]` draft, else its last prose."""
         return self._answer_draft or self._last_prose
 
-    async def _ask(self, messages: list[Message]) -> Completion:
+    async def _ask(self, messages: list[Message], *, stop_at_code: bool = False) -> Completion:
         completion = await self.rt.request(
-            self.call_id, self.model, messages, self.rt.profile.root_max_output_tokens
-        )
+            self.call_id, self.model, messages, self.rt.profile.root_max_output_tokens,
+            CodeBlockStop() if stop_at_code else None,
+        )  # fmt: skip
         self._tokens[0] += completion.input_tokens
         self._tokens[1] += completion.output_tokens
         if completion.cost_usd is None:

@@ -37,6 +37,7 @@ from rlm_desktop.engine.litellm_loader import release_logging_worker, warm_up
 from rlm_desktop.engine.llm import Credentials, LLMClient
 from rlm_desktop.engine.pricing import PriceBook, refuse_unpriced_under_cap
 from rlm_desktop.engine.profiles import choose_profile
+from rlm_desktop.engine.reply_stream import StreamTimes
 from rlm_desktop.engine.rlm_call import CallOutcome, RLMCall
 from rlm_desktop.engine.runtime import Runtime, internal_error
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
@@ -231,7 +232,7 @@ class Run:
             credentials=self._credentials,
             api_base=config.api_base,
             concurrency=config.budget.concurrency,
-            request_timeout_s=config.request_timeout_s,
+            times=StreamTimes(config.request_timeout_s, config.stream_silence_s),
             max_retries=config.max_retries,
         )
         scratch = self.folders.scratch / self.run_id

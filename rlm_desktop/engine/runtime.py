@@ -26,10 +26,12 @@ from rlm_desktop.engine.events import (
     LLMRetried,
 )
 from rlm_desktop.engine.ledger import BudgetExceededError, BudgetLedger, LedgerTotals
+from rlm_desktop.engine.live_reply import LiveReply
 from rlm_desktop.engine.llm import Completion, LLMClient, LLMError, Message
 from rlm_desktop.engine.pricing import ModelInfo
 from rlm_desktop.engine.profiles import Profile
 from rlm_desktop.engine.reply_acceptance import within_hold
+from rlm_desktop.engine.reply_stream import StreamStop
 from rlm_desktop.engine.sandbox.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
 
@@ -177,7 +179,12 @@ class Runtime:
             worker.kill()
 
     async def request(
-        self, call_id: str, model: str, messages: list[Message], max_output_tokens: int
+        self,
+        call_id: str,
+        model: str,
+        messages: list[Message],
+        max_output_tokens: int,
+        stop: StreamStop | None = None,
     ) -> Completion:
         """One LLM request with its reservation, retries and events.
 
@@ -191,13 +198,18 @@ class Runtime:
         calibration = self.ledger.calibration
         probe = await calibration.take_turn(model)
         try:
-            return await self._reserved_request(call_id, info, messages, max_output)
+            return await self._reserved_request(call_id, info, messages, max_output, stop)
         finally:
             if probe:
                 calibration.probe_ended(model)
 
     async def _reserved_request(
-        self, call_id: str, info: ModelInfo, messages: list[Message], max_output: int
+        self,
+        call_id: str,
+        info: ModelInfo,
+        messages: list[Message],
+        max_output: int,
+        stop: StreamStop | None,
     ) -> Completion:
         model = info.name
         ledger = self.ledger
@@ -214,15 +226,21 @@ class Runtime:
             reserved_output_tokens=reservation.output_tokens, reserved_cost_usd=held_cost,
         )  # fmt: skip
 
+        live = LiveReply(self.emit, self.run_id, call_id, request_id)
+
         def on_retry(attempt: int, delay: float, reason: str) -> None:
+            live.restart()
             self.announce(
                 LLMRetried, call_id=call_id, request_id=request_id, attempt=attempt,
                 delay_s=delay, reason=reason,
             )  # fmt: skip
 
         try:
-            completion = await self.llm.complete(model, messages, max_output, on_retry)
+            completion = await self.llm.complete(
+                model, messages, max_output, on_retry, live.watch(stop)
+            )
         except LLMError as error:
+            live.restart()
             if error.replied:
                 ledger.charge(reservation)  # a reply too large to read was still produced
             else:
@@ -232,8 +250,10 @@ class Runtime:
             self._responded(ids, error)
             raise
         except BaseException:
+            live.restart()
             ledger.charge(reservation)  # cancelled in flight: the provider may have billed it
             raise
+        live.flush()
         reported_input = completion.input_tokens
         completion = within_hold(completion, reservation)
         ledger.settle(
@@ -261,7 +281,8 @@ class Runtime:
             output_tokens=outcome.output_tokens, cost_usd=outcome.cost_usd,
             latency_s=outcome.latency_s, finish_reason=outcome.finish_reason,
             truncated=outcome.truncated, attempts=outcome.attempts,
-            stopped_early=outcome.stopped_early,
+            stopped_early=outcome.stopped_early, cut=outcome.cut,
+            arrivals=[list(point) for point in outcome.arrivals],
         )  # fmt: skip
 
 

@@ -87,6 +87,8 @@ class Recorder:
         self._detach: Callable[[], None] | None = attach(self._on_event)
 
     def _on_event(self, event: Event) -> None:
+        if not event.stored:
+            return
         now = time.monotonic()
         if not self._buffer:
             self._oldest = now

@@ -9,7 +9,9 @@ from rlm_desktop.engine.events import (
     CallFinished,
     CallStarted,
     CellExecuted,
+    LLMResponded,
     ModeChosen,
+    ReplyStreamed,
     RunFinished,
     RunStarted,
 )
@@ -22,6 +24,7 @@ from tests.engine.scripting import (
     repl,
     run_to_end,
     scripted,
+    whole_replies_profile,
 )
 from tests.scripted_server import ScriptedServer, estimate_tokens
 
@@ -62,7 +65,7 @@ async def test_a_multi_turn_run_reaches_final(scripted_server: ScriptedServer) -
     ]
     assert f"sum {TOTAL}" in observation_after(scripted_server, 1)
 
-    names = [type(e).__name__ for e in events if not isinstance(e, BudgetUpdated)]
+    names = [type(e).__name__ for e in events if e.stored and not isinstance(e, BudgetUpdated)]
     assert names == [
         "RunStarted",
         "ModeChosen",
@@ -74,6 +77,10 @@ async def test_a_multi_turn_run_reaches_final(scripted_server: ScriptedServer) -
         "RunFinished",
     ]
     assert {e.run_id for e in events} == {run.run_id}
+    for responded in of_type(events, LLMResponded):
+        pieces = [e for e in of_type(events, ReplyStreamed) if e.request_id == responded.request_id]
+        assert "".join(e.text for e in pieces) == responded.content  # streamed, then answered
+        assert events.index(pieces[-1]) < events.index(responded)
     (started,) = of_type(events, RunStarted)
     assert started.documents == [DOCUMENT.meta()]
     assert started.query == QUERY
@@ -215,7 +222,7 @@ async def test_blocks_of_one_reply_share_state_and_stop_at_final(
 ) -> None:
     reply = repl("a = 20") + "\n" + repl("FINAL(a + 22)") + "\n" + repl("print('never ran')")
     scripted_server.respond_with(scripted({QUERY: [reply]}))
-    result, events = await run_to_end(make_run(scripted_server))
+    result, events = await run_to_end(make_run(scripted_server, profile=whole_replies_profile()))
 
     assert (result.status, result.answer, result.turns) == ("completed", "42", 1)
     assert [c.code for c in of_type(events, CellExecuted)] == ["a = 20", "FINAL(a + 22)"]
@@ -236,7 +243,7 @@ async def test_cells_are_numbered_across_the_call_as_tracebacks_name_them(
     two_cells = "Two steps.\n```repl\nx = 1\n```\n```repl\ny = 2\n```"
     raising = repl("print(x + y)\nraise ValueError('stop here')")
     scripted_server.respond_with(scripted({QUERY: [two_cells, raising, repl("FINAL(x + y)")]}))
-    result, _ = await run_to_end(make_run(scripted_server))
+    result, _ = await run_to_end(make_run(scripted_server, profile=whole_replies_profile()))
 
     assert result.status == "completed"
     first = observation_after(scripted_server, 0)

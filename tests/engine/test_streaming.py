@@ -1,0 +1,95 @@
+"""Replies stream: seen as they arrive, read no further than their code block or their max_tokens,
+timed by silence rather than in total, and a server that does not stream still works."""
+
+from __future__ import annotations
+
+from rlm_desktop.engine import Budget
+from rlm_desktop.engine.events import CellExecuted, LLMResponded, ReplyStreamed, TurnExecuted
+from tests.engine.scripting import QUERY, make_run, of_type, repl, run_to_end, scripted
+from tests.scripted_server import Reply, ScriptedServer
+
+IMAGINED = "\nOutput:\n42\n\nNow let me also check:\n```repl\nprint('IMAGINED RAN')\n```\n" * 200
+
+
+async def test_a_root_reply_is_read_up_to_its_code_block_and_the_rest_is_never_waited_for(
+    scripted_server: ScriptedServer,
+) -> None:
+    first = Reply(content=repl("print('real cell')") + IMAGINED, chunk_chars=8, chunk_delay_s=0.002)
+    scripted_server.respond_with(scripted({QUERY: [first, repl("FINAL('done')")]}))
+    result, events = await run_to_end(make_run(scripted_server))
+
+    assert (result.status, result.answer) == ("completed", "done")
+    assert [c.code for c in of_type(events, CellExecuted)] == [
+        "print('real cell')",
+        "FINAL('done')",
+    ]
+    first_reply = of_type(events, TurnExecuted)[0].reply
+    assert first_reply.endswith("```")
+    assert "IMAGINED" not in first_reply
+    responded = of_type(events, LLMResponded)[0]
+    assert responded.cut == "code"
+    assert 0 in scripted_server.hung_up  # the connection was closed, so the server stops writing
+    assert scripted_server.streamed_chars[0] < len(first.content) / 2
+    streamed = [e for e in of_type(events, ReplyStreamed) if e.request_id == responded.request_id]
+    assert "".join(e.text for e in streamed) == responded.content
+
+
+async def test_a_sub_call_reply_that_ignores_max_tokens_is_cut_there_and_the_cap_holds(
+    scripted_server: ScriptedServer,
+) -> None:
+    endless = Reply(content="word " * 40_000, chunk_chars=5, completion_tokens=10)
+    cell = repl("r = llm_query('go on forever')\nprint(len(r))")
+    scripted_server.respond_with(scripted({QUERY: [cell, repl("FINAL('ok')")]}, sub=endless))
+    result, events = await run_to_end(make_run(scripted_server, budget=Budget(max_tokens=200_000)))
+
+    (sub,) = [e for e in of_type(events, LLMResponded) if "word" in e.content]
+    sent = next(r for r in scripted_server.chat_requests() if "forever" in str(r["messages"]))
+    assert sub.cut == "max_tokens"
+    assert sub.finish_reason == "length"
+    assert sub.output_tokens <= sent["max_tokens"]
+    assert len(sub.content.split()) <= sent["max_tokens"]
+    assert result.input_tokens + result.output_tokens <= 200_000
+    index = scripted_server.chat_requests().index(sent)
+    assert index in scripted_server.hung_up
+
+
+async def test_a_server_that_does_not_stream_still_answers(scripted_server: ScriptedServer) -> None:
+    plain = [
+        Reply(content=repl("x = 6 * 7"), stream=False),
+        Reply(content=repl("FINAL(x)"), stream=False),
+    ]
+    scripted_server.respond_with(scripted({QUERY: plain}))
+    result, events = await run_to_end(make_run(scripted_server))
+
+    assert (result.status, result.answer) == ("completed", "42")
+    assert all(r.get("stream") is True for r in scripted_server.chat_requests())
+    assert scripted_server.streamed_chars == {}
+    assert [e.text for e in of_type(events, ReplyStreamed)] == [repl("x = 6 * 7"), repl("FINAL(x)")]
+
+
+async def test_a_slow_model_still_writing_is_never_cut_by_the_request_timeout(
+    scripted_server: ScriptedServer,
+) -> None:
+    slow = Reply(content=repl("print('slow but steady')"), chunk_chars=2, chunk_delay_s=0.05)
+    scripted_server.respond_with(scripted({QUERY: [slow, repl("FINAL('ok')")]}))
+    run = make_run(scripted_server, request_timeout_s=0.5, stream_silence_s=0.5, max_retries=0)
+    result, events = await run_to_end(run)
+
+    assert (result.status, result.answer) == ("completed", "ok")
+    first = of_type(events, LLMResponded)[0]
+    assert first.latency_s > 0.5  # longer in total than the timeout, yet not cut
+    assert first.attempts == 1
+
+
+async def test_a_server_gone_silent_mid_reply_times_out_saying_so(
+    scripted_server: ScriptedServer,
+) -> None:
+    stuck = Reply(
+        content=repl("print('never finished')"), chunk_chars=4, stall_after_chars=8, stall_s=3
+    )
+    scripted_server.respond_with(scripted({QUERY: [stuck]}))
+    run = make_run(scripted_server, request_timeout_s=5, stream_silence_s=0.3, max_retries=0)
+    result, _events = await run_to_end(run)
+
+    assert result.status == "error"
+    assert result.error == "Timeout: the provider went silent for 0.3 s in the middle of its reply"
