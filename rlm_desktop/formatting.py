@@ -1,4 +1,4 @@
-"""How money, tokens, times, ids and statuses read, in the window, the CLI and the exports alike,
+"""How money, tokens, times, ids, model names and statuses read, in the window, the CLI and the exports alike,
 and how text from outside (models, providers, documents) prints inert on a terminal.
 
 Plain functions, no Qt: every place that shows a cost asks `cost`, so "unpriced" means the same
@@ -57,6 +57,30 @@ def short_session_id(session_id: str) -> str:
     if re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{6,}", session_id):
         return session_id.rsplit("-", 1)[1]
     return short_id(session_id)
+
+
+_MODEL_FILE_SUFFIX = re.compile(r"\.(gguf|ggml|bin|safetensors|pth?|onnx|llamafile)$", re.I)
+_PATH_START = re.compile(r"^(/|~|\.{1,2}[/\\]|[A-Za-z]:[/\\])")
+
+
+def model_name(model: str) -> str:
+    """How a model reads on screen: as it is sent, except an id that names a file or folder on
+    the server (a local server lists its model by path), which reads as that file's name without
+    its extension: `openai//tmp/x/gemma-3-270m-q4_k_m.gguf` -> `gemma-3-270m-q4_k_m`."""
+    _prefix, slash, rest = model.partition("/")
+    served = rest if slash and not _PATH_START.match(model) else model
+    if not (_PATH_START.match(served) or "\\" in served or _MODEL_FILE_SUFFIX.search(served)):
+        return model
+    parts = [part for part in re.split(r"[/\\]", served) if part.strip()]
+    short = _MODEL_FILE_SUFFIX.sub("", parts[-1]) if parts else ""
+    return short or model
+
+
+def model_and_id(model: str) -> str:
+    """A model's short name with the id it stands for, where the two differ: for the places that
+    show a call's details (`gemma-3-270m-q4_k_m (openai//tmp/x/gemma-3-270m-q4_k_m.gguf)`)."""
+    short = model_name(model)
+    return model if short == model else f"{short} ({model})"
 
 
 def status_text(status: str) -> str:

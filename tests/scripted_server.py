@@ -3,7 +3,9 @@
 Tests script replies in order (`enqueue`) or by content (`respond_with`), and can add latency, HTTP errors
 and `Retry-After` headers, inflate the usage it reports, echo the key it was sent in an error body, or
 stream a reply of any size (written piece by piece, never built in memory). It runs in a background thread, so it serves the test process, qasync loops and
-CLI subprocesses alike.
+CLI subprocesses alike. As a local server it can also answer its own routes (`routes`: llama.cpp's
+`/props`, Ollama's `/api/show`, ...), serve its API only under `/v1` (`v1_only`), or be `busy`:
+take connections and answer nothing, as llama-cpp-python while it generates.
 """
 
 from __future__ import annotations
@@ -59,6 +61,15 @@ class Reply:
 
 
 HUGE_PIECE = 1024 * 1024
+BUSY_LIMIT_S = 60.0
+"""How long a busy server holds a request at most (it is let go at once when the server stops)."""
+
+
+@dataclass(frozen=True)
+class Garbage:
+    """A route's answer of `size` bytes that are not JSON, streamed in 1 MB pieces."""
+
+    size: int
 
 
 class _Server(ThreadingHTTPServer):
@@ -154,6 +165,18 @@ class ScriptedServer:
         self.latency_s = latency_s
         self.models = models
         self.listing_key = listing_key
+        self.routes: dict[str, Any] = {}
+        """Extra routes by exact path, answered with this JSON (or `Garbage`) to a GET or POST;
+        a `/v1/models` here replaces the listing made of `models`."""
+        self.v1_only = False
+        """Serve the chat API and the listing only under `/v1`, as llama-cpp-python does."""
+        self.busy = False
+        """Take every request and answer none (until the server stops)."""
+        self.sent: dict[str, int] = {}
+        """Bytes of `Garbage` written for each route (a client that stops reading stops it)."""
+        self.route_requests: list[tuple[str, Any]] = []
+        """(path, JSON body or None) of each request for one of `routes`."""
+        self._released = threading.Event()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.peers: list[int] = []
@@ -191,6 +214,7 @@ class ScriptedServer:
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
+        self._released.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -254,7 +278,46 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _held(self) -> bool:
+                """Hold the request when the server is busy; True if it was held."""
+                if server.busy:
+                    server._released.wait(BUSY_LIMIT_S)
+                    self.close_connection = True
+                return server.busy
+
+            def _not_under_v1(self) -> bool:
+                if server.v1_only and not self.path.startswith("/v1/"):
+                    self._send(404, {}, {"detail": "Not Found"})
+                    return True
+                return False
+
+            def _route(self, path: str, body: Any) -> bool:
+                """Answer one of `routes`; False when `path` is not one."""
+                if path not in server.routes:
+                    return False
+                with server._lock:
+                    server.route_requests.append((path, body))
+                answer = server.routes[path]
+                if not isinstance(answer, Garbage):
+                    self._send(200, {}, answer)
+                    return True
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(answer.size))
+                self.end_headers()
+                piece = b"\x00not json{" * (HUGE_PIECE // 10)
+                try:
+                    for start in range(0, answer.size, len(piece)):
+                        chunk = piece[: min(len(piece), answer.size - start)]
+                        self.wfile.write(chunk)
+                        server.sent[path] = server.sent.get(path, 0) + len(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True  # the client stopped reading, as it should
+                return True
+
             def do_GET(self) -> None:
+                if self._held() or self._route(self.path, None) or self._not_under_v1():
+                    return
                 path = self.path.rstrip("/")
                 listing = path.endswith("/models") or path == "/api/tags"
                 wanted = f"Bearer {server.listing_key}"
@@ -273,6 +336,8 @@ class ScriptedServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 request = json.loads(self.rfile.read(length) or b"{}")
+                if self._held() or self._route(self.path, request) or self._not_under_v1():
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {}, {"error": {"message": "not found"}})
                     return

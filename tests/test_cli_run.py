@@ -371,3 +371,23 @@ def test_files_a_folder_leaves_out_are_named_with_their_reasons(
     assert len(left_out) == 1
     assert "dump.bin" in left_out[0]
     assert "not a text document" in left_out[0]
+
+
+def test_a_direct_call_past_the_local_server_s_window_is_one_line_naming_the_model_shortly(
+    scripted_server: ScriptedServer, tmp_path: Path, cli: Cli
+) -> None:
+    """llama.cpp lists its model by path and says its window in /props: both are used."""
+    gguf = "/tmp/models/gemma-3-270m-q4_k_m.gguf"
+    scripted_server.models = (gguf,)
+    scripted_server.routes["/props"] = {"default_generation_settings": {"n_ctx": 32_768}}
+    long = tmp_path / "long.txt"
+    long.write_text("word " * 28_000, encoding="utf-8")
+    args = ["--model", f"openai/{gguf}", "--api-base", scripted_server.base_url, "--query", QUERY]
+    result = cli(*args, "--doc", str(long), "--mode", "direct")
+
+    assert_one_line_error(
+        result,
+        "do not fit gemma-3-270m-q4_k_m's window (32,768 tokens, as its server's llama.cpp /props "
+        "says) with room for the reply; use rlm or auto",
+    )
+    assert scripted_server.chat_requests() == []

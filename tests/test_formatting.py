@@ -117,3 +117,22 @@ def test_terminal_json_is_the_same_json_with_nothing_a_terminal_acts_on(value: o
     assert json.loads(shown) == value
     assert fmt.terminal_safe(shown) == shown  # one line, no control or bidi character raw
     assert "東京" in shown or "東京" not in json.dumps(value, ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    ("model", "shown"),
+    [
+        ("openai//tmp/x/gemma-3-270m-q4_k_m.gguf", "gemma-3-270m-q4_k_m"),
+        ("/models/Llama-3.1-8B-Instruct/", "Llama-3.1-8B-Instruct"),
+        ("openai/~/models/phi-3.Q4_0.gguf", "phi-3.Q4_0"),
+        ("openai/C:\\models\\mistral.gguf", "mistral"),
+        ("openai/models/qwen.safetensors", "qwen"),
+        ("openai/gpt-5-mini", "openai/gpt-5-mini"),
+        ("openai/meta-llama/Llama-3.1-8B", "openai/meta-llama/Llama-3.1-8B"),
+        ("ollama_chat/qwen2.5:7b", "ollama_chat/qwen2.5:7b"),
+        ("openai//", "openai//"),
+    ],
+)
+def test_a_model_named_by_its_path_reads_as_its_file_name(model: str, shown: str) -> None:
+    assert fmt.model_name(model) == shown
+    assert fmt.model_and_id(model) == (model if shown == model else f"{shown} ({model})")

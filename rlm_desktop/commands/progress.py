@@ -48,7 +48,7 @@ class ProgressPrinter:
             case ModeChosen():
                 return f"mode: {event.mode} ({event.reason})", False
             case CallStarted(kind="rlm"):
-                return f"{indent}[{event.call_id}] RLM call on {event.model}", False
+                return f"{indent}[{event.call_id}] RLM call on {fmt.model_name(event.model)}", False
             case LLMResponded(truncated=True):
                 return f"{indent}[{event.call_id}] reply cut at the output-token limit", True
             case LLMRetried():

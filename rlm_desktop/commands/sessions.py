@@ -157,7 +157,8 @@ def _show(store: Store, args: argparse.Namespace) -> int:
     wall = f"{session['wall_s']:.1f} s" if session["wall_s"] is not None else "—"
     _line(f"Session {session['id']} ({session['status']})")
     print(f"Question: {fmt.terminal_text(session['query'])}")
-    _line(f"Model: {session['model']} · sub-model {session['sub_model']} · mode {mode}")
+    model, sub_model = (fmt.model_and_id(session[key] or "") for key in ("model", "sub_model"))
+    _line(f"Model: {model} · sub-model {sub_model} · mode {mode}")
     _line(
         f"Cost: {_cost(session)} · {session['input_tokens']:,} in / "
         f"{session['output_tokens']:,} out · {fmt.plural(session['turns'], 'turn')} · "

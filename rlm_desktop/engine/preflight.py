@@ -19,7 +19,7 @@ from rlm_desktop.engine.config import DEFAULT_MODEL, RunConfig
 from rlm_desktop.engine.litellm_loader import load_litellm
 from rlm_desktop.engine.llm import AUTH_STATUS, Credentials
 from rlm_desktop.litellm_files import bundled_price_map
-from rlm_desktop.providers import catalog, registry
+from rlm_desktop.providers import base_url, catalog, registry
 from rlm_desktop.providers.connection import address_of
 
 MODEL_NAME = re.compile(r"[\w.:/@+~=-]+")
@@ -58,8 +58,10 @@ async def preflight(
     """The problems that would make `config` fail at its first request; empty means good to go.
 
     Checks that the models are model names litellm can route, that the server at `api_base`
-    answers (`/models`, or Ollama's `/api/tags`, within `timeout_s`) and lists them, and that
-    a key is given where the provider needs one. Nothing is sent to a model.
+    answers (`/models`, or Ollama's `/api/tags`, within `timeout_s`; one that takes the
+    connection and stays silent is said to be busy) and lists them, that a base URL without `/v1`
+    is not missing it, and that a key is given where the provider needs one. Nothing is sent to a
+    model.
     """
     models = [("model", config.model)]
     if config.effective_sub_model != config.model:
@@ -163,6 +165,8 @@ async def _ask_server(
     except catalog.ServerUnreachable as error:
         return EndpointUnreachable("api_base", str(error))
     except catalog.DiscoveryError as error:
+        if error.status == 404 and not ollama and base_url.lacks_v1(api_base):
+            return await _v1_problem(api_base, api_key, timeout_s)
         if error.status not in AUTH_STATUS:
             return None
         local = registry.provider(registry.LOCAL)
@@ -171,6 +175,22 @@ async def _ask_server(
             f"the server at {address_of(api_base)} refused the API key (HTTP {error.status}): "
             f"set {local.env_var} to the server's key",
         )
+
+
+async def _v1_problem(
+    api_base: str, api_key: str | None, timeout_s: float
+) -> PreflightProblem | None:
+    """A base URL without `/v1` whose server lists its models under `/v1`: the fix named."""
+    fixed = base_url.with_v1(api_base)
+    try:
+        await asyncio.to_thread(catalog.discover_openai_compatible, fixed, api_key, timeout_s)
+    except catalog.DiscoveryError:
+        return None
+    return PreflightProblem(
+        "api_base",
+        f"api_base {api_base} answers HTTP 404 for its model list, and {fixed} lists models: "
+        f"write it as {fixed}",
+    )
 
 
 def _model_problem(

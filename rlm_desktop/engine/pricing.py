@@ -39,11 +39,18 @@ class ModelInfo:
 
 
 class PriceBook:
-    """Looks models up in litellm's bundled map; user prices win. Results are cached per name."""
+    """Looks models up in litellm's bundled map; user prices win, and so does the context window
+    a model's server says it gives (`learn_window`). Results are cached per name."""
 
     def __init__(self, user_prices: dict[str, tuple[float, float]] | None = None) -> None:
         self._user_prices = dict(user_prices or {})
+        self._windows: dict[str, int] = {}
         self._cache: dict[str, ModelInfo] = {}
+
+    def learn_window(self, model: str, tokens: int) -> None:
+        """Take `tokens` as `model`'s context window from now on: its server's own figure."""
+        self._windows[model] = tokens
+        self._cache.pop(model, None)
 
     def info(self, model: str) -> ModelInfo:
         """Prices and limits for a litellm model string."""
@@ -54,7 +61,11 @@ class PriceBook:
 
     def _lookup(self, model: str) -> ModelInfo:
         entry = _bundled_entry(model)
-        window = _as_int(entry.get("max_input_tokens")) or DEFAULT_CONTEXT_WINDOW
+        window = (
+            self._windows.get(model)
+            or _as_int(entry.get("max_input_tokens"))
+            or DEFAULT_CONTEXT_WINDOW
+        )
         max_out = (
             _as_int(entry.get("max_output_tokens"))
             or _as_int(entry.get("max_tokens"))

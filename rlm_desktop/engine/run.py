@@ -43,6 +43,10 @@ from rlm_desktop.engine.runtime import Runtime, internal_error
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 from rlm_desktop.engine.sandbox.level import NOT_USED, refuse_unless_isolated
 from rlm_desktop.engine.sandbox.untrusted_files import remove_tree
+from rlm_desktop.engine.server_windows import learn_server_windows, window_words
+from rlm_desktop.providers.base_url import try_v1
+from rlm_desktop.providers.connection import address_of, may_still_generate
+from rlm_desktop.providers.server_facts import Window
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +108,8 @@ class Run:
         self._cancel_requested = False
         self._announced = False
         self._root_call: RLMCall | None = None
+        self._server_windows: dict[str, Window] = {}
+        self._requests_at_stop = 0
 
     @property
     def credentials(self) -> Credentials:
@@ -121,6 +127,7 @@ class Run:
     def cancel(self) -> None:
         """Stop the whole tree now: every worker is killed and the run ends as `cancelled`."""
         self._cancel_requested = True
+        self._note_requests_in_flight()
         self._runtime.kill_workers()
         if self._main is not None and not self._main.done():
             self._main.cancel()
@@ -152,8 +159,18 @@ class Run:
             await self._clean_up(runtime)
         return self._finish(runtime, outcome, started)
 
+    def _note_requests_in_flight(self) -> None:
+        """Count the model requests still out as the run is stopped: a local server goes on
+        generating their replies."""
+        self._requests_at_stop = max(
+            self._requests_at_stop, self._runtime.ledger.totals().in_flight
+        )
+
     async def _start_and_wait(self, runtime: Runtime, started: float) -> CallOutcome:
-        await asyncio.to_thread(warm_up, self.config.model, self.config.effective_sub_model)
+        _warm, self._server_windows = await asyncio.gather(
+            asyncio.to_thread(warm_up, self.config.model, self.config.effective_sub_model),
+            learn_server_windows(self.config, self._prices, self._credentials.api_key),
+        )
         mode, reason = self._choose_mode(runtime)
         if mode == "rlm" and self.config.require_isolation:
             await self._require_isolation(runtime)
@@ -174,6 +191,7 @@ class Run:
         remaining = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))
         done, _ = await asyncio.wait({main}, timeout=remaining)
         if not done:
+            self._note_requests_in_flight()
             main.cancel()
             await _settled(main)
             return CallOutcome(
@@ -264,17 +282,21 @@ class Run:
         if self._thread is not None:
             return "rlm", "a follow-up goes on in the REPL of the questions before it"
         fit = direct_fit(runtime, self.documents)
+        window = window_words(
+            self.config.model, fit.window, self._server_windows.get(self.config.model)
+        )
         if mode == "direct":
             if not fit.fits:
                 raise ConfigError(
                     f"'direct' cannot take these documents: ~{fit.tokens:,} tokens do not fit "
-                    f"{self.config.model}'s window ({fit.window:,} tokens) with room for the "
-                    "reply; use rlm or auto",
+                    f"{window} with room for the reply; use rlm or auto",
                     "mode",
                 )
             return "direct", "requested in the run's settings"
         if fit.comfortable:
             return "direct", f"short input (~{fit.tokens:,} tokens) answered with one direct call"
+        if not fit.fits:
+            return "rlm", f"input of ~{fit.tokens:,} tokens does not fit {window}"
         return "rlm", f"input of ~{fit.tokens:,} tokens is worth orchestrating"
 
     async def _root(self, runtime: Runtime, direct: bool) -> CallOutcome:
@@ -331,6 +353,7 @@ class Run:
         error = outcome.error
         if ledger.refused_calls and status in ("completed", "max_turns"):
             status, error = _after_refusals(ledger)
+        error = self._with_server_advice(status, error, outcome.http_status)
         totals = RunTotals(
             status=status,
             answer=outcome.answer,
@@ -351,6 +374,20 @@ class Run:
         self._keep_question(status, outcome.answer)
         self.bus.publish(RunFinished(run_id=self.run_id, **fields))
         return RunResult(session_id=self.run_id, **fields)
+
+    def _with_server_advice(
+        self, status: RunStatus, error: str | None, http: int | None
+    ) -> str | None:
+        """`error` with what the run's server needs said: that it may still be generating after
+        a stop, or that its base URL lacks the `/v1` its API lives under."""
+        api_base = self.config.api_base
+        if not api_base or status == "completed":
+            return error
+        if status in ("cancelled", "timeout") and self._requests_at_stop:
+            return f"{error}; {may_still_generate(address_of(api_base))}"
+        if status == "error" and (hint := try_v1(api_base, http)):
+            return f"{error} — {hint}"
+        return error
 
 
 def _after_refusals(ledger: BudgetLedger) -> tuple[RunStatus, str]:

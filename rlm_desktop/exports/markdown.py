@@ -54,7 +54,7 @@ def call_line(call: Row, *, markdown: bool = True) -> str:
         error = f" · error: {code_span(first) if markdown else first}"
     name = f"`{call['id']}`" if markdown else call["id"]
     return (
-        f"{name} {call['kind']} · {call['model']} · depth {call['depth']} · "
+        f"{name} {call['kind']} · {fmt.model_name(call['model'] or '')} · depth {call['depth']} · "
         f"{call['status']} · {call['input_tokens'] or 0:,} in / {call['output_tokens'] or 0:,} out"
         f" · {fmt.cost(call['cost_usd'])}{seconds}{error}"
     )
@@ -87,8 +87,8 @@ def _settings(detail: SessionDetail) -> list[str]:
         mode += f" → {session['chosen_mode']}"
     rows: list[tuple[str, object]] = [
         ("Mode", mode),
-        ("Model", session["model"]),
-        ("Sub-model", session["sub_model"]),
+        ("Model", fmt.model_and_id(session["model"] or "")),
+        ("Sub-model", fmt.model_and_id(session["sub_model"] or "")),
         ("Profile", session["profile"]),
     ]
     rows.extend((name, value) for name, value in budget.items() if value is not None)

@@ -2,19 +2,26 @@
 
 litellm's bundled price map, read without importing litellm (which takes seconds), gives
 the completion list at start-up. Local servers are asked over HTTP: an OpenAI-compatible server's
-`/v1/models`, or Ollama's `/api/tags`. Everything here is plain Python, run in a worker thread.
+`/v1/models`, or Ollama's `/api/tags`, read up to a cap (`http_json`); a server that takes the
+connection and says nothing in time is busy (`ServerBusy`), not down. Everything here is plain
+Python, run in a worker thread.
 """
 
 from __future__ import annotations
 
-import json
 import urllib.error
-import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
 from rlm_desktop.litellm_files import bundled_price_map
-from rlm_desktop.providers.connection import address_of, cannot_connect, unreachable_address
+from rlm_desktop.providers.connection import (
+    accepted_but_silent,
+    address_of,
+    cannot_connect,
+    still_busy,
+    unreachable_address,
+)
+from rlm_desktop.providers.http_json import UnusableReply, fetch_json
 
 CHAT_MODES = {"chat", "responses"}
 FAVOURITES = (
@@ -40,6 +47,10 @@ class DiscoveryError(RuntimeError):
 
 class ServerUnreachable(DiscoveryError):
     """Nothing answered: the connection was refused, the host is unknown, or it timed out."""
+
+
+class ServerBusy(ServerUnreachable):
+    """The server took the connection and sent nothing back in time: it is busy, not down."""
 
 
 def litellm_model_names(default_model: str) -> list[str]:
@@ -71,30 +82,26 @@ def _get_json(url: str, api_key: str | None, timeout_s: float) -> Any:
     address = address_of(url)
     if not is_web_address(url):
         raise DiscoveryError(f"{url} is not a web address: write it as http://HOST:PORT")
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310
-            body = response.read()
+        return fetch_json(url, timeout_s=timeout_s, api_key=api_key)
     except urllib.error.HTTPError as exc:
         raise DiscoveryError(
             f"{url} answered HTTP {exc.code}: check the base URL", exc.code
         ) from exc
+    except UnusableReply as exc:
+        raise DiscoveryError(f"{url} {exc}: check the base URL") from exc
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         unreachable = unreachable_address(exc, fallback=address)
         if unreachable is not None:
             raise ServerUnreachable(cannot_connect(unreachable)) from exc
+        if accepted_but_silent(exc):
+            raise ServerBusy(still_busy(address, timeout_s)) from exc
         if isinstance(getattr(exc, "reason", exc), TimeoutError):
             raise ServerUnreachable(
                 f"{address} did not answer within {timeout_s:g} s — is the server running?"
             ) from exc
         reason = getattr(exc, "reason", exc)
         raise DiscoveryError(f"cannot reach {url} ({reason}): is the server running?") from exc
-    try:
-        return json.loads(body.decode("utf-8"))
-    except ValueError as exc:
-        raise DiscoveryError(f"{url} did not answer with JSON: check the base URL") from exc
 
 
 def discover_openai_compatible(

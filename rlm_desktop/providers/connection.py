@@ -1,8 +1,12 @@
-"""A connection that never opened (refused, or an unknown host), told apart and said one way.
+"""A connection that never opened (refused, or an unknown host), or one that opened on a server
+too busy to answer, told apart and said one way.
 
-Such a failure is not worth retrying and is not the server's error: litellm reports it as an
-`APIConnectionError` or as an `InternalServerError` with status 500, so it is recognised by what
-caused it, a `ConnectionRefusedError` or a failed name lookup (`socket.gaierror`).
+A connection that never opened is not worth retrying and is not the server's error: litellm
+reports it as an `APIConnectionError` or as an `InternalServerError` with status 500, so it is
+recognised by what caused it, a `ConnectionRefusedError` or a failed name lookup
+(`socket.gaierror`). A connection that opened and then stayed silent is a server at work: a local
+server that generates one reply at a time (llama-cpp-python) answers nothing else meanwhile, its
+model list included, and goes on generating after the client that asked has gone.
 """
 
 from __future__ import annotations
@@ -18,6 +22,30 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 def cannot_connect(address: str) -> str:
     """The one sentence for a server that could not be reached at `address` (HOST:PORT)."""
     return f"cannot connect to {address} — is the server running?"
+
+
+def still_busy(address: str, timeout_s: float) -> str:
+    """The one sentence for a server at `address` that took the connection and said nothing."""
+    return (
+        f"the server at {address} accepted the connection but has not answered in "
+        f"{timeout_s:g} s: it is probably still generating (a previous run's reply?) — wait, "
+        "or restart it"
+    )
+
+
+def may_still_generate(address: str) -> str:
+    """The one sentence for a run stopped while the server at `address` was writing a reply."""
+    return (
+        f"the server at {address} may still be generating the reply it was asked for (a local "
+        "server goes on after the app stops listening, and may not answer until it is done)"
+    )
+
+
+def accepted_but_silent(error: BaseException) -> bool:
+    """True when urllib's request timed out after the connection opened, waiting for the reply:
+    urllib raises the socket's own `TimeoutError` then, and wraps one while connecting in a
+    `URLError` (which is not a `TimeoutError`)."""
+    return isinstance(error, TimeoutError)
 
 
 def address_of(url: str) -> str:

@@ -5,8 +5,9 @@ app.py        the entry point: the QApplication, the qasync loop inside Qt's, th
 window/       the main window: main_window.py (pages, menus, shortcuts, starting and reviewing
               runs), workspace.py (every pane of a run laid out and fed), layout_memory.py
               (what the window remembers of its layout), welcome.py (the first-run page)
-run/          starting, following and ending a run: controls.py, budget.py, endpoint.py,
-              checks.py (pre-flight), starter.py, controller.py, answer_panel.py, status_bar.py
+run/          starting, following and ending a run: controls.py, model_picker.py, budget.py,
+              endpoint.py, checks.py (pre-flight), starter.py, controller.py, answer_panel.py,
+              status_bar.py
 tree/         the live call tree: model.py, columns.py, pinned.py, search_filter.py, panel.py,
               details.py (the selected call)
 console/      each turn's prose, code and output: view.py, blocks.py, highlighter.py (pygments)

@@ -68,7 +68,7 @@ def make_run(
     config = RunConfig(
         query=query,
         model=TEST_MODEL,
-        api_base=server.base_url,
+        api_base=settings.pop("api_base", server.base_url),
         mode=settings.pop("mode", "rlm"),
         budget=budget or Budget(),
         **settings,

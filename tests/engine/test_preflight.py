@@ -164,7 +164,7 @@ async def test_an_endpoint_that_cannot_be_reached_is_a_problem_on_api_base(
     ]
 
 
-async def test_a_server_that_never_answers_is_unreachable_and_the_loop_keeps_running() -> None:
+async def test_a_server_that_takes_the_connection_and_never_answers_is_busy() -> None:
     """The listing is asked in a thread: the loop accepts the connection while preflight waits."""
     loop = asyncio.get_running_loop()
     with socket.socket() as listener:
@@ -180,9 +180,35 @@ async def test_a_server_that_never_answers_is_unreachable_and_the_loop_keeps_run
             problems = await checking
     assert problems == [
         EndpointUnreachable(
-            "api_base", f"127.0.0.1:{port} did not answer within 1 s — is the server running?"
+            "api_base",
+            f"the server at 127.0.0.1:{port} accepted the connection but has not answered in "
+            "1 s: it is probably still generating (a previous run's reply?) — wait, or restart it",
         )
     ]
+
+
+async def test_a_busy_server_is_not_said_to_be_down(scripted_server: ScriptedServer) -> None:
+    scripted_server.busy = True
+    settings = config(model=TEST_MODEL, api_base=scripted_server.base_url)
+    (problem,) = await preflight(settings, NO_KEY, timeout_s=0.5)
+    assert isinstance(problem, EndpointUnreachable)
+    assert "has not answered in 0.5 s: it is probably still generating" in problem.message
+    assert "is the server running" not in problem.message
+
+
+async def test_a_base_url_without_v1_is_told_to_add_it(scripted_server: ScriptedServer) -> None:
+    """llama-cpp-python serves its API only under /v1: without it, every request is a 404."""
+    scripted_server.v1_only = True
+    root = scripted_server.root_url
+    problems = await preflight(config(model=TEST_MODEL, api_base=root), NO_KEY)
+    assert problems == [
+        PreflightProblem(
+            "api_base",
+            f"api_base {root} answers HTTP 404 for its model list, and {root}/v1 lists models: "
+            f"write it as {root}/v1",
+        )
+    ]
+    assert await preflight(config(model=TEST_MODEL, api_base=f"{root}/v1"), NO_KEY) == []
 
 
 @pytest.mark.parametrize(

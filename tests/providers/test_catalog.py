@@ -8,12 +8,13 @@ import pytest
 
 from rlm_desktop.providers.catalog import (
     DiscoveryError,
+    ServerBusy,
     ServerUnreachable,
     discover_ollama,
     discover_openai_compatible,
 )
 from tests.engine.scripting import UNKNOWN_HOST_URL, closed_port_url
-from tests.scripted_server import ScriptedServer
+from tests.scripted_server import Garbage, ScriptedServer
 
 
 @pytest.mark.parametrize(
@@ -53,3 +54,26 @@ def test_a_base_url_that_is_not_a_web_address_is_one_clear_error(url: str) -> No
     with pytest.raises(DiscoveryError, match="not a web address") as caught:
         discover_openai_compatible(url)
     assert not isinstance(caught.value, ServerUnreachable)
+
+
+def test_a_busy_server_is_told_from_one_that_is_down(scripted_server: ScriptedServer) -> None:
+    """It took the connection and said nothing (llama-cpp-python while it generates): busy."""
+    scripted_server.busy = True
+    address = scripted_server.root_url.removeprefix("http://")
+    with pytest.raises(ServerBusy) as caught:
+        discover_openai_compatible(scripted_server.base_url, timeout_s=0.5)
+    assert str(caught.value) == (
+        f"the server at {address} accepted the connection but has not answered in 0.5 s: it is "
+        "probably still generating (a previous run's reply?) — wait, or restart it"
+    )
+    with pytest.raises(ServerBusy):
+        discover_ollama(scripted_server.root_url, timeout_s=0.5)
+
+
+def test_a_huge_listing_is_not_read_whole(scripted_server: ScriptedServer) -> None:
+    size = 256 * 1024 * 1024
+    scripted_server.routes["/v1/models"] = Garbage(size)
+    with pytest.raises(DiscoveryError, match="answered with more than 2,000,000 bytes") as caught:
+        discover_openai_compatible(scripted_server.base_url)
+    assert not isinstance(caught.value, ServerUnreachable)
+    assert scripted_server.sent["/v1/models"] < size // 4

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import threading
 from collections.abc import Iterator
@@ -19,8 +20,12 @@ from rlm_desktop.providers.catalog import (
     discover_openai_compatible,
     litellm_model_names,
 )
+from rlm_desktop.ui.run.controls import RunControls
+from rlm_desktop.ui.tree.columns import COLUMNS
+from rlm_desktop.ui.tree.model import CallTreeModel
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.scripted_server import ScriptedServer
+from tests.synthetic_events import call_started
 
 
 @pytest.fixture
@@ -80,3 +85,50 @@ def test_pickers_list_local_models_first(
     completer = window.workspace.controls.model.completer()
     completer.setCompletionPrefix("qwen")
     assert completer.currentCompletion() == "ollama_chat/qwen2.5:7b"
+
+
+GGUF = "/tmp/models/gemma-3-270m-q4_k_m.gguf"
+SHORT = "gemma-3-270m-q4_k_m"
+
+
+def test_a_model_listed_by_path_shows_its_short_name_and_sends_its_id(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
+    scripted_server.models = (GGUF,)
+    window.prefs.set_base_url("local", scripted_server.base_url)
+    future = asyncio.ensure_future(window.starter.refresh_models())
+    qtbot.waitUntil(future.done, timeout=10_000)
+    controls, model = window.workspace.controls, f"openai/{GGUF}"
+    picker = controls.model
+
+    index = picker.findData(model)
+    assert picker.itemText(index) == SHORT
+    picker.setCurrentIndex(index)
+    assert (picker.currentText(), picker.toolTip()) == (SHORT, model)
+    assert controls.request().model == model
+    assert controls.defaults().model == model
+    completer = picker.completer()
+    completer.setCompletionPrefix("gemma")
+    assert completer.currentCompletion() == SHORT
+    assert controls.model_names.stringList()[0] == model
+
+    controls.apply_defaults(dataclasses.replace(controls.defaults(), sub_model=model))
+    assert (controls.sub_model.currentText(), controls.request().sub_model) == (SHORT, model)
+    picker.setEditText("openai/gpt-5-mini")
+    assert (controls.request().model, picker.toolTip()) == ("openai/gpt-5-mini", "")
+
+
+def test_two_paths_with_one_file_name_show_whole(qtbot: QtBot) -> None:
+    controls = RunControls()
+    qtbot.addWidget(controls)
+    models = ["openai//a/x.gguf", "openai//b/x.gguf", f"openai/{GGUF}"]
+    controls.set_model_names(models)
+    shown = [controls.model.itemText(i) for i in range(controls.model.count())]
+    assert shown == ["openai//a/x.gguf", "openai//b/x.gguf", SHORT]
+
+
+def test_the_tree_names_a_call_by_its_model_s_short_name(qapp: object) -> None:
+    tree = CallTreeModel()
+    tree.apply_events([call_started("r", "root", None, kind="rlm", model=f"openai/{GGUF}")])
+    column = next(n for n, c in enumerate(COLUMNS) if c.title == "Model")
+    assert tree.data(tree.index(0, column)) == SHORT

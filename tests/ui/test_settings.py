@@ -17,6 +17,7 @@ from rlm_desktop.ui.appearance.theme import apply_theme
 from rlm_desktop.ui.settings.dialog import SettingsDialog
 from rlm_desktop.ui.shared.preferences import Preferences
 from tests.memory_keyring import MemoryKeyring
+from tests.scripted_server import ScriptedServer
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
 
@@ -104,6 +105,21 @@ def test_local_server_models_are_listed(
     page.list_buttons["ollama"].click()
     failed = page.list_results["ollama"]
     qtbot.waitUntil(lambda: "is the server running" in failed.text(), timeout=5000)
+
+
+def test_a_busy_local_server_is_said_to_be_busy_not_down(
+    qtbot: QtBot, qloop: object, scripted_server: ScriptedServer, memory_keyring: MemoryKeyring
+) -> None:
+    """llama-cpp-python answers nothing, its model list included, while it generates."""
+    scripted_server.busy = True
+    dialog = _dialog(qtbot)
+    page = dialog.providers
+    page.local_url.setText(scripted_server.base_url)
+    page.list_buttons["local"].click()
+    result = page.list_results["local"]
+    qtbot.waitUntil(lambda: "accepted the connection" in result.text(), timeout=10_000)
+    assert "it is probably still generating" in result.text()
+    assert "is the server running" not in result.text()
 
 
 def test_run_defaults_persist(qtbot: QtBot, qloop: object, memory_keyring: MemoryKeyring) -> None:

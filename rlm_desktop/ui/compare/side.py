@@ -28,7 +28,7 @@ def caption(detail: SessionDetail) -> str:
     session = detail.session
     return (
         f"{fmt.short_session_id(detail.session_id)} · {fmt.when(session['started_at'])} · "
-        f"{session['model']} · {fmt.one_line(session['query'], 80)}"
+        f"{fmt.model_name(session['model'] or '')} · {fmt.one_line(session['query'], 80)}"
     )
 
 

@@ -66,7 +66,7 @@ class FilterBar(QWidget):
         """Fill the lists with what saved runs have, keeping what was chosen (no `changed`)."""
         self.blockSignals(True)
         for combo, anything, values, show in (
-            (self.model, "any model", choices.models, str),
+            (self.model, "any model", choices.models, fmt.model_name),
             (self.profile, "any profile", choices.profiles, lambda v: v or "(none)"),
             (self.status, "any status", choices.statuses, fmt.status_text),
         ):

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QCompleter,
     QFormLayout,
     QGridLayout,
     QHBoxLayout,
@@ -29,6 +28,7 @@ from rlm_desktop.ui.appearance.theme import repolish
 from rlm_desktop.ui.run.budget import BudgetFields, BudgetSection
 from rlm_desktop.ui.run.endpoint import EndpointPicker
 from rlm_desktop.ui.run.follow_up import FollowUpBar
+from rlm_desktop.ui.run.model_picker import ModelPicker, short_names
 from rlm_desktop.ui.shared.preferences import RunDefaults
 from rlm_desktop.ui.shared.widgets import GridCell, captioned_grid, plain_label
 
@@ -87,25 +87,6 @@ class RunRequest:
     budget: Budget
 
 
-def model_picker(name: str, placeholder: str, names: QStringListModel) -> QComboBox:
-    """An editable combo box of litellm model names that completes on any part of the name."""
-    combo = QComboBox()
-    combo.setEditable(True)
-    combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-    combo.setAccessibleName(name)
-    combo.setMinimumContentsLength(14)
-    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    line = combo.lineEdit()
-    assert line is not None
-    line.setPlaceholderText(placeholder)
-    completer = QCompleter(names, combo)
-    completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-    completer.setFilterMode(Qt.MatchFlag.MatchContains)
-    completer.setMaxVisibleItems(14)
-    combo.setCompleter(completer)
-    return combo
-
-
 class RunControls(QWidget):
     """Everything that defines the next run.
 
@@ -123,6 +104,8 @@ class RunControls(QWidget):
         (the settings dialog's run defaults)."""
         super().__init__(parent)
         self.model_names = QStringListModel(self)
+        self.shown_names = QStringListModel(self)
+        """`model_names` as the pickers show and complete them (`model_picker.short_names`)."""
         self.question = QPlainTextEdit()
         self.question.setPlaceholderText(
             "Ask a question about the documents… (Ctrl+Enter to run, Esc to stop)"
@@ -141,8 +124,8 @@ class RunControls(QWidget):
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self.stop_requested)
 
-        self.model = model_picker("Root model", "provider/model", self.model_names)
-        self.sub_model = model_picker("Sub-model", "same as root", self.model_names)
+        self.model = ModelPicker("Root model", "provider/model", self.shown_names)
+        self.sub_model = ModelPicker("Sub-model", "same as root", self.shown_names)
         self.endpoint = EndpointPicker()
         self.mode = QComboBox()
         self.mode.setAccessibleName("Mode")
@@ -282,15 +265,13 @@ class RunControls(QWidget):
         self.stop_button.setEnabled(running)
 
     def set_model_names(self, names: list[str]) -> None:
-        """The names the model pickers complete and list."""
+        """The names the model pickers complete and list (path-like ids by their short names)."""
         self.model_names.setStringList(names)
-        for combo in (self.model, self.sub_model):
-            text = combo.currentText()
-            combo.blockSignals(True)
-            combo.clear()
-            combo.addItems(names[:40])
-            combo.setEditText(text)
-            combo.blockSignals(False)
+        shorts = short_names(names)
+        shown = {model: short for short, model in shorts.items()}
+        self.shown_names.setStringList([shown.get(name, name) for name in names])
+        for picker in (self.model, self.sub_model):
+            picker.set_names(names, shorts)
 
     def set_profiles(self, names: list[str], current: str = "") -> None:
         """The prompt profiles to choose from ("" picks one by model name)."""
@@ -303,8 +284,8 @@ class RunControls(QWidget):
     def apply_defaults(self, d: RunDefaults, fields: list[str] | None = None) -> None:
         """Fill the fields from saved defaults (only those named in `fields`, if given)."""
         setters: dict[str, Callable[[], object]] = {
-            "model": lambda: self.model.setEditText(d.model),
-            "sub_model": lambda: self.sub_model.setEditText(d.sub_model),
+            "model": lambda: self.model.set_model_id(d.model),
+            "sub_model": lambda: self.sub_model.set_model_id(d.sub_model),
             "endpoint": lambda: self.endpoint.choose(d.endpoint),
             "mode": lambda: self.mode.setCurrentIndex(max(0, self.mode.findData(d.mode))),
             "max_depth": lambda: self.max_depth.setValue(d.max_depth),
@@ -323,8 +304,8 @@ class RunControls(QWidget):
     def defaults(self) -> RunDefaults:
         """The fields as defaults for new runs (0 is "no limit"; no model means the default)."""
         return RunDefaults(
-            model=self.model.currentText().strip() or RunDefaults.model,
-            sub_model=self.sub_model.currentText().strip(),
+            model=self.model.model_id() or RunDefaults.model,
+            sub_model=self.sub_model.model_id(),
             endpoint=self.endpoint.choice,
             mode=self.mode.currentData(),
             max_depth=self.max_depth.value(),
@@ -341,7 +322,7 @@ class RunControls(QWidget):
         fields = self.defaults()
         return RunRequest(
             query=self.question.toPlainText().strip(),
-            model=self.model.currentText().strip(),
+            model=self.model.model_id(),
             sub_model=fields.sub_model or None,
             api_base=self.endpoint.url(),
             mode=self.mode.currentData(),

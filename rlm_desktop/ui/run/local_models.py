@@ -13,6 +13,7 @@ import logging
 
 from PySide6.QtCore import QObject
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.config import DEFAULT_MODEL
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.providers.catalog import (
@@ -84,9 +85,11 @@ class ModelLists(QObject):
         model = self._choose_model(in_use[0]) if in_use else ""
         if adopted is not None:
             notice = f"No hosted provider has a key: runs go to {adopted.label} ({adopted.url})"
-            notice += f" with {model}." if model else "."
+            notice += f" with {fmt.model_name(model)}." if model else "."
         elif model:
-            notice = f"The root model is now {model}, which {in_use[0].label} lists."
+            notice = (
+                f"The root model is now {fmt.model_name(model)}, which {in_use[0].label} lists."
+            )
         else:
             return ""
         self.controls.show_notice(notice)
@@ -98,7 +101,7 @@ class ModelLists(QObject):
         servers = prefs.endpoints()
         if not servers or controls.endpoint.url() is not None:
             return None
-        model = controls.model.currentText().strip()
+        model = controls.model.model_id()
         if not registry.provider(registry.provider_for_model(model)).needs_key:
             return None
         if keys.any_key([*registry.PROVIDERS, *prefs.extra_providers()]):
@@ -110,9 +113,9 @@ class ModelLists(QObject):
     def _choose_model(self, server: Endpoint) -> str:
         """One of `server`'s models instead of the stock default, which it does not list."""
         listed = self.local.get(server.name, [])
-        model = self.controls.model.currentText().strip()
+        model = self.controls.model.model_id()
         if not listed or model != DEFAULT_MODEL or model in listed:
             return ""
-        self.controls.model.setEditText(listed[0])
+        self.controls.model.set_model_id(listed[0])
         self.prefs.set("run/model", listed[0])
         return listed[0]

@@ -186,13 +186,13 @@ class RunStarter(QObject):
         """Count new documents' tokens for the chosen root model, and judge "short enough for a
         direct call" by the engine's `auto` threshold for that model's window (looked up off
         the GUI thread: the first lookup reads litellm's price map)."""
-        model = self.controls.model.currentText().strip()
+        model = self.controls.model.model_id()
         if model:
             asyncio.ensure_future(self._follow(model, self.prefs.prices_text()))
 
     async def _follow(self, model: str, prices_text: str) -> None:
         direct_tokens = await asyncio.to_thread(_direct_call_tokens, model, prices_text)
-        if self.controls.model.currentText().strip() == model:  # not changed meanwhile
+        if self.controls.model.model_id() == model:  # not changed meanwhile
             self.documents.set_run_model(model, direct_tokens)
 
     def warm_up(self) -> None:

@@ -61,7 +61,8 @@ SEARCH_SETTLE_MS = 200
 
 def _models(row: dict[str, Any]) -> str:
     model, sub = row.get("model") or "", row.get("sub_model") or ""
-    return model if not sub or sub == model else f"{model} / {sub}"
+    shown = fmt.model_name(model)
+    return shown if not sub or sub == model else f"{shown} / {fmt.model_name(sub)}"
 
 
 class SessionsDialog(QDialog):

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.providers.catalog import (
     DiscoveryError,
@@ -258,7 +259,7 @@ class ProvidersPage(QScrollArea):
         except DiscoveryError as exc:
             result.setText(str(exc))
             return []
-        shown = ", ".join(found[:4]) + ("…" if len(found) > 4 else "")
+        shown = ", ".join(map(fmt.model_name, found[:4])) + ("…" if len(found) > 4 else "")
         result.setText(f"{len(found)} model{'s' if len(found) != 1 else ''}: {shown}")
         self.models_found.emit(name, found)
         return found

@@ -76,7 +76,7 @@ COLUMNS: tuple[Column, ...] = (
         status_icon=True,
         tooltip=lambda n: f"{n.kind.upper()} {n.call_id}\n{fmt.one_line(n.prompt, 500)}",
     ),
-    Column("Model", lambda n, _r: n.model, width=120),
+    Column("Model", lambda n, _r: fmt.model_name(n.model), width=120),
     Column(
         "Status",
         lambda n, _r: fmt.status_text(n.status),

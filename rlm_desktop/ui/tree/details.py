@@ -74,7 +74,7 @@ class DetailPanel(QWidget):
         s = node.subtree
         facts = [
             f"<b>{node.kind.upper()}</b> {escape(node.call_id)}",
-            f"model {escape(node.model)}",  # a saved session's names are data, not markup
+            f"model {escape(fmt.model_and_id(node.model))}",  # a saved session's names are data
             f"status <b>{fmt.status_text(node.status)}</b>",
             f"depth {node.depth}",
             f"{fmt.tokens(node.input_tokens)} in / {fmt.tokens(node.output_tokens)} out",
