@@ -30,6 +30,20 @@ def extract_code_blocks(reply: str) -> list[str]:
     return [block for block in blocks if block.strip()]
 
 
+_OPENING_FENCE = re.compile(r"^[ \t]*```(?:repl|python|py)[ \t]*\n", re.IGNORECASE | re.MULTILINE)
+_CLOSING_FENCE = re.compile(r"```[ \t]*$", re.MULTILINE)
+
+
+def code_being_written(reply: str) -> str:
+    """The body of a reply's first code block so far, closed or still open ("" before one)."""
+    opening = _OPENING_FENCE.search(reply)
+    if opening is None:
+        return ""
+    body = reply[opening.end() :]
+    closing = _CLOSING_FENCE.search(body)
+    return (body[: closing.start()] if closing else body).rstrip("\n")
+
+
 def prose_without_code(reply: str) -> str:
     """What the model said around its code: the reply without the blocks the REPL runs.
 

@@ -74,6 +74,8 @@ class Turn:
     """The call's status when the call ended before this turn finished (None otherwise)."""
     compacted: tuple[int, int] | None = None
     """(tokens before, tokens after) when the call's history was compacted before this turn."""
+    streaming: str = ""
+    """The reply as it has streamed in so far, until the whole of it is known (`reply`)."""
 
     @property
     def finished(self) -> bool:
@@ -88,7 +90,9 @@ class Turn:
     def progress(self, error: str | None = None) -> str:
         """What an unfinished turn is doing, or how it was cut short (`error` is the call's)."""
         if self.closed is None:
-            return "running code…" if self.reply else "waiting for the model…"
+            if self.reply:
+                return "running code…"
+            return "the model is writing…" if self.streaming else "waiting for the model…"
         verb = "Failed" if fmt.status_tone(self.closed) == "error" else "Stopped"
         where = "while its code ran" if self.reply else "before the model replied"
         why = fmt.one_line(error, 300) if error else fmt.status_text(self.closed)

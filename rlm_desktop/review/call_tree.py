@@ -68,6 +68,8 @@ class CallTree:
         match event:
             case ev.LLMRequestSent():
                 self._count(event.call_id, "requests", changes)
+            case ev.ReplyStreamed():
+                self._on_streamed(event, changes)
             case ev.LLMResponded():
                 self._on_responded(event, changes)
             case ev.CallStarted():
@@ -86,6 +88,7 @@ class CallTree:
                 self._on_answer(event, changes)
             case ev.LLMRetried():
                 self._count(event.call_id, "retries", changes)
+                self._drop_streamed(event.call_id, changes)
             case ev.WorkerRestarted():
                 self._count(event.call_id, "worker_restarts", changes)
             case ev.HistoryCompacted():
@@ -191,6 +194,28 @@ class CallTree:
         if node is not None:
             setattr(node, counter, getattr(node, counter) + 1)
             self._touch(node, changes)
+
+    def _on_streamed(self, e: ev.ReplyStreamed, changes: Changes) -> None:
+        node = self.nodes.get(e.call_id)
+        if node is None:
+            return
+        if node.kind == "llm":
+            node.response += e.text
+            changes.updated.add(node)  # its totals are unchanged: the rows above stay as they are
+        elif node.turns and not node.turns[-1].reply:
+            node.turns[-1].streaming += e.text
+            changes.turns.add(node)
+
+    def _drop_streamed(self, call_id: str, changes: Changes) -> None:
+        """A request is sent again: what its failed attempt streamed is gone."""
+        node = self.nodes.get(call_id)
+        if node is None:
+            return
+        if node.kind == "llm":
+            node.response = ""
+        elif node.turns and not node.turns[-1].reply:
+            node.turns[-1].streaming = ""
+        changes.turns.add(node)
 
     def _on_responded(self, e: ev.LLMResponded, changes: Changes) -> None:
         node = self.nodes.get(e.call_id)

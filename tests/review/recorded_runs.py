@@ -64,7 +64,8 @@ class HandClock:
 
 @dataclass(frozen=True)
 class Recorded:
-    """A recorded session: its id and the events the run published live, in order."""
+    """A recorded session: its id and the events the run published live that a session keeps,
+    in order (not the `ReplyStreamed` pieces, which are shown and never stored)."""
 
     session_id: str
     live: list[Event]
@@ -86,7 +87,8 @@ async def record(script: Script) -> Recorded:
     finally:
         server.stop()
     assert result.status == "completed", result.error
-    return Recorded(run.run_id, live)
+    assert any(not event.stored for event in live)  # replies streamed
+    return Recorded(run.run_id, [event for event in live if event.stored])
 
 
 def stored_events(session_id: str) -> list[Event]:

@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.config import RunConfig
-from rlm_desktop.engine.parsing import prose_without_code
+from rlm_desktop.engine.parsing import code_being_written, prose_without_code
 from rlm_desktop.review.call_tree import CallNode, Turn
 from rlm_desktop.ui.appearance.theme import monospace_font, repolish
-from rlm_desktop.ui.console.blocks import CellView, OutputBlock
+from rlm_desktop.ui.console.blocks import CellView, CodeView, OutputBlock
 from rlm_desktop.ui.shared.widgets import tool_button
 
 DEFAULT_LIMIT = RunConfig.output_limit_chars
@@ -66,7 +66,7 @@ class TurnCard(QFrame):
         self.index = index
         self._limit, self._font, self._wrap = limit, font, wrap
         self.cells: list[CellView] = []
-        layout = QVBoxLayout(self)
+        layout = self._column = QVBoxLayout(self)
         layout.setContentsMargins(10, 8, 10, 8)
         header = QHBoxLayout()
         header.addWidget(_label(f"Turn {index + 1}", "cardTitle", selectable=False))
@@ -77,6 +77,8 @@ class TurnCard(QFrame):
         self.prose = _label("")
         self.prose.setAccessibleName(f"Turn {index + 1} reply")
         layout.addWidget(self.prose)
+        self.live_code: CodeView | None = None
+        """The code of the reply's first block as the model writes it, until its cell runs."""
         self.cells_box = QVBoxLayout()
         layout.addLayout(self.cells_box)
         self.pending = _label("waiting for the model…", "muted", selectable=False)
@@ -88,9 +90,11 @@ class TurnCard(QFrame):
 
         `error` is the call's, shown when the call ended before the turn did.
         """
-        prose = prose_without_code(turn.reply)
+        written = turn.reply or turn.streaming
+        prose = prose_without_code(written)
         self.prose.setText(prose)
         self.prose.setVisible(bool(prose))
+        self._show_live_code(written if not turn.cells and not turn.finished else "")
         for position in range(len(self.cells), len(turn.cells)):
             number = (
                 turn.cell_numbers[position] if position < len(turn.cell_numbers) else position + 1
@@ -112,6 +116,21 @@ class TurnCard(QFrame):
             if self.pending.objectName() != name:
                 self.pending.setObjectName(name)
                 repolish(self.pending)
+
+    def _show_live_code(self, written: str) -> None:
+        code = code_being_written(written)
+        if not code:
+            if self.live_code is not None:
+                self.live_code.hide()
+            return
+        if self.live_code is None:
+            self.live_code = CodeView(code, self._font, self._wrap)
+            self.live_code.setAccessibleName(f"Turn {self.index + 1} code as it is written")
+            self._column.insertWidget(2, self.live_code)
+        elif self.live_code.toPlainText() != code:
+            self.live_code.setPlainText(code)
+        self.live_code.refit()
+        self.live_code.show()
 
     @staticmethod
     def summary(turn: Turn) -> str:

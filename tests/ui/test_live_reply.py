@@ -1,0 +1,50 @@
+"""The window shows a root reply while the model writes it, and the code of a cell before it ends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from rlm_desktop.ui.window.main_window import MainWindow
+from tests.scripted_rlm import repl, scripted
+from tests.scripted_server import Reply, ScriptedServer
+from tests.ui.test_end_to_end import memos, prepare
+
+PROSE = "First I will look at how long each memo is, then read the one about the launch. "
+SLOW_CELL = "import time\ntime.sleep(1.5)\nprint('slept')"
+
+
+def test_the_console_grows_as_the_reply_streams_and_shows_the_code_before_its_cell_ends(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    writing = Reply(content=repl(SLOW_CELL, PROSE * 3), chunk_chars=6, chunk_delay_s=0.03)
+    scripted_server.respond_with(scripted({"How long are they?": [writing, repl("FINAL('done')")]}))
+    prepare(window, qtbot, scripted_server, "How long are they?", memos(1))
+    ws = window.workspace
+    assert window.start_run()
+
+    def first_card_prose() -> str:
+        cards = ws.console.cards
+        return cards[0].prose.text() if cards else ""
+
+    qtbot.waitUntil(lambda: len(first_card_prose()) > 20, timeout=20_000)
+    early = first_card_prose()
+    assert ws.console.cards[0].pending.text() == "the model is writing…"
+    qtbot.waitUntil(lambda: len(first_card_prose()) > len(early) + 20, timeout=20_000)
+    assert first_card_prose().startswith(early)
+
+    def code_shown_while_cell_runs() -> bool:
+        card = ws.console.cards[0]
+        live = card.live_code
+        return live is not None and live.isVisible() and live.toPlainText() == SLOW_CELL
+
+    qtbot.waitUntil(code_shown_while_cell_runs, timeout=20_000)
+    assert ws.console.cell_views() == []  # the cell has not ended, yet its code shows
+    assert ws.console.cards[0].pending.text() == "running code…"
+
+    qtbot.waitUntil(lambda: not window.starter.running, timeout=30_000)
+    card = ws.console.cards[0]
+    assert card.live_code is not None
+    assert card.live_code.isHidden()  # the cell's own view took its place
+    assert [c.code.toPlainText() for c in ws.console.cell_views()[:1]] == [SLOW_CELL]
