@@ -10,6 +10,9 @@ messages, as a real model would see them:
 - a direct answer (`direct` mode, or `auto` on a short input): a system prompt and one user message
   holding the documents, the question last.
 
+A system prompt sent at the top of the first user turn (a profile with `system_role = false`) reads
+as a system prompt.
+
 `scripted` builds a responder for `ScriptedServer.respond_with` (or `ServerProcess`) from the
 replies alone: the turns of each RLM call by its prompt, and the replies of sub-calls.
 """
@@ -20,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rlm_desktop.engine.message_roles import FOLDED_SYSTEM, TURN_SEPARATOR
 from tests.scripted_server import Reply, ScriptedServer, last_user_text, system_text
 
 QUESTION = "Question: "
@@ -43,11 +47,24 @@ class Asked:
     """The 0-based turn of an RLM call: the replies it already had (0 for the other kinds)."""
 
 
+FOLDED_OPENS, FOLDED_CLOSES = FOLDED_SYSTEM.split("{system}")
+
+
 def _first_user_text(request: dict[str, Any]) -> str:
     for message in request.get("messages", []):
         if message.get("role") == "user":
             return str(message.get("content") or "")
     return ""
+
+
+def opening(request: dict[str, Any]) -> tuple[str, str]:
+    """(system prompt, first user text) of a request, the system prompt read out of the first user
+    turn where it was folded there."""
+    system, first = system_text(request), _first_user_text(request)
+    if system or not first.startswith(FOLDED_OPENS) or FOLDED_CLOSES not in first:
+        return system, first
+    folded, _, rest = first.removeprefix(FOLDED_OPENS).partition(FOLDED_CLOSES)
+    return folded, rest.removeprefix(TURN_SEPARATOR)
 
 
 def turn_of(request: dict[str, Any]) -> int:
@@ -57,9 +74,9 @@ def turn_of(request: dict[str, Any]) -> int:
 
 def asked(request: dict[str, Any]) -> Asked:
     """What `request` is: an RLM call's turn, a sub-call or a direct answer."""
-    if not system_text(request):
+    system, first = opening(request)
+    if not system:
         return Asked("sub", last_user_text(request), 0)
-    first = _first_user_text(request)
     if not first.startswith(QUESTION):
         return Asked("direct", first, 0)
     question = first.removeprefix(QUESTION).split(CONTEXT_LINE, 1)[0]

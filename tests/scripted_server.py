@@ -1,11 +1,14 @@
 """A scripted OpenAI-compatible HTTP server on 127.0.0.1 that litellm really talks to.
 
-Tests script replies in order (`enqueue`) or by content (`respond_with`), and can add latency, HTTP errors
-and `Retry-After` headers, inflate the usage it reports, echo the key it was sent in an error body, or
-stream a reply of any size (written piece by piece, never built in memory). It runs in a background thread, so it serves the test process, qasync loops and
-CLI subprocesses alike. As a local server it can also answer its own routes (`routes`: llama.cpp's
-`/props`, Ollama's `/api/show`, ...), serve its API only under `/v1` (`v1_only`), or be `busy`:
-take connections and answer nothing, as llama-cpp-python while it generates.
+Tests script replies in order (`enqueue`) or by content (`respond_with`), put them behind a chat
+template that refuses what Gemma's refuses (`templated`), and can add latency, HTTP errors and
+`Retry-After` headers, inflate the usage it reports, echo the key it was sent in an error body,
+stream a reply as server-sent events (recording what it wrote before the client hung up), or
+stream a reply of any size (written piece by piece, never built in memory). It runs in a
+background thread, so it serves the test process, qasync loops and CLI subprocesses alike. As a
+local server it can also answer its own routes (`routes`: llama.cpp's `/props`, Ollama's
+`/api/show`, ...), serve its API only under `/v1` (`v1_only`), or be `busy`: take connections
+and answer nothing, as llama-cpp-python while it generates.
 """
 
 from __future__ import annotations
@@ -105,6 +108,42 @@ def system_text(request: dict[str, Any]) -> str:
         if message.get("role") == "system":
             return str(message.get("content") or "")
     return ""
+
+
+ROLES_MUST_ALTERNATE = (
+    "Conversation roles must alternate user/assistant/user/assistant/... at row 19, column 27:\n"
+    " {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) -%}\n"
+    ' {{ raise_exception("Conversation roles must alternate user/assistant/user/assistant/...") }}'
+)
+"""llama.cpp's server's message (HTTP 500) when Gemma 3's chat template refuses the messages."""
+NO_SYSTEM_ROLE = "System role not supported"
+"""What Gemma 2's chat template raises for a system message (HTTP 500 from llama.cpp)."""
+
+
+def template_refusal(request: dict[str, Any], *, system_role: bool = True) -> Reply | None:
+    """What Gemma's official chat template, rendered by llama.cpp, says of `request`: None when it
+    takes the messages, else HTTP 500 with llama.cpp's text. Gemma 3's takes a leading system
+    message (`system_role`), Gemma 2's refuses it; after it the roles must alternate from a user
+    turn."""
+    messages = list(request.get("messages", []))
+    if messages and messages[0].get("role") == "system":
+        if not system_role:
+            return Reply(status=500, content=NO_SYSTEM_ROLE)
+        messages = messages[1:]
+    for index, message in enumerate(messages):
+        if (message.get("role") == "user") != (index % 2 == 0):
+            return Reply(status=500, content=ROLES_MUST_ALTERNATE)
+    return None
+
+
+def templated(responder: Responder, *, system_role: bool = True) -> Responder:
+    """`responder` behind Gemma's chat template (`template_refusal`): what it refuses never reaches
+    the responder."""
+
+    def respond(request: dict[str, Any]) -> str | Reply:
+        return template_refusal(request, system_role=system_role) or responder(request)
+
+    return respond
 
 
 def estimate_tokens(text: str) -> int:

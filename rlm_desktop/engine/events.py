@@ -36,7 +36,8 @@ class Event:
 
 @dataclass(frozen=True, kw_only=True)
 class RunStarted(Event):
-    """A run began. `settings` is the run configuration without secrets."""
+    """A run began. `settings` is the run configuration without secrets, and whether its requests
+    sent a system message (`system_role`, the profile's: `message_roles`)."""
 
     query: str
     mode: str
@@ -89,6 +90,8 @@ class LLMRequestSent(Event):
     request_id: str
     model: str
     messages: int
+    """How many messages the conversation held as the engine built it (what was sent is derived
+    from them: `message_roles`)."""
     reserved_tokens: int
     """Input plus output tokens the request holds until it settles."""
     reserved_output_tokens: int = 0

@@ -28,6 +28,7 @@ from rlm_desktop.engine.openai_route import (
 )
 from rlm_desktop.engine.pricing import ModelInfo, PriceBook
 from rlm_desktop.engine.reply_stream import ReplyAssembler, StreamSilent, StreamTimes, StreamWatch
+from rlm_desktop.engine.request_refusals import refuses_the_request
 from rlm_desktop.engine.web_page import web_page_answer
 from rlm_desktop.providers.connection import cannot_connect, unreachable_address
 from rlm_desktop.redact import Redactor
@@ -379,7 +380,7 @@ def _status_of(error: Exception) -> int | None:
 
 def _is_retryable(error: Exception, status: int | None) -> bool:
     if status is not None:
-        return status in RETRYABLE_STATUS
+        return status in RETRYABLE_STATUS and not refuses_the_request(status, str(error))
     if unreachable_address(error) is not None:
         return False
     name = type(error).__name__

@@ -1,9 +1,10 @@
-"""Prompt profiles: a system prompt and output-token settings, chosen by model-name pattern.
+"""Prompt profiles: a system prompt and request settings, chosen by model-name pattern.
 
 A profile folder holds a `profiles.toml` index, whose tables name each profile's prompt file,
-patterns and output-token settings, beside the prompt files. The application ships one folder; the
-user's edited copies live in another and win by name. The caller says where both are
-(`ProfileFolders`): the engine does not know the application's paths.
+patterns, output-token settings and whether the model takes a system message (`system_role`),
+beside the prompt files. The application ships one folder; the user's edited copies live in
+another and win by name. The caller says where both are (`ProfileFolders`): the engine does not
+know the application's paths.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ class Profile:
     stop_after_code: bool = True
     """Stop reading a root reply once its first code block is complete (what a model writes
     after it, imagined outputs and new questions, is never run, so it is not waited for)."""
+    system_role: bool = True
+    """False when the model's chat template has no system role: the system prompt is then sent at
+    the top of the first user turn (`message_roles`)."""
     source: Path | None = None
     problem: str = ""
     """Why the profile cannot be used ("" when it can): its file is missing or unreadable."""
@@ -74,6 +78,7 @@ class ProfileDraft:
     root_max_output_tokens: int = DEFAULT_ROOT_MAX_OUTPUT_TOKENS
     sub_max_output_tokens: int = DEFAULT_SUB_MAX_OUTPUT_TOKENS
     description: str = ""
+    system_role: bool = True
 
 
 def read_index(folder: Path) -> dict[str, Any]:
@@ -142,6 +147,7 @@ def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
         root_tokens = _whole_number(entry, "root_max_output_tokens", DEFAULT_ROOT_MAX_OUTPUT_TOKENS)
         sub_tokens = _whole_number(entry, "sub_max_output_tokens", DEFAULT_SUB_MAX_OUTPUT_TOKENS)
         stop_after_code = _flag(entry, "stop_after_code", True)
+        system_role = _flag(entry, "system_role", True)
     except ValueError as error:
         return _broken(name, tuple(patterns), prompt_file, f"profile {name!r} in {index}: {error}")
     if not prompt_file.is_file():
@@ -163,6 +169,7 @@ def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
         sub_max_output_tokens=sub_tokens,
         description=str(entry.get("description", "")),
         stop_after_code=stop_after_code,
+        system_role=system_role,
         source=prompt_file,
     )
 
@@ -296,6 +303,7 @@ def save_user_profile(folder: Path, draft: ProfileDraft) -> Path:
         "root_max_output_tokens": draft.root_max_output_tokens,
         "sub_max_output_tokens": draft.sub_max_output_tokens,
         "description": draft.description,
+        "system_role": draft.system_role,
     }
     write_index(folder, table)
     return prompt_file

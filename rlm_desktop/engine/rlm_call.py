@@ -271,7 +271,11 @@ class RLMCall:
     async def _answer_now(self, messages: list[Message]) -> CallOutcome:
         turns = self.rt.config.budget.max_turns
         messages.append({"role": "user", "content": ANSWER_NOW.format(turns=turns)})
-        completion = await self._ask(messages)
+        try:
+            completion = await self._ask(messages)
+        except LLMError as error:  # the turns did run out: that stays the ending, with the reason
+            why = f"no answer within {turns} turns, and asking for one failed: {error}"
+            return CallOutcome("max_turns", self.partial_answer, why, error.status)
         self._remember([messages[-1], {"role": "assistant", "content": completion.content}])
         final = find_prose_final(completion.content)
         prose = prose_without_code(completion.content)

@@ -238,7 +238,7 @@ class Run:
                 model=self.config.model,
                 sub_model=self.config.effective_sub_model,
                 profile=self.profile.name,
-                settings=self.config.to_settings(),
+                settings={**self.config.to_settings(), "system_role": self.profile.system_role},
                 documents=[doc.meta() for doc in self.documents],
             )
         )

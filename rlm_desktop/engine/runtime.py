@@ -28,6 +28,7 @@ from rlm_desktop.engine.events import (
 from rlm_desktop.engine.ledger import BudgetExceededError, BudgetLedger, LedgerTotals
 from rlm_desktop.engine.live_reply import LiveReply
 from rlm_desktop.engine.llm import Completion, LLMClient, LLMError, Message
+from rlm_desktop.engine.message_roles import sendable_messages
 from rlm_desktop.engine.pricing import ModelInfo
 from rlm_desktop.engine.profiles import Profile
 from rlm_desktop.engine.reply_acceptance import within_hold
@@ -191,7 +192,8 @@ class Runtime:
         While `model` has not yet reported its usage, its requests go one at a time (the first is
         the ledger's probe, see `ledger`). Raises `BudgetExceededError` before sending when what
         the request would hold does not fit, and `LLMError` when the provider fails for good; a
-        request cancelled in flight is charged what it held.
+        request cancelled in flight is charged what it held. `messages` are recorded as the
+        engine built them; what is sent is derived from them (`message_roles`).
         """
         info = self.llm.info(model)
         max_output = max(1, min(max_output_tokens, info.max_output_tokens))
@@ -236,8 +238,9 @@ class Runtime:
             )  # fmt: skip
 
         try:
+            sent = sendable_messages(messages, system_role=self.profile.system_role)
             completion = await self.llm.complete(
-                model, messages, max_output, on_retry, live.watch(stop)
+                model, sent, max_output, on_retry, live.watch(stop)
             )
         except LLMError as error:
             live.restart()

@@ -141,11 +141,12 @@ def _input_messages(messages: list[Message]) -> str:
     return json.dumps(shaped, ensure_ascii=False)
 
 
-def _system_instructions(call: Row) -> str | None:
+def _system_instructions(call: Row, sent: list[Message] | None = None) -> str | None:
     """`gen_ai.system_instructions`: the call's system prompt as one text part (None when the
-    call had none, or it was not recorded)."""
+    call had none, or it was not recorded, or the request `sent` carried it in its first user
+    turn, for a model without a system role)."""
     text = call.get("system_prompt")
-    if text is None:
+    if text is None or (sent and sent[0]["role"] != "system"):
         return None
     return json.dumps([{"type": "text", "content": text}], ensure_ascii=False)
 
@@ -224,7 +225,7 @@ class _Builder:
                 attributes["gen_ai.input.messages"] = (
                     _input_messages(messages) if messages else _messages("user", call["prompt"])
                 )
-                attributes["gen_ai.system_instructions"] = _system_instructions(call)
+                attributes["gen_ai.system_instructions"] = _system_instructions(call, messages)
                 attributes["gen_ai.output.messages"] = _messages("assistant", call["response"])
             name = f"chat {request_model(call['model'])}"
             self.add(
@@ -296,7 +297,7 @@ class _Builder:
                 attributes["gen_ai.input.messages"] = (
                     _input_messages(messages) if messages else _messages("user", prompt)
                 )
-                attributes["gen_ai.system_instructions"] = _system_instructions(call)
+                attributes["gen_ai.system_instructions"] = _system_instructions(call, messages)
                 attributes["gen_ai.output.messages"] = _messages(
                     "assistant", request["content"], request["finish_reason"]
                 )

@@ -68,13 +68,14 @@ class SessionDetail:
         none for a call saved before its opening was recorded)."""
         found = self._messages.get(call["id"])
         if found is None:
-            budget = (self.session.get("settings") or {}).get("budget") or {}
+            settings = self.session.get("settings") or {}
             found = self._messages[call["id"]] = request_messages(
                 call,
                 self.turns_of(call["id"]),
                 [row for row in self.compactions if row["call_id"] == call["id"]],
                 self.requests_of(call["id"]),
-                budget.get("max_turns"),
+                (settings.get("budget") or {}).get("max_turns"),
+                bool(settings.get("system_role", True)),
             )
         return found
 

@@ -6,7 +6,10 @@ far, and then the model's reply and the observation it was shown are added; a co
 before a turn) folds the older turns into the model's summary and a note, as `engine.compaction`
 does; a call out of turns is asked once more for its answer (`ANSWER_NOW`). Which of a turn's
 requests is which is told by the number of messages each sent (`llm_requests.messages`), and a
-rebuilt list whose length differs from that number is left out rather than guessed.
+rebuilt list whose length differs from that number is left out rather than guessed. What the
+provider received is then derived from each list as the engine derived it (`engine.message_roles`:
+turns of one role merged, and the system prompt in the first user turn for a run whose profile
+said the model has no system role, its settings' `system_role`).
 
 An LLM call sends its prompt as one user message, after the system prompt it recorded (a direct
 answer has one). An RLM call saved before its opening was recorded gets no rebuilt lists: the
@@ -27,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlm_desktop.engine.compaction import COMPACTED_NOTE, HEAD, SUMMARY_REQUEST
+from rlm_desktop.engine.message_roles import sendable_messages
 from rlm_desktop.engine.rlm_call import ANSWER_NOW
 from rlm_desktop.store.writer import stored_text
 
@@ -76,11 +80,13 @@ def request_messages(
     compactions: list[Row],
     requests: list[Row],
     max_turns: int | None,
+    system_role: bool = True,
 ) -> SentMessages:
     """The messages of the requests of `call` that can be rebuilt.
 
     `turns`, `compactions` and `requests` are the call's rows in order; `max_turns` is the run's
-    turn limit (what the last request of a call out of turns was told).
+    turn limit (what the last request of a call out of turns was told), `system_role` whether its
+    requests sent a system message.
     """
     opening = opening_of(call)
     if call["kind"] == "llm":
@@ -92,7 +98,9 @@ def request_messages(
         sent = _Conversation(opening, turns, compactions, max_turns).rebuild(requests)
     counts = {request["id"]: request.get("messages") for request in requests}
     sent.requests = {
-        key: messages for key, messages in sent.requests.items() if len(messages) == counts[key]
+        key: sendable_messages(messages, system_role=system_role)
+        for key, messages in sent.requests.items()
+        if len(messages) == counts[key]
     }
     sent.turns = {turn: key for turn, key in sent.turns.items() if key in sent.requests}
     if sent.answer_now not in sent.requests:

@@ -2,7 +2,8 @@
 
 The turn a request belongs to cannot be read from its messages once the history is compacted
 (fewer assistant messages than turns), so the script counts the root's turn requests instead; a
-summary request (it ends with the compaction's request) gets a summary that names the results.
+summary request (its last user turn ends with the compaction's request, sent after the last
+observation) gets a summary that names the results.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class LongRun:
         if seen.kind != "rlm":
             return Reply(status=400, content="the long run makes no sub-calls")
         with self._lock:
-            if last_user_text(request) == SUMMARY_REQUEST:
+            if last_user_text(request).endswith(SUMMARY_REQUEST):
                 self.summaries += 1
                 done = sum(1 for _ in self.turn_requests)
                 return f"Summary: steps 0 to {done - 1} are done; step_N holds N. Next: go on."

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from rlm_desktop import paths
 from rlm_desktop.engine import ConfigError, ContextDocument, Run, RunConfig
-from rlm_desktop.engine.profiles import Profile, choose_profile, list_profiles, read_profiles
+from rlm_desktop.engine.profiles import (
+    Profile,
+    ProfileDraft,
+    choose_profile,
+    list_profiles,
+    read_index,
+    read_profiles,
+    save_user_profile,
+)
 
 
 def write_user_profiles(home: Path, toml: str, prompts: dict[str, str]) -> Path:
@@ -35,6 +44,44 @@ def write_user_profiles(home: Path, toml: str, prompts: dict[str, str]) -> Path:
 )
 def test_the_first_matching_pattern_chooses_the_profile(model: str, profile: str) -> None:
     assert choose_profile(paths.profile_folders(), model).name == profile
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "openai/gemma-3-270m-it",
+        "openai//tmp/models/gemma-3-270m-q4_k_m.gguf",
+        "ollama_chat/gemma3:4b",
+        "groq/gemma2-9b-it",
+        "gemini/gemma-3-27b-it",
+        "openai/CodeGemma-7b",
+    ],
+)
+def test_gemma_models_have_no_system_role_by_default(model: str) -> None:
+    chosen = choose_profile(paths.profile_folders(), model)
+    assert (chosen.name, chosen.system_role) == ("gemma", False)
+    small = choose_profile(paths.profile_folders(), model, "small")
+    assert chosen.prompt == small.prompt
+    others = [p for p in list_profiles(paths.profile_folders()) if p.name != "gemma"]
+    assert [p.system_role for p in others] == [True] * 3
+
+
+def test_system_role_is_read_and_saved_and_a_wrong_value_is_one_line(isolated_home: Path) -> None:
+    folder = paths.user_profiles_dir()
+    draft = ProfileDraft(name="mine", prompt="Mine.", patterns=("mine/*",), system_role=False)
+    save_user_profile(folder, draft)
+    assert choose_profile(paths.profile_folders(), "mine/model").system_role is False
+    assert read_index(folder)["mine"]["system_role"] is False
+    save_user_profile(folder, dataclasses.replace(draft, system_role=True))
+    assert choose_profile(paths.profile_folders(), "mine/model").system_role is True
+    write_user_profiles(
+        isolated_home, '[mine]\npatterns = ["*"]\nsystem_role = "no"\n', {"mine.txt": "Mine."}
+    )
+    with pytest.raises(ConfigError) as info:
+        choose_profile(paths.profile_folders(), "openai/test-model")
+    assert str(info.value) == (
+        f"profile 'mine' in {folder / 'profiles.toml'}: system_role must be true or false, not 'no'"
+    )
 
 
 def test_bundled_profiles_give_reasoning_models_more_output_headroom() -> None:
@@ -143,7 +190,7 @@ def test_a_broken_prompt_file_loses_no_other_profile(isolated_home: Path) -> Non
     assert choose_profile(paths.profile_folders(), "house/model").prompt == "House rules."
     assert choose_profile(paths.profile_folders(), "openai/gpt-5").name == "reasoning"
     found = read_profiles(paths.profile_folders())
-    assert [p.name for p in found.usable] == ["house", "reasoning", "small", "default"]
+    assert [p.name for p in found.usable] == ["house", "gemma", "reasoning", "small", "default"]
     (problem,) = found.problems
     assert problem.startswith(f"profile 'mine': prompt file {prompt} is not UTF-8")
     assert [p.name for p in list_profiles(paths.profile_folders())] == [
@@ -163,7 +210,7 @@ def test_an_index_that_is_not_utf8_is_one_line_and_the_bundled_profiles_still_li
         f"{folder / 'profiles.toml'}: not UTF-8 text (byte 0xe9 at offset 4); save it as UTF-8"
     )
     found = read_profiles(paths.profile_folders())
-    assert [p.name for p in found.usable] == ["reasoning", "small", "default"]
+    assert [p.name for p in found.usable] == ["gemma", "reasoning", "small", "default"]
     assert found.problems == (str(info.value),)
 
 

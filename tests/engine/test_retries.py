@@ -23,7 +23,7 @@ from tests.engine.scripting import (
     run_to_end,
     scripted,
 )
-from tests.scripted_server import Reply, ScriptedServer
+from tests.scripted_server import NO_SYSTEM_ROLE, ROLES_MUST_ALTERNATE, Reply, ScriptedServer
 
 NO_WAIT = {"Retry-After": "0"}
 
@@ -64,6 +64,37 @@ async def test_a_bad_request_is_not_retried(scripted_server: ScriptedServer) -> 
     assert responded.cost_usd is None, "a failed request to an unpriced model has no known cost"
     assert result.unpriced, "the run counts it as a call to an unpriced model, as the tree does"
     assert of_type(events, CallFinished)[0].status == "error"
+
+
+JINJA_EXCEPTION = (
+    "\n------------\nWhile executing CallExpression at line 21, column 19 in source:\n"
+    "...%}\n    {{- raise_exception('No user query found in messages.') }}\n"
+    "                   ^\nError: Jinja Exception: No user query found in messages."
+)
+"""llama.cpp's server with its newer template engine, where Qwen 3's template refuses (HTTP 500)."""
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [ROLES_MUST_ALTERNATE, JINJA_EXCEPTION, NO_SYSTEM_ROLE],
+    ids=["minja", "jinja", "system"],
+)
+async def test_a_chat_templates_refusal_is_sent_once_and_an_overload_still_retried(
+    scripted_server: ScriptedServer, refusal: str
+) -> None:
+    scripted_server.enqueue(
+        Reply(status=503, content="Loading model", headers=NO_WAIT),
+        Reply(status=500, content=refusal),
+    )
+    scripted_server.respond_with(scripted({QUERY: [repl("FINAL('too late')")]}))
+    result, events = await run_to_end(make_run(scripted_server))
+
+    assert len(scripted_server.chat_requests()) == 2
+    (retried,) = of_type(events, LLMRetried)
+    assert "HTTP 503: Loading model" in retried.reason
+    assert result.status == "error"
+    assert (result.error or "").startswith("HTTP 500: ")
+    assert " ".join(refusal.split())[:40] in (result.error or "")
 
 
 async def test_retries_give_up_after_max_retries(scripted_server: ScriptedServer) -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from rlm_desktop import paths
-from rlm_desktop.engine import ConfigError, ContextDocument, Run, RunConfig
+from rlm_desktop.engine import Budget, ConfigError, ContextDocument, Run, RunConfig
 from rlm_desktop.engine.events import (
     CallFinished,
+    CallStarted,
     Event,
     LLMRetried,
     ModeChosen,
@@ -76,6 +77,29 @@ async def test_a_refused_key_is_an_error_in_the_engines_words_with_its_status(
     assert result.error.endswith(" — check the API key")  # where to set it is the caller's to say
     finished = assert_one_ending(events)
     assert (finished.error, finished.http_status) == (result.error, 401)
+
+
+async def test_a_run_out_of_turns_whose_request_for_a_last_answer_fails_ends_max_turns(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.enqueue(
+        repl("x = 1"),
+        repl("print(x)"),
+        Reply(status=400, content="the request exceeds the available context size"),
+    )
+    result, events = await run_to_end(make_run(scripted_server, budget=Budget(max_turns=2)))
+
+    assert (result.status, result.http_status) == ("max_turns", 400)
+    assert result.error == (
+        "no answer within 2 turns, and asking for one failed: HTTP 400: the request exceeds the"
+        " available context size"
+    )
+    assert len(scripted_server.chat_requests()) == 3
+    root_id = of_type(events, CallStarted)[0].call_id
+    (root,) = [e for e in of_type(events, CallFinished) if e.call_id == root_id]
+    assert (root.status, root.error) == ("max_turns", result.error)
+    finished = assert_one_ending(events)
+    assert (finished.status, finished.error) == ("max_turns", result.error)
 
 
 async def test_a_repl_that_cannot_start_ends_the_run_as_an_error(

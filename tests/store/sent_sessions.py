@@ -1,8 +1,9 @@
 """Real sessions with what the scripted server received for each: the requests to rebuild.
 
 The five export shapes of `real_sessions` (fan-out, depth 2, failed, timed out, cancelled), plus a
-long run compacted twice, a run out of turns whose cells leave variables behind, and a direct
-answer (one LLM call with a system prompt). Each session is
+long run compacted twice, a run out of turns whose cells leave variables behind, a direct
+answer (one LLM call with a system prompt), and the last two with a profile whose model has no
+system role (`gemma`: the system prompt sent in the first user turn). Each session is
 recorded in SQLite by the real recorder while the server keeps every chat request it is sent.
 """
 
@@ -50,6 +51,12 @@ SHAPES: dict[str, tuple[Callable[[], Responder], Budget | None, dict[str, Any]]]
     ),
     "out_of_turns": (lambda: OUT_OF_TURNS, Budget(max_turns=2), {}),
     "direct": (lambda: lambda request: "The total is 42.", None, {"mode": "direct"}),
+    "no_system_role": (lambda: OUT_OF_TURNS, Budget(max_turns=2), {"profile": "gemma"}),
+    "direct_no_system_role": (
+        lambda: lambda request: "The total is 42.",
+        None,
+        {"mode": "direct", "profile": "gemma"},
+    ),
 }
 """Each shape: a function making its scripted model, its budget and its other settings."""
 

@@ -86,22 +86,40 @@ def test_a_compacted_conversation_is_rebuilt_request_by_request(sent_sessions: S
     found = rebuilt(detail)
     for number, (ours, theirs) in enumerate(zip(found, sent.requests, strict=True)):
         assert ours == received(theirs), number
-    summaries = [messages for messages in found if messages[-1]["content"] == SUMMARY_REQUEST]
+    summaries = [m for m in found if m[-1]["content"].endswith(f"\n\n{SUMMARY_REQUEST}")]
     assert len(summaries) == len(detail.compactions)
+
+
+def answer_now_request(
+    sent_sessions: Sessions, shape: str
+) -> tuple[SessionDetail, dict[str, Any], Messages]:
+    """The session of `shape`, its root call, and the rebuilt request that asked the root, out of
+    turns, for its answer (the root's last)."""
+    store, sessions = sent_sessions
+    detail = load_detail(store, sessions[shape].session_id)
+    (root,) = detail.roots()
+    sent = detail.messages_sent(root)
+    assert sent.answer_now == detail.requests_of(root["id"])[-1]["id"]
+    return detail, root, sent.requests[sent.answer_now]
 
 
 def test_a_call_out_of_turns_is_rebuilt_with_the_request_for_its_answer(
     sent_sessions: Sessions,
 ) -> None:
-    store, sessions = sent_sessions
-    detail = load_detail(store, sessions["out_of_turns"].session_id)
-    (root,) = detail.roots()
-    sent = detail.messages_sent(root)
-    assert sent.answer_now == detail.requests_of(root["id"])[-1]["id"]
-    last = sent.requests[sent.answer_now]
-    assert last[-1] == {"role": "user", "content": ANSWER_NOW.format(turns=2)}
-    roles = ["system", "user", "assistant", "user", "assistant", "user", "user"]
+    detail, root, last = answer_now_request(sent_sessions, "out_of_turns")
+    (_first, second) = detail.turns_of(root["id"])
+    observation = f"{second['observation']}\n\n{ANSWER_NOW.format(turns=2)}"
+    assert last[-1] == {"role": "user", "content": observation}
+    roles = ["system", "user", "assistant", "user", "assistant", "user"]
     assert [m["role"] for m in last] == roles
+
+
+def test_a_run_without_a_system_role_is_rebuilt_with_its_prompt_in_the_first_turn(
+    sent_sessions: Sessions,
+) -> None:
+    _detail, root, last = answer_now_request(sent_sessions, "no_system_role")
+    assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
+    assert last[0]["content"].startswith(f"<instructions>\n{root['system_prompt']}\n")
 
 
 def test_the_system_prompt_is_kept_once_and_replayed_whole(sent_sessions: Sessions) -> None:

@@ -170,7 +170,12 @@ def test_bundled_profiles_are_read_only(
     dialog = _dialog(qtbot, "profiles")
     page = dialog.profiles
     bundled = [i for i in range(page.list.count()) if "(mine)" not in page.list.item(i).text()]
-    assert [page.list.item(i).text() for i in bundled] == ["reasoning", "small", "default"]
+    assert [page.list.item(i).text() for i in bundled] == [
+        "gemma",
+        "reasoning",
+        "small",
+        "default",
+    ]
     page.list.setCurrentRow(bundled[0])
     assert page.editor.isReadOnly()
     assert not page.save_button.isEnabled()
@@ -178,6 +183,30 @@ def test_bundled_profiles_are_read_only(
     assert name is not None
     assert page.selected().name == name
     assert not page.editor.isReadOnly()
+
+
+def test_a_profiles_system_role_shows_is_copied_and_saved(
+    qtbot: QtBot, qloop: object, memory_keyring: MemoryKeyring
+) -> None:
+    from rlm_desktop.engine.profiles import choose_profile
+
+    dialog = _dialog(qtbot, "profiles")
+    page = dialog.profiles
+    names = [page.list.item(i).text() for i in range(page.list.count())]
+    page.list.setCurrentRow(names.index("gemma"))
+    assert not page.system_role.isChecked()
+    assert not page.system_role.isEnabled()
+    page.list.setCurrentRow(names.index("default"))
+    assert page.system_role.isChecked()
+    page.list.setCurrentRow(names.index("gemma"))
+    copy = page.copy_selected()
+    assert copy == "gemma-copy"
+    assert choose_profile(paths.profile_folders(), "x", copy).system_role is False
+    assert page.system_role.isEnabled()
+    assert not page.system_role.isChecked()
+    page.system_role.setChecked(True)
+    page.save_selected()
+    assert choose_profile(paths.profile_folders(), "x", copy).system_role is True
 
 
 def test_dark_theme_applies(qtbot: QtBot, qloop: object, memory_keyring: MemoryKeyring) -> None:

@@ -8,6 +8,7 @@ those models.
 from __future__ import annotations
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -81,6 +82,11 @@ class ProfilesPage(QWidget):
         self.description.setAccessibleName("Description")
         self.root_tokens = _tokens_spin("Root output tokens")
         self.sub_tokens = _tokens_spin("Sub-call output tokens")
+        self.system_role = QCheckBox("send the instructions as a system message")
+        self.system_role.setToolTip(
+            "Off for models whose chat template has no system role (Gemma's): the instructions "
+            "then open the first user message."
+        )
         self.editor = QPlainTextEdit()
         self.editor.setFont(monospace_font())
         self.editor.setAccessibleName("System prompt")
@@ -102,6 +108,7 @@ class ProfilesPage(QWidget):
         tokens.addWidget(self.sub_tokens)
         tokens.addStretch(1)
         form.addRow("Output tokens", tokens)
+        form.addRow("System role", self.system_role)
         buttons = QHBoxLayout()
         for button in (self.copy_button, self.save_button, self.delete_button):
             buttons.addWidget(button)
@@ -155,8 +162,8 @@ class ProfilesPage(QWidget):
         own = profile is not None and is_users(profile)
         for widget in (self.patterns, self.description, self.editor):
             widget.setReadOnly(not own)
-        for spin in (self.root_tokens, self.sub_tokens):
-            spin.setEnabled(own)
+        for field in (self.root_tokens, self.sub_tokens, self.system_role):
+            field.setEnabled(own)
         self.copy_button.setEnabled(profile is not None)
         self.save_button.setEnabled(own)
         self.delete_button.setEnabled(own)
@@ -170,6 +177,7 @@ class ProfilesPage(QWidget):
         self.description.setCursorPosition(0)
         self.root_tokens.setValue(profile.root_max_output_tokens)
         self.sub_tokens.setValue(profile.sub_max_output_tokens)
+        self.system_role.setChecked(profile.system_role)
         self.editor.setPlainText(profile.prompt)
         where = "yours, editable" if own else "bundled, read-only: copy it to edit"
         self.info.setText(f"{profile.name} — {where} ({profile.source})")
@@ -183,6 +191,7 @@ class ProfilesPage(QWidget):
             root_max_output_tokens=self.root_tokens.value(),
             sub_max_output_tokens=self.sub_tokens.value(),
             description=self.description.text(),
+            system_role=self.system_role.isChecked(),
         )
 
     def copy_selected(self) -> str | None:
