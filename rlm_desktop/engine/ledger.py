@@ -10,9 +10,8 @@ under a dollar cap a model without a price is refused (the user can give it one)
 settles above what it held (`reply_acceptance`: its output at most the `max_tokens` sent, its input
 at most its hold, what was capped said in the reply's record), so settled spend never passes a
 cap, whatever the provider does. What the provider reported still teaches the model's ratio, so
-the calls reserved after a reply that ran above its hold hold that much more. The first request to
-a model is sent alone (its probe), so a provider that counts more than the app is held to what it
-counts from its second request on. A call cancelled in flight (the time limit, a stop, the app
+the calls reserved after a reply that ran above its hold hold that much more. No request waits
+for another to learn that: every fan-out goes out at once. A call cancelled in flight (the time limit, a stop, the app
 killed) is charged what it held: the provider may well have billed it.
 """
 

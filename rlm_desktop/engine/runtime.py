@@ -189,21 +189,16 @@ class Runtime:
     ) -> Completion:
         """One LLM request with its reservation, retries and events.
 
-        While `model` has not yet reported its usage, its requests go one at a time (the first is
-        the ledger's probe, see `ledger`). Raises `BudgetExceededError` before sending when what
-        the request would hold does not fit, and `LLMError` when the provider fails for good; a
-        request cancelled in flight is charged what it held. `messages` are recorded as the
-        engine built them; what is sent is derived from them (`message_roles`).
+        Raises `BudgetExceededError` before sending when what the request would hold does not
+        fit, and `LLMError` when the provider fails for good; a request cancelled in flight is
+        charged what it held. The reply streams in as `ReplyStreamed` events, read no further than
+        its `max_tokens` (so what it holds is its worst case, and a fan-out goes out at once),
+        and `stop` may end it early (see `reply_stream`). `messages` are recorded as the engine
+        built them; what is sent is derived from them (`message_roles`).
         """
         info = self.llm.info(model)
         max_output = max(1, min(max_output_tokens, info.max_output_tokens))
-        calibration = self.ledger.calibration
-        probe = await calibration.take_turn(model)
-        try:
-            return await self._reserved_request(call_id, info, messages, max_output, stop)
-        finally:
-            if probe:
-                calibration.probe_ended(model)
+        return await self._reserved_request(call_id, info, messages, max_output, stop)
 
     async def _reserved_request(
         self,

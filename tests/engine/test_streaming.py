@@ -93,3 +93,16 @@ async def test_a_server_gone_silent_mid_reply_times_out_saying_so(
 
     assert result.status == "error"
     assert result.error == "Timeout: the provider went silent for 0.3 s in the middle of its reply"
+
+
+async def test_a_first_fan_out_to_a_model_goes_out_at_once(scripted_server: ScriptedServer) -> None:
+    """No request waits for a first one to report its usage: a reply can hold no more than its
+    hold, so the first fan-out to a sub-model is as wide as the concurrency allows."""
+    cell = repl("print(len(llm_query_batched([f'part {i}' for i in range(8)])))")
+    scripted_server.respond_with(scripted({QUERY: [cell, repl("FINAL('ok')")]}, sub="a part"))
+    scripted_server.latency_s = 0.3
+    run = make_run(scripted_server, sub_model="openai/another-model", budget=Budget(concurrency=8))
+    result, _events = await run_to_end(run)
+
+    assert result.status == "completed"
+    assert scripted_server.max_in_flight == 8
