@@ -188,6 +188,20 @@ def completion_response(
     return 200, reply.headers, body
 
 
+def sse_body(payload: dict[str, Any]) -> bytes:
+    """A chat completion as one server-sent event stream: the content in one chunk, then the
+    finish, the usage and `[DONE]`."""
+    head = {k: payload[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    choice = payload["choices"][0]
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": choice["message"], "finish_reason": None}]},
+        {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        {**head, "choices": [], "usage": payload["usage"]},
+    ]
+    events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks] + ["data: [DONE]\n\n"]
+    return "".join(events).encode()
+
+
 class ScriptedServer:
     """An OpenAI-compatible `/v1/chat/completions` and `/v1/models` endpoint with scripted replies.
 
@@ -527,6 +541,10 @@ def _serve_forever(responder: Responder, latency_s: float, sender: Any) -> None:
         reply = Reply(content=answer) if isinstance(answer, str) else answer
         await asyncio.sleep(latency_s + reply.delay_s)
         status, headers, payload = completion_response(body, reply)
+        if status == 200 and body.get("stream") and reply.stream:
+            return web.Response(
+                body=sse_body(payload), headers=headers, content_type="text/event-stream"
+            )
         return web.json_response(payload, status=status, headers=headers)
 
     async def main() -> None:
