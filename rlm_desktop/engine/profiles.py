@@ -23,6 +23,7 @@ from rlm_desktop.engine.config import ConfigError
 INDEX_FILE = "profiles.toml"
 DEFAULT_ROOT_MAX_OUTPUT_TOKENS = 8192
 DEFAULT_SUB_MAX_OUTPUT_TOKENS = 4096
+CATCH_ALL = "*"
 _SAFE_FILE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -50,6 +51,9 @@ class Profile:
     system_role: bool = True
     """False when the model's chat template has no system role: the system prompt is then sent at
     the top of the first user turn (`message_roles`)."""
+    local_servers: bool = False
+    """Chosen for a run on the user's own server (an API base is given) when no pattern but the
+    catch-all `*` matches its model: shorter replies for a model on a laptop's CPU."""
     source: Path | None = None
     problem: str = ""
     """Why the profile cannot be used ("" when it can): its file is missing or unreadable."""
@@ -148,6 +152,7 @@ def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
         sub_tokens = _whole_number(entry, "sub_max_output_tokens", DEFAULT_SUB_MAX_OUTPUT_TOKENS)
         stop_after_code = _flag(entry, "stop_after_code", True)
         system_role = _flag(entry, "system_role", True)
+        local_servers = _flag(entry, "local_servers", False)
     except ValueError as error:
         return _broken(name, tuple(patterns), prompt_file, f"profile {name!r} in {index}: {error}")
     if not prompt_file.is_file():
@@ -170,6 +175,7 @@ def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
         description=str(entry.get("description", "")),
         stop_after_code=stop_after_code,
         system_role=system_role,
+        local_servers=local_servers,
         source=prompt_file,
     )
 
@@ -229,8 +235,11 @@ def list_profiles(folders: ProfileFolders) -> list[Profile]:
     return read_profiles(folders).usable
 
 
-def choose_profile(folders: ProfileFolders, model: str, requested: str | None = None) -> Profile:
-    """The profile named `requested`, or the first whose patterns match `model`.
+def choose_profile(
+    folders: ProfileFolders, model: str, requested: str | None = None, *, local_server: bool = False
+) -> Profile:
+    """The profile named `requested`, or the first whose patterns match `model`; on a
+    `local_server`, one marked `local_servers` before a match by the catch-all `*` alone.
 
     `ConfigError` when it is one that cannot be used, or when a folder's index cannot be read
     (what it holds might have been chosen): one line naming the file and the fix.
@@ -248,6 +257,8 @@ def choose_profile(folders: ProfileFolders, model: str, requested: str | None = 
             )
     else:
         chosen = next((p for p in profiles if p.matches(model)), None)
+        if local_server and chosen is not None and CATCH_ALL in chosen.patterns:
+            chosen = next((p for p in profiles if p.local_servers and not p.problem), chosen)
         if chosen is None:
             raise ConfigError(
                 f"is not set and no profile matches {model}: keep a profile with the pattern '*'",

@@ -101,7 +101,9 @@ class Run:
         self.run_id = run_id or new_run_id()
         self.bus = EventBus()
         self.folders = folders
-        self.profile = choose_profile(folders.profiles, config.model, config.profile)
+        self.profile = choose_profile(
+            folders.profiles, config.model, config.profile, local_server=bool(config.api_base)
+        )
         self._credentials = credentials or Credentials()
         self._main: asyncio.Task[CallOutcome] | None = None
         self._runtime = self._make_runtime()

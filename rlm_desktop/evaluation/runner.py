@@ -95,7 +95,9 @@ def check_settings(
     over a model without a price, an unknown profile), before anything is sent."""
     prices = PriceBook(options.prices)
     for setting in settings:
-        choose_profile(folders.profiles, setting.model, setting.profile)
+        choose_profile(
+            folders.profiles, setting.model, setting.profile, local_server=bool(options.api_base)
+        )
         grant = Grant(options.max_cost_usd, options.max_tokens)
         config = run_config(setting, PROBE, options, grant)
         config.validate()
@@ -194,7 +196,9 @@ class Evaluation:
         direct = config.mode == "direct" or (config.mode == "auto" and task.length <= threshold)
         reading = count(task.question) + (task.length if direct else RLM_FLOOR_TOKENS)
         info = self._prices.info(config.model)
-        profile = choose_profile(self.folders.profiles, config.model, config.profile)
+        profile = choose_profile(
+            self.folders.profiles, config.model, config.profile, local_server=bool(config.api_base)
+        )
         reply = min(profile.root_max_output_tokens, info.max_output_tokens)
         return info.cost(reading, reply) or 0.0, reading + reply
 

@@ -47,6 +47,39 @@ def test_the_first_matching_pattern_chooses_the_profile(model: str, profile: str
 
 
 @pytest.mark.parametrize(
+    ("model", "profile"),
+    [
+        ("openai/qwen2.5-coder-q4.gguf", "local"),
+        ("openai/test-model", "local"),
+        ("openai/gemma-3-270m-it", "gemma"),
+        ("ollama_chat/llama3.1:8b", "small"),
+        ("openai/gpt-5", "reasoning"),
+    ],
+)
+def test_a_model_on_the_users_own_server_gets_the_local_profile_unless_one_names_it(
+    model: str, profile: str
+) -> None:
+    chosen = choose_profile(paths.profile_folders(), model, local_server=True)
+    assert chosen.name == profile
+    if profile == "local":
+        hosted = choose_profile(paths.profile_folders(), model)
+        assert hosted.name == "default"
+        assert chosen.root_max_output_tokens < hosted.root_max_output_tokens
+
+
+def test_a_run_on_a_local_server_reads_its_profile_as_local(tmp_path: Path) -> None:
+    config = RunConfig(query="q", model="openai/house-model", api_base="http://127.0.0.1:9/v1")
+    run = Run(config, [ContextDocument("a.txt", "text")], folders=paths.engine_folders())
+    assert run.profile.name == "local"
+    hosted = Run(
+        dataclasses.replace(config, api_base=None),
+        [ContextDocument("a.txt", "text")],
+        folders=paths.engine_folders(),
+    )
+    assert hosted.profile.name == "default"
+
+
+@pytest.mark.parametrize(
     "model",
     [
         "openai/gemma-3-270m-it",
@@ -63,7 +96,7 @@ def test_gemma_models_have_no_system_role_by_default(model: str) -> None:
     small = choose_profile(paths.profile_folders(), model, "small")
     assert chosen.prompt == small.prompt
     others = [p for p in list_profiles(paths.profile_folders()) if p.name != "gemma"]
-    assert [p.system_role for p in others] == [True] * 3
+    assert [p.system_role for p in others] == [True] * 4
 
 
 def test_system_role_is_read_and_saved_and_a_wrong_value_is_one_line(isolated_home: Path) -> None:
@@ -190,7 +223,14 @@ def test_a_broken_prompt_file_loses_no_other_profile(isolated_home: Path) -> Non
     assert choose_profile(paths.profile_folders(), "house/model").prompt == "House rules."
     assert choose_profile(paths.profile_folders(), "openai/gpt-5").name == "reasoning"
     found = read_profiles(paths.profile_folders())
-    assert [p.name for p in found.usable] == ["house", "gemma", "reasoning", "small", "default"]
+    assert [p.name for p in found.usable] == [
+        "house",
+        "gemma",
+        "reasoning",
+        "small",
+        "local",
+        "default",
+    ]
     (problem,) = found.problems
     assert problem.startswith(f"profile 'mine': prompt file {prompt} is not UTF-8")
     assert [p.name for p in list_profiles(paths.profile_folders())] == [
@@ -210,7 +250,7 @@ def test_an_index_that_is_not_utf8_is_one_line_and_the_bundled_profiles_still_li
         f"{folder / 'profiles.toml'}: not UTF-8 text (byte 0xe9 at offset 4); save it as UTF-8"
     )
     found = read_profiles(paths.profile_folders())
-    assert [p.name for p in found.usable] == ["gemma", "reasoning", "small", "default"]
+    assert [p.name for p in found.usable] == ["gemma", "reasoning", "small", "local", "default"]
     assert found.problems == (str(info.value),)
 
 

@@ -98,9 +98,9 @@ async def test_text_past_max_tokens_is_cut_and_the_user_is_told(
 
     cut = [e for e in of_type(events, LLMResponded) if e.stopped_early]
     assert cut
-    assert all(e.truncated and e.output_tokens <= 4096 for e in cut)
-    assert "past the max_tokens of 4,096" in (cut[0].stopped_early or "")
-    assert all(len(e.content) < 2 * 4096 * 2 for e in cut)  # "a " is one token: about 8 KB kept
+    assert all(e.truncated and e.output_tokens <= 1024 for e in cut)
+    assert "past the max_tokens of 1,024" in (cut[0].stopped_early or "")
+    assert all(len(e.content) < 2 * 1024 * 2 for e in cut)  # "a " is one token: about 8 KB kept
     shown = of_type(events, TurnExecuted)[0].observation
     assert "first: small answer" in shown
 
@@ -115,5 +115,5 @@ async def test_inflated_usage_is_counted_at_max_tokens_and_said(
 
     capped = [e for e in of_type(events, LLMResponded) if e.stopped_early]
     assert capped
-    assert all(e.output_tokens == 4096 for e in capped)
+    assert all(e.output_tokens == 1024 for e in capped)
     assert "reported 100,000 output tokens" in (capped[0].stopped_early or "")

@@ -19,7 +19,7 @@ from tests.scripted_server import Reply, ScriptedServer
 HUGE = 300 * 1024 * 1024
 RSS_BOUND_KB = 1024 * 1024
 """The app under test must stay below 1 GB however large the reply (it grew to 24 GB)."""
-TOO_LARGE = "more than 4,096 output tokens (the max_tokens it was sent) can take"
+TOO_LARGE = "more than 1,024 output tokens (the max_tokens it was sent) can take"
 
 
 async def test_an_oversized_sub_call_reply_is_one_error_and_the_run_goes_on(
@@ -78,7 +78,7 @@ def test_a_300_mb_reply_keeps_the_app_small_and_ends_the_run_truthfully(
     assert usage.ru_maxrss < RSS_BOUND_KB
     assert "Traceback" not in err.read_text()
     assert lines[-1].startswith(
-        "rlm-desktop run: the provider's reply was larger than 320 KB, more than 8,192 output "
+        "rlm-desktop run: the provider's reply was larger than 128 KB, more than 2,048 output "
         "tokens (the max_tokens it was sent) can take"
     )
     assert out.read_text() == "\n"

@@ -22,7 +22,7 @@ async def test_a_real_run_is_recorded_as_it_happened(
     scripted_server.respond_with(responder())
     run = make_run(scripted_server)
     seen: list[Event] = []
-    run.bus.add_listener(seen.append)
+    run.bus.add_listener(lambda event: seen.append(event) if event.stored else None)
     store = Store(database_path())
     recorder = store.record(run, documents=[DOCUMENT])
     result = await run.execute()

@@ -53,7 +53,7 @@ async def _run(
         credentials=Credentials(api_key="sk-local"),
     )
     seen: list[Event] = []
-    run.bus.add_listener(seen.append)
+    run.bus.add_listener(lambda event: seen.append(event) if event.stored else None)
     recorder = store.record(run, documents=documents)
     result = await run.execute()
     assert result.status == "completed"

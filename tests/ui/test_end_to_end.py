@@ -210,7 +210,8 @@ def test_a_cell_that_raised_is_marked_and_found_by_next_error(
 ) -> None:
     turns = [
         repl("rows = context if isinstance(context, list) else [context]"),
-        repl("print(len(rows))\n```\n```repl\nrows[99]"),
+        repl("print(len(rows))"),
+        repl("rows[99]"),
         repl('FINAL("done")'),
     ]
     scripted_server.respond_with(scripted(root=turns))

@@ -47,7 +47,7 @@ def test_the_settings_page_lists_the_other_profiles_and_names_the_file(
     dialog.show()
     page = dialog.profiles
     names = [page.list.item(i).text() for i in range(page.list.count())]
-    assert names == ["house  (mine)", "gemma", "reasoning", "small", "default"]
+    assert names == ["house  (mine)", "gemma", "reasoning", "small", "local", "default"]
     assert page.problems.text() == f"Profile 'mine': {_problem(prompt)}."
     assert page.problems.isVisible()
     page.list.setCurrentRow(1)
@@ -65,7 +65,7 @@ def test_the_window_names_the_file_and_does_not_start_a_run_that_would_use_it(
     loaded.result()
     controls = window.workspace.controls
     picker = [controls.profile.itemData(i) for i in range(controls.profile.count())]
-    assert picker == ["", "house", "gemma", "reasoning", "small", "default"]
+    assert picker == ["", "house", "gemma", "reasoning", "small", "local", "default"]
     assert _problem(prompt) in controls.error.text()
 
     scripted_server.respond_with(scripted(root=[repl("FINAL(7)")]))

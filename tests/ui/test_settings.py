@@ -174,6 +174,7 @@ def test_bundled_profiles_are_read_only(
         "gemma",
         "reasoning",
         "small",
+        "local",
         "default",
     ]
     page.list.setCurrentRow(bundled[0])
