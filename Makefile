@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test test-packages bench bench-compare lint screenshots clean package package-test
+.PHONY: run test test-packages test-real real-packages bench bench-compare lint screenshots clean package package-test
 
 # What the tests need from Debian: the libraries Qt needs offscreen, Chromium (the HTML export is
 # printed and read back in it) and the desktop entry's and AppStream file's validators.
@@ -34,6 +34,24 @@ test: test-packages $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+
+# A real model on a real local server, not part of `make test`: llama.cpp's OpenAI-compatible
+# server and Gemma 3 270M in their own venv (tools/real-model; its wheel is built once into a cache
+# outside the checkout), started by tests/real on 127.0.0.1. A compiler for that one build.
+REAL_VENV := .venv-real
+REAL_DEBS := build-essential
+
+real-packages:
+	@tools/debian-packages test-real $(REAL_DEBS)
+
+$(REAL_VENV)/.installed: tools/real-model tools/real-model-requirements.txt \
+		tools/gemma-3-chat-template.jinja
+	tools/real-model $(REAL_VENV)
+	touch $@
+
+test-real: real-packages $(STAMP) $(REAL_VENV)/.installed
+	QT_QPA_PLATFORM=offscreen RLM_REAL_VENV=$(REAL_VENV) $(PY) -m pytest tests/real -m real \
+		-p no:randomly -s --timeout=1200
 
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/benchmarks -m bench -s -p no:randomly --timeout=900

@@ -62,6 +62,18 @@ def test_ci_runs_exactly_the_readme_command() -> None:
     commands = [
         line for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")
     ]
-    assert commands[-1] == "make test"
-    assert all(line.startswith(("set ", "cd ")) for line in commands[:-1])
-    assert "`make test`" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert commands[-2:] == ["make test", "make test-real"]
+    assert all(line.startswith(("set ", "cd ")) for line in commands[:-2])
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`make test`" in readme
+    assert "`make test-real`" in readme
+
+
+def test_make_test_real_checks_for_a_compiler_before_building_the_server() -> None:
+    planned = subprocess.run(
+        ["make", "--dry-run", "--always-make", "test-real"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    ).stdout.splitlines()
+    check = next(i for i, line in enumerate(planned) if "tools/debian-packages test-real" in line)
+    assert "build-essential" in planned[check].split()[2:]
+    build = next(i for i, line in enumerate(planned) if line.startswith("tools/real-model "))
+    assert check < build

@@ -1,0 +1,110 @@
+"""The real-model suite's fixtures: one llama.cpp server for the session, the report of what the
+model wrote, and each test's data folder with short replies in its profiles."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+
+from rlm_desktop import paths
+from rlm_desktop.engine import profiles
+from rlm_desktop.engine.events import RunStatus
+from rlm_desktop.engine.run import STATUS_BY_OUTCOME
+from tests.cli import run_cli
+from tests.real.report import REPORT_DIR, Report
+from tests.real.server import LocalServer, start_server
+
+ROOT_OUTPUT_TOKENS = 256
+"""Each root reply's output limit: the model writes about 18 tokens a second on 2 cores and
+seldom stops by itself, so a bundled profile's 8,192 would be a turn of seven minutes."""
+SUB_OUTPUT_TOKENS = 96
+RUN_TIMEOUT_S = 420
+RUN_STATUSES = frozenset(get_args(RunStatus))
+SERVER_LOG = REPORT_DIR / "server.log"
+
+
+@pytest.fixture(scope="session")
+def report() -> Iterator[Report]:
+    """The suite's report; the speeds measured are added at its end."""
+    kept = Report(REPORT_DIR)
+    yield kept
+    if SERVER_LOG.exists():
+        kept.speeds(SERVER_LOG)
+    kept.write(f"\nreport: {kept.path}\nserver log: {SERVER_LOG}")
+
+
+@pytest.fixture(scope="session")
+def local_server(report: Report) -> Iterator[LocalServer]:
+    """llama.cpp's server with Gemma 3 270M on a free port of 127.0.0.1, for the whole session."""
+    server = start_server(SERVER_LOG)
+    report.write(f"server {server.base_url}, model {server.model_id}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def real_home(isolated_home: Path) -> Path:
+    """The test's data folder; its profiles are the bundled ones (prompts and patterns) with
+    short replies, as a user would set them in Settings → Profiles."""
+    bundled = paths.resource("profiles")
+    user = paths.user_profiles_dir()
+    user.mkdir(parents=True, exist_ok=True)
+    table = profiles.read_index(bundled)
+    for name, entry in table.items():
+        shutil.copy(bundled / entry["prompt"], user / entry["prompt"])
+        table[name] = {
+            **entry,
+            "root_max_output_tokens": ROOT_OUTPUT_TOKENS,
+            "sub_max_output_tokens": SUB_OUTPUT_TOKENS,
+        }
+    profiles.write_index(user, table)
+    return isolated_home
+
+
+def rlm_desktop(
+    home: Path, *args: str, timeout: float = RUN_TIMEOUT_S + 60
+) -> subprocess.CompletedProcess[str]:
+    """The real `rlm-desktop` run to its end in `home`."""
+    return run_cli(*args, home=home, timeout=timeout)
+
+
+def run_json(
+    home: Path, server: LocalServer, *args: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """`rlm-desktop run --json` against the server, and the object it printed."""
+    done = rlm_desktop(
+        home, "run", "--model", server.model, "--api-base", server.base_url,
+        "--timeout", str(RUN_TIMEOUT_S), "--json", *args,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.strip(), done.stderr
+    return done, json.loads(done.stdout)
+
+
+def shown_session(home: Path, session_id: str) -> dict[str, Any]:
+    """`sessions show --json` of a saved run."""
+    done = rlm_desktop(home, "sessions", "show", session_id, "--json", timeout=60)
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def assert_truthful_ending(home: Path, result: dict[str, Any], exit_code: int) -> dict[str, Any]:
+    """The run ended in a status of the known set, its exit code says so, and the saved session
+    tells the same ending, counts and model; returns the saved session."""
+    assert result["status"] in RUN_STATUSES
+    assert exit_code == (0 if result["status"] == "completed" else 1)
+    saved = shown_session(home, result["session_id"])
+    session = saved["session"]
+    for key in ("status", "answer", "turns", "input_tokens", "output_tokens", "sub_calls"):
+        assert session[key] == result[key], key
+    (root,) = [call for call in saved["calls"] if call["parent_id"] is None]
+    assert STATUS_BY_OUTCOME[root["status"]] == result["status"]
+    if result["status"] != "completed":
+        assert result["error"], "a run that did not complete says why"
+    return saved

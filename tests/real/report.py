@@ -1,0 +1,107 @@
+"""What the real model wrote and how long it took, request by request, for a person to read:
+printed (the suite runs with -s) and kept in `report.md` beside the server's log."""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlm_desktop import paths
+from rlm_desktop.store import Store
+from rlm_desktop.store.detail import load_detail
+
+_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+REPORT_DIR = Path(os.environ.get("RLM_REAL_REPORT") or _CACHE / "rlm-desktop" / "test-real")
+"""Outside the checkout: the report, the server's log and the evaluation's results."""
+SHOWN_CHARS = 500
+_LLAMA_TIMING = re.compile(
+    r"^\S*\s*(prompt eval|eval) time =\s*([\d.]+) ms /\s*(\d+) (?:tokens|runs)", re.MULTILINE
+)
+
+
+@dataclass
+class Report:
+    """The report of one suite: a section per saved run, then the speeds measured."""
+
+    folder: Path
+    root_replies: list[tuple[int, float]] = field(default_factory=list)
+    """(output tokens, seconds) of each reply to a root call (an RLM turn or a direct call)."""
+
+    def __post_init__(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("# The real-model suite: what the model sent\n", encoding="utf-8")
+
+    @property
+    def path(self) -> Path:
+        """The report file."""
+        return self.folder / "report.md"
+
+    def write(self, text: str) -> None:
+        """Print `text` and append it to the report."""
+        print(text, flush=True)
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(text + "\n")
+
+    def session(self, title: str, session_id: str) -> None:
+        """A saved run of this test's data folder: its ending, then every request's reply (its
+        first 500 characters), tokens and time."""
+        store = Store(paths.database_path())
+        try:
+            detail = load_detail(store, session_id)
+        finally:
+            store.close()
+        head = detail.session
+        self.write(
+            f"\n## {title}\nsession {session_id}: {head['status']}"
+            + (f" ({head['error']})" if head["error"] else "")
+            + f", {head['turns']} root turns, {head['input_tokens']} in / {head['output_tokens']}"
+            f" out tokens, {head['wall_s'] or 0:.1f} s"
+        )
+        roots = {call["id"] for call in detail.roots()}
+        for level, call in detail.walk():
+            for request in detail.requests_of(call["id"]):
+                self._request(level, call, request, is_root=call["id"] in roots)
+
+    def _request(
+        self, level: int, call: dict[str, Any], request: dict[str, Any], is_root: bool
+    ) -> None:
+        seconds = request["latency_s"] or 0.0
+        tokens = request["output_tokens"] or 0
+        if is_root and request["content"]:
+            self.root_replies.append((tokens, seconds))
+        turn = "" if request["turn"] is None else f" turn {request['turn']}"
+        self.write(
+            f"\n{'  ' * level}- {call['kind']} call {call['id']}{turn}: {tokens} tokens in "
+            f"{seconds:.1f} s, finish {request['finish_reason']}, {request['attempts']} attempt(s)"
+            + (f", error: {request['error']}" if request["error"] else "")
+        )
+        shown = (request["content"] or "")[:SHOWN_CHARS]
+        self.write("\n".join(f"{'  ' * level}    > {line}" for line in shown.splitlines()))
+
+    def speeds(self, server_log: Path) -> None:
+        """The root replies' times and the server's own prompt and generation speeds."""
+        if self.root_replies:
+            seconds = [s for _, s in self.root_replies]
+            tokens = sum(t for t, _ in self.root_replies)
+            self.write(
+                f"\n## Speeds\n{len(seconds)} root replies: median {statistics.median(seconds):.1f} s,"
+                f" longest {max(seconds):.1f} s, {tokens / max(sum(seconds), 1e-9):.1f} output"
+                " tokens/s including the prompt's reading"
+            )
+        for kind, rate in server_rates(server_log.read_text(errors="replace")).items():
+            self.write(f"server: {kind} {rate:.1f} tokens/s")
+
+
+def server_rates(log: str) -> dict[str, float]:
+    """llama.cpp's own speeds over the whole log: tokens per second reading prompts ("prompt
+    eval") and generating ("eval")."""
+    totals: dict[str, list[float]] = {}
+    for kind, ms, count in _LLAMA_TIMING.findall(log):
+        spent = totals.setdefault(kind, [0.0, 0.0])
+        spent[0] += float(ms)
+        spent[1] += int(count)
+    return {kind: count / (ms / 1000) for kind, (ms, count) in totals.items() if ms > 0}
