@@ -17,7 +17,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rlm_desktop.engine.events import Event, TurnExecuted
+from rlm_desktop.engine.events import Event, LLMResponded, ReplyStreamed, TurnExecuted
 
 WAIT_CAP_S = 0.2
 """With "skip waits", any quiet stretch of the run longer than this plays in this long."""
@@ -47,6 +47,43 @@ class Move:
         return self.rebuild or bool(self.events)
 
 
+def with_streamed_replies(events: Sequence[Event]) -> list[Event]:
+    """`events` with each reply's streaming made again from its arrival record: the
+    `ReplyStreamed` pieces a live run showed (and never stored), at the pace they came, so a
+    replay shows the reply being written. A reply whose pieces are already there keeps them."""
+    streamed = {e.request_id for e in events if isinstance(e, ReplyStreamed)}
+    played: list[Event] = []
+    for event in events:
+        if (
+            isinstance(event, LLMResponded)
+            and event.arrivals
+            and event.content
+            and event.request_id not in streamed
+        ):
+            played.extend(_pieces_of(event))
+        played.append(event)
+    return played
+
+
+def _pieces_of(reply: LLMResponded) -> list[Event]:
+    points = [(float(at), int(count)) for at, count in reply.arrivals]
+    began = reply.ts - points[-1][0]
+    pieces: list[Event] = []
+    shown = 0
+    for at, count in points:
+        count = min(count, len(reply.content))
+        if count <= shown:
+            continue
+        pieces.append(
+            ReplyStreamed(
+                run_id=reply.run_id, ts=min(began + at, reply.ts), call_id=reply.call_id,
+                request_id=reply.request_id, text=reply.content[shown:count], characters=count,
+            )
+        )  # fmt: skip
+        shown = count
+    return pieces
+
+
 class ReplayPlayer:
     """Plays `events` (one run's, in their recorded order) back against `clock`.
 
@@ -57,7 +94,7 @@ class ReplayPlayer:
     def __init__(
         self, events: Sequence[Event], clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.events = list(events)
+        self.events = with_streamed_replies(events)
         self._clock = clock
         self._offsets = _offsets(self.events)
         self._turn_ends = [i + 1 for i, e in enumerate(self.events) if isinstance(e, TurnExecuted)]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from rlm_desktop.engine.events import Event
 from rlm_desktop.paths import database_path
+from rlm_desktop.review.replay import with_streamed_replies
 from rlm_desktop.store import Store
 from tests.engine.scripting import make_run, repl, scripted
 from tests.scripted_server import Reply, ScriptedServer
@@ -69,6 +70,12 @@ class Recorded:
 
     session_id: str
     live: list[Event]
+
+    @property
+    def played(self) -> list[Event]:
+        """What a replay of the session plays: the stored events, with each reply's streaming
+        made again from its arrival record."""
+        return with_streamed_replies(self.live)
 
 
 async def record(script: Script) -> Recorded:

@@ -9,7 +9,14 @@ from itertools import accumulate
 
 import pytest
 
-from rlm_desktop.engine.events import CallFinished, CallStarted, Event, TurnExecuted
+from rlm_desktop.engine.events import (
+    CallFinished,
+    CallStarted,
+    Event,
+    LLMResponded,
+    ReplyStreamed,
+    TurnExecuted,
+)
 from rlm_desktop.review.call_tree import CallTree
 from rlm_desktop.review.replay import SPEEDS, WAIT_CAP_S, ReplayPlayer
 from tests.review.recorded_runs import FANOUT, LOOP, TURNS, HandClock, record, stored_events
@@ -40,14 +47,22 @@ async def test_playing_back_gives_the_live_events_in_their_order() -> None:
     player = ReplayPlayer(stored, clock)
     player.set_speed(SIXTEEN)
     player.play()
-    assert play_through(player, clock, limit=5) == recorded.live
+    played = play_through(player, clock, limit=5)
+    assert played == recorded.played
+    replies = [e for e in played if isinstance(e, LLMResponded)]
+    for reply in replies:  # each reply is written again, piece by piece, before it is answered
+        pieces = [
+            e for e in played if isinstance(e, ReplyStreamed) and e.request_id == reply.request_id
+        ]
+        assert "".join(e.text for e in pieces) == reply.content
+        assert played.index(pieces[-1]) < played.index(reply)
     assert player.at_end
     assert not player.playing
     assert player.time == player.duration
 
 
 async def test_each_speed_plays_the_run_in_its_share_of_the_time() -> None:
-    events = (await record(LOOP)).live
+    events = (await record(LOOP)).played
     runtime = offsets(events)
     # A moment between two events half-way through the run.
     k = next(i for i in range(len(events) // 2, len(events) - 1) if runtime[i] < runtime[i + 1])
@@ -65,7 +80,7 @@ async def test_each_speed_plays_the_run_in_its_share_of_the_time() -> None:
 
 
 async def test_skip_waits_cuts_every_quiet_stretch_short() -> None:
-    events = (await record(FANOUT)).live
+    events = (await record(FANOUT)).played
     runtime = offsets(events)
     gaps = [0.0] + [b - a for a, b in zip(runtime, runtime[1:], strict=False)]
     longest = max(range(len(gaps)), key=gaps.__getitem__)
@@ -85,7 +100,7 @@ async def test_skip_waits_cuts_every_quiet_stretch_short() -> None:
 
 
 async def test_steps_by_event_and_by_turn() -> None:
-    events = (await record(TURNS)).live
+    events = (await record(TURNS)).played
     turn_ends = [i + 1 for i, e in enumerate(events) if isinstance(e, TurnExecuted)]
     assert len(turn_ends) == 4
     player = ReplayPlayer(events, HandClock())
@@ -117,7 +132,7 @@ async def test_steps_by_event_and_by_turn() -> None:
 
 
 async def test_seeking_back_rebuilds_the_run_as_it_stood() -> None:
-    events = (await record(FANOUT)).live
+    events = (await record(FANOUT)).played
     runtime = offsets(events)
     clock = HandClock()
     player = ReplayPlayer(events, clock)
@@ -141,7 +156,7 @@ async def test_seeking_back_rebuilds_the_run_as_it_stood() -> None:
 
 
 async def test_pause_holds_the_clock_and_a_new_speed_plays_on_from_the_same_moment() -> None:
-    events = (await record(FANOUT)).live
+    events = (await record(FANOUT)).played
     # The sub-calls alone take 0.3 s, after the root's first turn: the run lasts longer than the
     # 0.3 s of it this test plays.
     assert offsets(events)[-1] > 0.3
@@ -162,7 +177,7 @@ async def test_pause_holds_the_clock_and_a_new_speed_plays_on_from_the_same_mome
 
 
 async def test_a_burst_is_delivered_a_slice_per_tick_and_play_restarts_from_the_end() -> None:
-    events = (await record(LOOP)).live
+    events = (await record(LOOP)).played
     clock = HandClock()
     player = ReplayPlayer(events, clock)
     player.play()

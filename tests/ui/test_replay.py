@@ -68,7 +68,8 @@ def test_a_replay_renders_the_live_runs_events_through_the_live_path(
     while ws.replay.playing:
         clock.advance(0.01)
         ws.replay.tick()
-    assert seen == run.live == stored_events(run.session_id)
+    assert run.live == stored_events(run.session_id)
+    assert seen == run.played  # the replies stream again, from their arrival records
     assert shape(ws) == whole
     assert ws.answer.isVisible()
     assert window.status.elapsed.text() == elapsed
@@ -79,7 +80,7 @@ def test_steps_show_the_run_turn_by_turn_and_event_by_event(
     window: MainWindow, qtbot: QtBot
 ) -> None:
     run = recorded(qtbot, TURNS)
-    events = run.live
+    events = run.played
     turn_ends = [i + 1 for i, e in enumerate(events) if isinstance(e, TurnExecuted)]
     ws, _clock = opened(window, run.session_id)
     bar = ws.replay.bar
@@ -125,7 +126,7 @@ def test_the_scrubber_shows_the_run_as_it_stood_with_its_clock(
     window: MainWindow, qtbot: QtBot
 ) -> None:
     run = recorded(qtbot, FANOUT)
-    events = run.live
+    events = run.played
     runtime = list(accumulate((e.ts - events[0].ts for e in events), max))
     ws, _clock = opened(window, run.session_id)
     player = ws.replay.player
