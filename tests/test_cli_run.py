@@ -391,3 +391,21 @@ def test_a_direct_call_past_the_local_server_s_window_is_one_line_naming_the_mod
         "says) with room for the reply; use rlm or auto",
     )
     assert scripted_server.chat_requests() == []
+
+
+def test_progress_tells_each_root_reply_its_speed_and_where_it_was_cut(
+    scripted_server: ScriptedServer, document: Path, cli: Cli
+) -> None:
+    writing = Reply(
+        content=repl("print('counted')") + "\nOutput: imagined\n" * 100,
+        chunk_chars=4,
+        chunk_delay_s=0.005,
+    )
+    scripted_server.respond_with(scripted({QUERY: [writing, repl("FINAL('ok')")]}))
+    result = cli(*served(scripted_server, "--doc", str(document), "--mode", "rlm"))
+
+    assert result.returncode == 0, result.stderr
+    (first, _second) = [line for line in result.stderr.splitlines() if "reply of" in line]
+    assert first.startswith("[c1] reply of ")
+    assert "tokens/s" in first
+    assert first.endswith("read up to its code block")

@@ -28,6 +28,7 @@ class ProgressPrinter:
         self._verbose = verbose
         self._depth: dict[str, int] = {}
         self._cells: dict[str, int] = {}
+        self._kinds: dict[str, str] = {}
 
     def attach(self, bus: EventBus) -> None:
         """Start printing the events of `bus`."""
@@ -43,6 +44,7 @@ class ProgressPrinter:
     def _describe(self, event: Event) -> tuple[str | None, bool]:
         if isinstance(event, CallStarted):
             self._depth[event.call_id] = event.depth
+            self._kinds[event.call_id] = event.kind
         indent = "  " * (self._depth.get(getattr(event, "call_id", ""), 1) - 1)
         match event:
             case ModeChosen():
@@ -51,6 +53,8 @@ class ProgressPrinter:
                 return f"{indent}[{event.call_id}] RLM call on {fmt.model_name(event.model)}", False
             case LLMResponded(truncated=True):
                 return f"{indent}[{event.call_id}] reply cut at the output-token limit", True
+            case LLMResponded(error=None) if self._kinds.get(event.call_id) == "rlm":
+                return f"{indent}[{event.call_id}] {reply_line(event)}", False
             case LLMRetried():
                 return (
                     f"{indent}[{event.call_id}] retry {event.attempt} in {event.delay_s:.1f}s: {event.reason}",
@@ -76,3 +80,16 @@ class ProgressPrinter:
                     f"{event.input_tokens + event.output_tokens:,} tokens, {cost}, {event.wall_s:.1f}s"
                 ), event.status != "completed"
         return None, False
+
+
+def reply_line(reply: LLMResponded) -> str:
+    """An RLM call's reply in one line: its tokens, how fast they came, and where it was cut."""
+    parts = [f"reply of {reply.output_tokens:,} tokens in {reply.latency_s:.1f}s"]
+    if reply.arrivals and reply.output_tokens:
+        first, last = reply.arrivals[0][0], reply.arrivals[-1][0]
+        parts.append(f"first text after {first:.1f}s")
+        if last > first:
+            parts.append(f"{reply.output_tokens / (last - first):.0f} tokens/s")
+    if reply.cut == "code":
+        parts.append("read up to its code block")
+    return ", ".join(parts)
