@@ -381,7 +381,7 @@ def test_a_direct_call_past_the_local_server_s_window_is_one_line_naming_the_mod
     scripted_server.models = (gguf,)
     scripted_server.routes["/props"] = {"default_generation_settings": {"n_ctx": 32_768}}
     long = tmp_path / "long.txt"
-    long.write_text("word " * 28_000, encoding="utf-8")
+    long.write_text("word " * 31_000, encoding="utf-8")
     args = ["--model", f"openai/{gguf}", "--api-base", scripted_server.base_url, "--query", QUERY]
     result = cli(*args, "--doc", str(long), "--mode", "direct")
 
