@@ -292,6 +292,11 @@ class RLMCall:
         """The best answer so far: the model's `answer["content"]` draft, else its last prose."""
         return self._answer_draft or self._last_prose
 
+    @property
+    def has_draft(self) -> bool:
+        """Whether the model set a draft in `answer["content"]` (then `partial_answer` is it)."""
+        return bool(self._answer_draft)
+
     async def _ask(self, messages: list[Message], *, stop_at_code: bool = False) -> Completion:
         completion = await self.rt.request(
             self.call_id, self.model, messages, self.rt.profile.root_max_output_tokens,

@@ -30,7 +30,14 @@ from rlm_desktop.engine.conversation import (
     split_contexts,
 )
 from rlm_desktop.engine.direct import answer_directly, direct_fit
-from rlm_desktop.engine.events import ModeChosen, RunFinished, RunStarted, RunStatus, RunTotals
+from rlm_desktop.engine.events import (
+    AnswerKind,
+    ModeChosen,
+    RunFinished,
+    RunStarted,
+    RunStatus,
+    RunTotals,
+)
 from rlm_desktop.engine.folders import EngineFolders
 from rlm_desktop.engine.ledger import TIME_LIMIT, BudgetLedger
 from rlm_desktop.engine.litellm_loader import release_logging_worker, warm_up
@@ -351,6 +358,7 @@ class Run:
         if self._cancel_requested and status != "completed":
             status = "cancelled"
         error = outcome.error
+        answered = status == "completed"
         if ledger.refused_calls and status in ("completed", "max_turns"):
             status, error = _after_refusals(ledger)
         error = self._with_server_advice(status, error, outcome.http_status)
@@ -369,11 +377,20 @@ class Run:
             http_status=None if status == "completed" else outcome.http_status,
             sandbox=runtime.launcher.sandbox.level if runtime.launcher.sandbox else NOT_USED,
             refused_calls=ledger.refused_calls,
+            answer_kind=self._answer_kind(outcome.answer, answered),
         )
         fields = dataclasses.asdict(totals)
         self._keep_question(status, outcome.answer)
         self.bus.publish(RunFinished(run_id=self.run_id, **fields))
         return RunResult(session_id=self.run_id, **fields)
+
+    def _answer_kind(self, answer: str, answered: bool) -> AnswerKind:
+        if answered:
+            return "answer"
+        if not answer:
+            return "none"
+        root = self._root_call
+        return "draft" if root is not None and root.has_draft else "last_reply"
 
     def _with_server_advice(
         self, status: RunStatus, error: str | None, http: int | None
