@@ -112,7 +112,7 @@ class RLMCall:
             outcome = await self._loop()
             await self._keep_state()
         except asyncio.CancelledError:
-            self._finish(CallOutcome("cancelled", self.partial_answer, "cancelled"))
+            self._finish(CallOutcome(rt.stop_reason[0], self.partial_answer, rt.stop_reason[1]))
             raise
         except Exception as error:
             self._finish(CallOutcome("error", self.partial_answer, internal_error(error)))

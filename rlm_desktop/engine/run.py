@@ -199,11 +199,11 @@ class Run:
         done, _ = await asyncio.wait({main}, timeout=remaining)
         if not done:
             self._note_requests_in_flight()
+            why = f"the run passed its {timeout:g} s time limit"
+            self._runtime.stop_reason = ("timeout", why)
             main.cancel()
             await _settled(main)
-            return CallOutcome(
-                "timeout", self._draft(), f"the run passed its {timeout:g} s time limit"
-            )
+            return CallOutcome("timeout", self._draft(), why)
         try:
             return main.result()
         except asyncio.CancelledError:
