@@ -91,11 +91,11 @@ def analyse(
 
 
 def coverage_sources(view: RunView) -> Iterator[tuple[str, str]]:
-    """Everything a model of the run was given that can quote the documents, with the call it
-    went to: every call's prompt, and every observation an RLM call's model was shown after its
-    code ran."""
+    """Everything a model of the run read that can quote the documents, with the call it went
+    to: the prompt of every call whose model replied (one sent to a provider that refused it was
+    read by no model), and every observation an RLM call's model was shown after its code ran."""
     for call in view.calls:
-        if call["prompt"]:
+        if call["prompt"] and view.replied(call["id"]):
             yield call["id"], call["prompt"]
     for turn in view.detail.turns:
         if turn["observation"]:
