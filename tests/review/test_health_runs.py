@@ -299,3 +299,16 @@ async def test_sending_the_whole_document_with_every_question_is_a_cost_finding(
     }
     assert len(finding.calls) == 5
     assert report.coverage.share == 1.0
+
+
+@pytest.mark.parametrize("status", [400, 404])
+async def test_a_run_the_model_never_replied_to_says_so_with_the_error(
+    store: Store, scripted_server: ScriptedServer, status: int
+) -> None:
+    refused = Reply(status=status, content="model 'gemma' not found")
+    report = await health_of(store, scripted_server, lambda _request: refused)
+    finding = only(report, "no_reply", "every_request_failed")
+    assert finding.severity == "warning"
+    assert f"HTTP {status}" in finding.figures["error"]
+    assert "model 'gemma' not found" in finding.message
+    assert finding.calls == (root_of(store, report),)
