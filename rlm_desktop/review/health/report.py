@@ -14,7 +14,7 @@ from rlm_desktop.review.health.coverage import Coverage, CoverageIndex
 from rlm_desktop.review.health.depth import depth_findings
 from rlm_desktop.review.health.duplicates import duplicate_findings
 from rlm_desktop.review.health.finding import Finding
-from rlm_desktop.review.health.replies import no_reply_findings
+from rlm_desktop.review.health.replies import no_reply_findings, repeating_output_findings
 from rlm_desktop.review.health.serial import serial_findings
 from rlm_desktop.review.health.short_input import short_input_findings
 from rlm_desktop.review.health.truncation import truncation_findings
@@ -68,6 +68,7 @@ def analyse(
     findings = [
         *no_reply_findings(view),
         *weak_coder_findings(view),
+        *repeating_output_findings(view),
         *depth_findings(view),
         *brittle_answer_findings(view),
         *cost_findings(view, history),
