@@ -160,6 +160,25 @@ def one_line(text: str | None, limit: int = 120) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+EXCERPT_CHARS = 600
+"""How much of a run's last words is shown when it ended without an answer."""
+_NOT_AN_ANSWER = {
+    "draft": 'The model\'s draft (answer["content"]), not a final answer',
+    "last_reply": "The model's last words, not an answer",
+}
+
+
+def not_an_answer(kind: str, text: str, limit: int = EXCERPT_CHARS) -> str:
+    """What a run that ended without an answer left, labelled as what it is and cut to `limit`
+    characters (with how much was left out); empty when it left nothing."""
+    if kind not in _NOT_AN_ANSWER or not text.strip():
+        return ""
+    kept = text.strip()
+    if len(kept) > limit:
+        kept = f"{kept[:limit].rstrip()}… ({len(text) - limit:,} more characters)"
+    return f"{_NOT_AN_ANSWER[kind]}:\n{kept}"
+
+
 _UNSAFE_ON_A_TERMINAL = re.compile(
     "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )

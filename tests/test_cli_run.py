@@ -190,8 +190,32 @@ def test_a_run_without_an_answer_exits_1(
     )
 
     assert result.returncode == 1, result.stderr
-    assert result.stdout == "Still not sure.\n"
+    assert result.stdout == (
+        "No answer (turn limit): no answer within 1 turns\n\n"
+        "The model's last words, not an answer:\nStill not sure.\n"
+    )
     assert "Traceback" not in result.stderr
+
+
+def test_a_timed_out_run_says_why_first_and_bounds_the_model_s_last_words(
+    scripted_server: ScriptedServer, document: Path, cli: Cli
+) -> None:
+    rambling = "I will keep thinking about the ledger.\n" * 300
+    reply = Reply(content=rambling + repl("import time\ntime.sleep(90)"), chunk_chars=4096)
+    scripted_server.respond_with(scripted({QUERY: [reply]}))
+    args = served(scripted_server, "--doc", str(document), "--mode", "rlm", "--timeout", "12")
+    shown = cli(*args)
+    as_json = json.loads(cli(*args, "--json").stdout)
+
+    assert shown.returncode == 1, shown.stderr
+    why, last_words = shown.stdout.split("\n\n", 1)
+    assert why.startswith("No answer (timed out): the run passed its 12 s time limit")
+    assert last_words.startswith("The model's last words, not an answer:\nI will keep thinking")
+    assert len(last_words) < 800
+    assert "more characters)" in last_words
+    assert as_json["status"] == "timeout"
+    assert as_json["answer_kind"] == "last_reply"
+    assert as_json["answer"].startswith(rambling.strip())
 
 
 def test_a_run_past_its_time_limit_is_a_timeout(

@@ -216,3 +216,18 @@ def test_a_read_only_database_file_stops_the_run_before_it_starts(
     assert scripted_server.chat_requests() == []
     assert listed.returncode == 0, listed.stderr  # reading needs no write
     assert json.loads(listed.stdout) == {"sessions": []}
+
+
+def test_sessions_show_json_gives_each_turn_the_model_s_reply(
+    scripted_server: ScriptedServer, tmp_path: Path, isolated_home: Path
+) -> None:
+    document = tmp_path / "notes.txt"
+    document.write_text("Zebrafish: 7 in tank A.\n")
+    replies = [repl("print(len(context))", "Let me measure."), repl("FINAL('7')", "Done.")]
+    scripted_server.respond_with(scripted(root=replies))
+    ran = run_cli(*_run(scripted_server, document), home=isolated_home)
+
+    assert ran.returncode == 0, ran.stderr
+    session_id = json.loads(ran.stdout)["session_id"]
+    shown = run_cli("sessions", "show", session_id, "--json", home=isolated_home)
+    assert [turn["reply"] for turn in json.loads(shown.stdout)["turns"]] == replies

@@ -38,7 +38,13 @@ from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
 from rlm_desktop.engine.pricing import parse_prices
 from rlm_desktop.engine.run_choices import RunChoices, build_run_config
-from rlm_desktop.formatting import terminal_json, terminal_safe, terminal_text
+from rlm_desktop.formatting import (
+    not_an_answer,
+    status_text,
+    terminal_json,
+    terminal_safe,
+    terminal_text,
+)
 
 if TYPE_CHECKING:
     from rlm_desktop.documents import Skipped
@@ -237,6 +243,17 @@ def failure(result: RunResult, config: RunConfig) -> str:
     return f"{result.error or 'the run failed'}{hint}"
 
 
+def shown_answer(result: RunResult, config: RunConfig) -> str:
+    """The answer; for a run that ended without one, why it ended first, then what the model
+    left, labelled as what it is and bounded."""
+    if result.answer_kind == "answer":
+        return result.answer
+    why = failure(result, config) if result.status == "error" else result.error
+    lines = [f"No answer ({status_text(result.status)})" + (f": {why}" if why else "")]
+    left = not_an_answer(result.answer_kind, result.answer)
+    return "\n\n".join([*lines, left] if left else lines)
+
+
 def say(message: str) -> None:
     """One line on stderr, in the command's name (inert: it may quote a provider or a document)."""
     print(f"rlm-desktop run: {terminal_safe(message)}", file=sys.stderr)
@@ -300,7 +317,7 @@ def run_command(args: argparse.Namespace) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper):  # model code can print lone surrogates
         sys.stdout.reconfigure(errors="backslashreplace")
     output = {**result.to_json(), **(_health_json(run.run_id) if args.json and saved else {})}
-    print(terminal_json(output) if args.json else terminal_text(result.answer))
+    print(terminal_json(output) if args.json else terminal_text(shown_answer(result, config)))
     if result.status == "error":
         say(failure(result, config))
     elif result.refused_calls and result.answer and result.error:

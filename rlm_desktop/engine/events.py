@@ -18,6 +18,9 @@ CallStatus = Literal[
     "running", "ok", "error", "cancelled", "budget_exceeded", "max_turns", "timeout"
 ]
 AnswerSource = Literal["FINAL", "FINAL_VAR", "answer", "direct", "partial"]
+AnswerKind = Literal["answer", "draft", "last_reply", "none"]
+"""What a run's `answer` text is: the model's answer, or for a run that ended without one its
+`answer["content"]` draft, its last reply (cut off, or written when told to answer now), or nothing."""
 
 
 def _now() -> float:
@@ -280,6 +283,8 @@ class RunTotals:
     `process-only`, ...), or `unused` when the run started no REPL."""
     refused_calls: int = 0
     """Calls a budget cap refused; with any, a run the model still answered is `budget_exceeded`."""
+    answer_kind: AnswerKind = "answer"
+    """What `answer` holds; anything but `answer` is no answer and must not be shown as one."""
     warnings: list[str] = field(default_factory=list)
     """What went wrong besides the run itself, one line each: above all a session that could
     not be saved in full (the recorder's `warnings`, added by whoever closed it)."""

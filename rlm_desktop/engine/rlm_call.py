@@ -112,7 +112,7 @@ class RLMCall:
             outcome = await self._loop()
             await self._keep_state()
         except asyncio.CancelledError:
-            self._finish(CallOutcome("cancelled", self.partial_answer, "cancelled"))
+            self._finish(CallOutcome(rt.stop_reason[0], self.partial_answer, rt.stop_reason[1]))
             raise
         except Exception as error:
             self._finish(CallOutcome("error", self.partial_answer, internal_error(error)))
@@ -291,6 +291,11 @@ class RLMCall:
     def partial_answer(self) -> str:
         """The best answer so far: the model's `answer["content"]` draft, else its last prose."""
         return self._answer_draft or self._last_prose
+
+    @property
+    def has_draft(self) -> bool:
+        """Whether the model set a draft in `answer["content"]` (then `partial_answer` is it)."""
+        return bool(self._answer_draft)
 
     async def _ask(self, messages: list[Message], *, stop_at_code: bool = False) -> Completion:
         completion = await self.rt.request(

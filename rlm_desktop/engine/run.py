@@ -30,7 +30,14 @@ from rlm_desktop.engine.conversation import (
     split_contexts,
 )
 from rlm_desktop.engine.direct import answer_directly, direct_fit
-from rlm_desktop.engine.events import ModeChosen, RunFinished, RunStarted, RunStatus, RunTotals
+from rlm_desktop.engine.events import (
+    AnswerKind,
+    ModeChosen,
+    RunFinished,
+    RunStarted,
+    RunStatus,
+    RunTotals,
+)
 from rlm_desktop.engine.folders import EngineFolders
 from rlm_desktop.engine.ledger import TIME_LIMIT, BudgetLedger
 from rlm_desktop.engine.litellm_loader import release_logging_worker, warm_up
@@ -194,11 +201,11 @@ class Run:
         done, _ = await asyncio.wait({main}, timeout=remaining)
         if not done:
             self._note_requests_in_flight()
+            why = f"the run passed its {timeout:g} s time limit"
+            self._runtime.stop_reason = ("timeout", why)
             main.cancel()
             await _settled(main)
-            return CallOutcome(
-                "timeout", self._draft(), f"the run passed its {timeout:g} s time limit"
-            )
+            return CallOutcome("timeout", self._draft(), why)
         try:
             return main.result()
         except asyncio.CancelledError:
@@ -353,6 +360,7 @@ class Run:
         if self._cancel_requested and status != "completed":
             status = "cancelled"
         error = outcome.error
+        answered = status == "completed"
         if ledger.refused_calls and status in ("completed", "max_turns"):
             status, error = _after_refusals(ledger)
         error = self._with_server_advice(status, error, outcome.http_status)
@@ -371,11 +379,20 @@ class Run:
             http_status=None if status == "completed" else outcome.http_status,
             sandbox=runtime.launcher.sandbox.level if runtime.launcher.sandbox else NOT_USED,
             refused_calls=ledger.refused_calls,
+            answer_kind=self._answer_kind(outcome.answer, answered),
         )
         fields = dataclasses.asdict(totals)
         self._keep_question(status, outcome.answer)
         self.bus.publish(RunFinished(run_id=self.run_id, **fields))
         return RunResult(session_id=self.run_id, **fields)
+
+    def _answer_kind(self, answer: str, answered: bool) -> AnswerKind:
+        if answered:
+            return "answer"
+        if not answer:
+            return "none"
+        root = self._root_call
+        return "draft" if root is not None and root.has_draft else "last_reply"
 
     def _with_server_advice(
         self, status: RunStatus, error: str | None, http: int | None

@@ -67,6 +67,8 @@ class Runtime:
     launcher: Launcher
     stats: RunStats = field(default_factory=RunStats)
     workers: set[WorkerProcess] = field(default_factory=set)
+    stop_reason: tuple[CallStatus, str] = ("cancelled", "cancelled")
+    """How a call cancelled from above ends: `cancelled`, or `timeout` once the run's time struck."""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _last_budget_event: float = 0.0
 
@@ -162,7 +164,8 @@ class Runtime:
         try:
             completion = await self.request(call_id, model, messages, max_output_tokens)
         except (Exception, asyncio.CancelledError) as error:
-            status, message = _ended_by(error)
+            stopped = isinstance(error, asyncio.CancelledError)
+            status, message = self.stop_reason if stopped else _ended_by(error)
             self.call_finished(call_id, status, error=message)
             raise
         self.call_finished(

@@ -170,7 +170,8 @@ def session_head(conn: sqlite3.Connection, session_id: str) -> Row:
 
 
 def turns(conn: sqlite3.Connection, session_id: str) -> list[Row]:
-    """Each turn with its cells' code and output joined (cells in order), calls in start order."""
+    """Each turn with the model's reply and its cells' code and output joined (cells in order),
+    calls in start order."""
     cells: dict[tuple[str, int], list[Row]] = {}
     for cell in rows(
         conn,
@@ -182,7 +183,8 @@ def turns(conn: sqlite3.Connection, session_id: str) -> list[Row]:
     result = []
     for turn in rows(
         conn,
-        "SELECT t.call_id, t.idx, t.duration_s FROM turns t JOIN calls c"
+        "SELECT t.call_id, t.idx, t.duration_s, t.reply, t.unfinished_reply FROM turns t"
+        " JOIN calls c"
         " ON c.session_id = t.session_id AND c.id = t.call_id WHERE t.session_id = ?"
         " ORDER BY c.seq, t.idx",
         [session_id],
@@ -194,6 +196,7 @@ def turns(conn: sqlite3.Connection, session_id: str) -> list[Row]:
             {
                 "call_id": turn["call_id"],
                 "index": turn["idx"],
+                "reply": turn["reply"] or turn["unfinished_reply"] or "",
                 "code": "\n\n".join(part["code"] or "" for part in parts),
                 "stdout": "".join(part["stdout"] or "" for part in parts),
                 "stderr": "".join(part["stderr"] or "" for part in parts),

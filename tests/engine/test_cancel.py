@@ -221,3 +221,24 @@ async def test_a_cancelled_run_leaves_no_unretrieved_errors_behind(
 
     assert result.status == "cancelled"
     assert loop_errors == []
+
+
+@pytest.mark.usefixtures("litellm_loaded")
+async def test_the_wall_clock_limit_ends_every_call_it_stops_as_a_timeout(
+    scripted_server: ScriptedServer,
+) -> None:
+    root = [repl("print(rlm_query_batched(['child a', 'child b']))")]
+    child = [repl("print(llm_query_batched([f'slow {i}' for i in range(4)]))")]
+    slow = Reply(content="late", delay_s=60)
+    scripted_server.respond_with(
+        scripted({QUERY: root, "child a": child, "child b": child}, sub=slow)
+    )
+    run = make_run(scripted_server, budget=Budget(max_depth=2, timeout_s=8.0))
+    task, events = start(run)
+    result = await asyncio.wait_for(task, 30)
+
+    assert result.status == "timeout"
+    finished = {e.call_id: (e.status, e.error) for e in of_type(events, CallFinished)}
+    assert set(finished) == {e.call_id for e in of_type(events, CallStarted)}
+    assert len(finished) == 1 + 2 + 8  # all started long before the limit
+    assert set(finished.values()) == {("timeout", "the run passed its 8 s time limit")}

@@ -184,3 +184,29 @@ async def test_documents_too_long_for_direct_mode_are_refused_before_anything_is
     assert refused.value.setting == "mode"
     assert str(refused.value).startswith("mode 'direct' cannot take these documents: ")
     assert refused.value.worded({"mode": "--mode"}).startswith("--mode 'direct' cannot take")
+
+
+async def test_a_run_without_an_answer_says_its_text_is_the_model_s_draft_or_last_words(
+    scripted_server: ScriptedServer,
+) -> None:
+    scripted_server.enqueue(
+        "Thinking about it." + repl("answer['content'] = 'maybe 7'"),
+        Reply(status=400, content="the request exceeds the available context size"),
+    )
+    drafted, _ = await run_to_end(make_run(scripted_server, budget=Budget(max_turns=1)))
+    scripted_server.enqueue(
+        "Thinking about it." + repl("x = 1"),
+        Reply(status=400, content="the request exceeds the available context size"),
+    )
+    rambled, _ = await run_to_end(make_run(scripted_server, budget=Budget(max_turns=1)))
+    scripted_server.enqueue(repl("FINAL('ok')"))
+    answered, _ = await run_to_end(make_run(scripted_server))
+
+    assert (drafted.status, drafted.answer_kind, drafted.answer) == (
+        "max_turns",
+        "draft",
+        "maybe 7",
+    )
+    assert rambled.answer_kind == "last_reply"
+    assert rambled.answer.startswith("Thinking about it.")
+    assert (answered.answer_kind, answered.answer) == ("answer", "ok")

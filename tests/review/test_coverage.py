@@ -9,9 +9,9 @@ import pytest
 from rlm_desktop import paths
 from rlm_desktop.review.health.coverage import MIN_RUN, Coverage, CoverageIndex
 from rlm_desktop.store import Store
-from tests.review.health_runs import LEDGER, health_of
+from tests.review.health_runs import LEDGER, NOTE, health_of
 from tests.scripted_rlm import repl, scripted
-from tests.scripted_server import ScriptedServer
+from tests.scripted_server import Reply, ScriptedServer
 
 TEXT = "".join(f"Row {i:04d} of the inventory lists {i * 13 % 101} pallets.\n" for i in range(400))
 OTHER = "".join(
@@ -104,3 +104,16 @@ async def test_a_real_run_covers_what_its_sub_call_and_its_output_showed(
     (document,) = report.coverage.documents
     assert document.uncovered == ((0, 1000), (3000, half))
     assert document.covered == 2000 + len(text) - half
+
+
+@pytest.mark.parametrize("status", [400, 404])
+async def test_prompts_the_provider_refused_were_read_by_no_model(
+    store: Store, scripted_server: ScriptedServer, status: int
+) -> None:
+    refused = Reply(status=status, content="model not found")
+    report = await health_of(
+        store, scripted_server, lambda _request: refused, documents=[NOTE], mode="direct"
+    )
+    assert report.status == "error"
+    assert NOTE.text[:200] in scripted_server.chat_requests()[0]["messages"][-1]["content"]
+    assert report.coverage.share == 0.0

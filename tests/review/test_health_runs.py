@@ -299,3 +299,42 @@ async def test_sending_the_whole_document_with_every_question_is_a_cost_finding(
     }
     assert len(finding.calls) == 5
     assert report.coverage.share == 1.0
+
+
+@pytest.mark.parametrize("status", [400, 404])
+async def test_a_run_the_model_never_replied_to_says_so_with_the_error(
+    store: Store, scripted_server: ScriptedServer, status: int
+) -> None:
+    refused = Reply(status=status, content="model 'gemma' not found")
+    report = await health_of(store, scripted_server, lambda _request: refused)
+    finding = only(report, "no_reply", "every_request_failed")
+    assert finding.severity == "warning"
+    assert f"HTTP {status}" in finding.figures["error"]
+    assert "model 'gemma' not found" in finding.message
+    assert finding.calls == (root_of(store, report),)
+
+
+async def test_a_reply_that_repeats_itself_is_named(
+    store: Store, scripted_server: ScriptedServer
+) -> None:
+    looping = "The warehouse holds many crates. Let me count them again.\n" * 60
+    report = await health_of(
+        store, scripted_server, scripted(root=[looping + repl("print(1)"), FINISH])
+    )
+    finding = only(report, "weak_coder", "repeating_output")
+    root = root_of(store, report)
+    assert (finding.calls, finding.turns) == ((root,), ((root, 0),))
+    assert finding.figures["replies"] == 1
+    assert finding.figures["packed_share"] <= 0.1
+
+
+async def test_a_long_reply_that_does_not_repeat_is_not_named(
+    store: Store, scripted_server: ScriptedServer
+) -> None:
+    varied = "".join(
+        f"Sector {i} may hold {i * 37 % 211} crates of kind {i * 7 % 53}.\n" for i in range(60)
+    )
+    report = await health_of(
+        store, scripted_server, scripted(root=[varied + repl("print(1)"), FINISH])
+    )
+    assert ("weak_coder", "repeating_output") not in rules(report)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from PySide6.QtGui import QPalette
 from pytestqt.qtbot import QtBot
@@ -84,3 +86,29 @@ def test_markup_in_an_answer_or_an_error_is_shown_as_text_not_rendered(qtbot: Qt
     assert shown.endswith("HTTP 404: gpt_4_x not found")
     first = panel.text.document().begin().begin().fragment()
     assert (first.text(), first.charFormat().font().bold()) == ("Three", True)  # Markdown kept
+
+
+@pytest.mark.parametrize(
+    ("kind", "label"),
+    [
+        ("last_reply", "The model's last words, not an answer:"),
+        ("draft", 'The model\'s draft (answer["content"]), not a final answer:'),
+    ],
+)
+def test_a_run_without_an_answer_says_why_first_then_a_labelled_excerpt(
+    qtbot: QtBot, kind: ev.AnswerKind, label: str
+) -> None:
+    panel = AnswerPanel()
+    qtbot.addWidget(panel)
+    rambling = "The ledger shows amounts.\n" * 1300  # 33 KB of a small model repeating itself
+    finished = dataclasses.replace(
+        _finished("timeout", answer=rambling, error="the run passed its 600 s time limit"),
+        answer_kind=kind,
+    )
+    panel.show_result(finished)
+
+    why, left = panel.text.toPlainText().split("\n\n", 1)
+    assert why == "the run passed its 600 s time limit"
+    assert left.startswith(f"{label}\nThe ledger shows amounts.")
+    assert len(left) < 800
+    assert panel.title.text() == "Stopped by the time limit"

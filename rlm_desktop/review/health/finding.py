@@ -14,6 +14,7 @@ Kind = Literal[
     "serial_sub_calls",
     "short_input",
     "truncated",
+    "no_reply",
 ]
 Severity = Literal["warning", "info"]
 TurnRef = tuple[str, int]

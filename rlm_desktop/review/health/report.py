@@ -14,6 +14,7 @@ from rlm_desktop.review.health.coverage import Coverage, CoverageIndex
 from rlm_desktop.review.health.depth import depth_findings
 from rlm_desktop.review.health.duplicates import duplicate_findings
 from rlm_desktop.review.health.finding import Finding
+from rlm_desktop.review.health.replies import no_reply_findings, repeating_output_findings
 from rlm_desktop.review.health.serial import serial_findings
 from rlm_desktop.review.health.short_input import short_input_findings
 from rlm_desktop.review.health.truncation import truncation_findings
@@ -65,7 +66,9 @@ def analyse(
     view = RunView(detail)
     texts = [text for _, text in documents]
     findings = [
+        *no_reply_findings(view),
         *weak_coder_findings(view),
+        *repeating_output_findings(view),
         *depth_findings(view),
         *brittle_answer_findings(view),
         *cost_findings(view, history),
@@ -91,11 +94,11 @@ def analyse(
 
 
 def coverage_sources(view: RunView) -> Iterator[tuple[str, str]]:
-    """Everything a model of the run was given that can quote the documents, with the call it
-    went to: every call's prompt, and every observation an RLM call's model was shown after its
-    code ran."""
+    """Everything a model of the run read that can quote the documents, with the call it went
+    to: the prompt of every call whose model replied (one sent to a provider that refused it was
+    read by no model), and every observation an RLM call's model was shown after its code ran."""
     for call in view.calls:
-        if call["prompt"]:
+        if call["prompt"] and view.replied(call["id"]):
             yield call["id"], call["prompt"]
     for turn in view.detail.turns:
         if turn["observation"]:

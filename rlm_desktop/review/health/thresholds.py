@@ -40,3 +40,9 @@ DEPENDENT_MIN_CHARS = 8
 DEPENDENT_LOOKBACK = 32
 """...among the last this many replies (a chain quotes the reply just before; a long loop would
 otherwise cost a search of every prompt for every earlier reply)."""
+
+REPEAT_MIN_CHARS = 1_000
+"""weak_coder: a reply at least this long..."""
+REPEAT_MAX_RATIO = 0.1
+"""...that zlib packs to at most this share of its size is mostly repeats (prose packs to about
+0.4, a table or code to about 0.25; the same lines over and over to a few hundredths)."""

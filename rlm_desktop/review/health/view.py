@@ -80,6 +80,10 @@ class RunView:
             return int(turns[-1]["idx"])
         return None
 
+    def replied(self, call_id: str) -> bool:
+        """Whether any request of the call got a reply from its model."""
+        return any(got_reply(request) for request in self.detail.requests_of(call_id))
+
     def budget(self) -> dict[str, object]:
         """The run's budget settings as recorded ({} for a session saved without them)."""
         settings = self.session.get("settings") or {}
@@ -96,3 +100,10 @@ def error_line(traceback: str) -> str:
 def had_no_code(turn: Row) -> bool:
     """True for a turn whose reply had no code block, so nothing ran (the engine said so)."""
     return not turn["code_blocks"] and (turn["observation"] or "") == NO_CODE_NOTE
+
+
+def got_reply(request: Row) -> bool:
+    """True for a request the model replied to (a refused, failed or unanswered one did not)."""
+    return bool(request["content"]) or (
+        request["responded_at"] is not None and not request["error"]
+    )

@@ -91,7 +91,8 @@ class AnswerPanel(QFrame):
         self.answer = finished.answer
         self.tone = fmt.status_tone(finished.status)
         title = _TITLES.get(finished.status, fmt.status_text(finished.status))
-        if finished.refused_calls and finished.answer and finished.error:
+        answered = finished.answer_kind == "answer"
+        if answered and finished.refused_calls and finished.answer and finished.error:
             title = finished.error[:1].upper() + finished.error[1:]  # "Answered after the budget…"
         self.title.setText(title)
         self.icon.setPixmap(status_icon(finished.status).pixmap(ICON_SIZE, ICON_SIZE))
@@ -110,7 +111,10 @@ class AnswerPanel(QFrame):
         error = finished.error or ""
         if finished.http_status in AUTH_STATUS:
             error += f"\n\n{KEY_ADVICE}"
-        self._show_text(finished.answer, error)
+        if answered:
+            self._show_text(finished.answer, error)
+        else:
+            self._show_why_first(error, fmt.not_an_answer(finished.answer_kind, finished.answer))
         self.show_warnings(finished.warnings)
         self.show()
         self._fit()
@@ -126,6 +130,11 @@ class AnswerPanel(QFrame):
             if answer:
                 cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
             cursor.insertText(error or "(no answer)", QTextCharFormat())
+
+    def _show_why_first(self, error: str, left: str) -> None:
+        """A run without an answer: why it ended, then what the model left, labelled and bounded
+        (plain text: it is not an answer to render)."""
+        self.text.document().setPlainText("\n\n".join(part for part in (error, left) if part))
 
     def show_warnings(self, lines: Sequence[str]) -> None:
         """Add what went wrong besides the run (a session not saved in full), one line each."""
