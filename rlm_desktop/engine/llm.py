@@ -25,6 +25,7 @@ from rlm_desktop.engine.openai_route import (
     UnreadableReply,
     assembled,
     resolve,
+    take_plain,
 )
 from rlm_desktop.engine.pricing import ModelInfo, PriceBook
 from rlm_desktop.engine.reply_stream import ReplyAssembler, StreamSilent, StreamTimes, StreamWatch
@@ -188,13 +189,6 @@ class LLMClient:
                 raise
             except UnreadableReply as error:
                 raise LLMError(self._redactor.text(str(error)), attempt) from error
-            except StreamSilent as error:
-                if attempt > self._max_retries:
-                    raise LLMError(str(error), attempt) from error
-                delay = _retry_delay(error, attempt)
-                if on_retry is not None:
-                    on_retry(attempt, delay, str(error))
-                await asyncio.sleep(delay)
             except Exception as error:
                 if too_large(error):
                     text = too_large_text(limit, max_output_tokens)
@@ -237,10 +231,7 @@ class LLMClient:
             times.first_byte_s, times, started=False,
         )  # fmt: skip
         if not hasattr(response, "__aiter__"):
-            plain = _reply_of(response)
-            assembler.add(plain.content)
-            assembler.usage(plain.input_tokens, plain.output_tokens)
-            assembler.finished(plain.finish_reason)
+            take_plain(_reply_of(response), assembler)
             return assembled(assembler)
         chunks = response.__aiter__()
         started = False
@@ -379,6 +370,8 @@ def _status_of(error: Exception) -> int | None:
 
 
 def _is_retryable(error: Exception, status: int | None) -> bool:
+    if isinstance(error, StreamSilent):
+        return True  # a stuck reply may well go through when sent again
     if status is not None:
         return status in RETRYABLE_STATUS and not refuses_the_request(status, str(error))
     if unreachable_address(error) is not None:
@@ -398,6 +391,8 @@ def _describe(error: Exception, status: int | None, timeout_s: float) -> str:
     address = unreachable_address(error)
     if address is not None:
         return cannot_connect(address)
+    if isinstance(error, StreamSilent):
+        return str(error)
     if _timed_out(error):
         return f"Timeout: the provider sent no reply within {timeout_s:g} s"
     text = LITELLM_PREFIXES.sub("", " ".join(str(error).split()))

@@ -123,7 +123,7 @@ class Route:
             except Exception as error:
                 _raise_provider_error(error, self.config, self.asked)
             if body is not None:
-                _take_plain(_read(body), assembler)
+                take_plain(_read(body), assembler)
             return assembled(assembler)
         except (UnreadableReply, StreamSilent):
             raise
@@ -219,7 +219,7 @@ def _read(body: bytes) -> RouteReply:
         raise UnreadableReply(_not_a_completion(body)) from error
 
 
-def _take_plain(reply: RouteReply, assembler: ReplyAssembler) -> None:
+def take_plain(reply: RouteReply, assembler: ReplyAssembler) -> None:
     """A server that does not stream: its whole reply, taken as one piece."""
     assembler.add(reply.content)
     assembler.usage(reply.input_tokens, reply.output_tokens)
