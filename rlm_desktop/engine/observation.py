@@ -48,7 +48,7 @@ def format_observation(
 ) -> str:
     """The observation for a whole turn; the limit is shared between its cells."""
     if not outcomes:
-        return NO_CODE_NOTE
+        return f"{note}\n\n{NO_CODE_NOTE}" if note else NO_CODE_NOTE
     share = max(200, limit // len(outcomes))
     text = "\n\n".join(format_cell(first_cell + i, o, share) for i, o in enumerate(outcomes))
     return f"{text}\n\n{note}".rstrip() if note else text

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from rlm_desktop.engine import Budget
 from rlm_desktop.engine.events import CellExecuted, LLMResponded, ReplyStreamed, TurnExecuted
-from tests.engine.scripting import QUERY, make_run, of_type, repl, run_to_end, scripted
+from tests.engine.scripting import (
+    QUERY,
+    make_run,
+    observation_after,
+    of_type,
+    repl,
+    run_to_end,
+    scripted,
+)
 from tests.scripted_server import Reply, ScriptedServer
 
 IMAGINED = "\nOutput:\n42\n\nNow let me also check:\n```repl\nprint('IMAGINED RAN')\n```\n" * 200
@@ -106,3 +114,18 @@ async def test_a_first_fan_out_to_a_model_goes_out_at_once(scripted_server: Scri
 
     assert result.status == "completed"
     assert scripted_server.max_in_flight == 8
+
+
+async def test_a_reply_cut_at_its_limit_without_code_is_told_so(
+    scripted_server: ScriptedServer,
+) -> None:
+    rambling = Reply(
+        content="Let me think about the documents first. " * 20, finish_reason="length"
+    )
+    scripted_server.respond_with(scripted({QUERY: [rambling, repl("FINAL('ok')")]}))
+    result, _events = await run_to_end(make_run(scripted_server))
+
+    assert result.status == "completed"
+    shown = observation_after(scripted_server, 0)
+    assert "your last reply was cut at the output-token limit" in shown
+    assert "Your reply had no ```repl code block, so nothing ran." in shown
