@@ -40,7 +40,13 @@ async def test_auto_orchestrates_what_the_server_s_window_cannot_take_directly(
     """Even with a direct-call threshold above the input, the server's window decides."""
     scripted_server.routes["/props"] = LLAMA_CPP_PROPS
     scripted_server.respond_with(scripted({QUERY: [repl("FINAL(len(context))")]}))
-    run = make_run(scripted_server, mode="auto", documents=[LONG], auto_direct_max_tokens=100_000)
+    run = make_run(
+        scripted_server,
+        mode="auto",
+        documents=[LONG],
+        auto_direct_max_tokens=100_000,
+        profile="default",
+    )
     result, events = await run_to_end(run)
 
     (chosen,) = of_type(events, ModeChosen)

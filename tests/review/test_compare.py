@@ -39,7 +39,10 @@ def _line(lines: list[Line], name: str) -> Line:
 async def test_settings_show_what_differs(compared: Comparison) -> None:
     settings = {line.name: line for line in compared.settings}
     assert (settings["Model"].left, settings["Model"].right) == MODELS
-    assert (settings["Profile"].left, settings["Profile"].right) == ("default", "small")
+    assert (settings["Profile"].left, settings["Profile"].right) == (
+        "local",
+        "small",
+    )  # a model no pattern names, on its own server
     assert (settings["Depth (max_depth)"].left, settings["Depth (max_depth)"].right) == ("2", "1")
     assert settings["Profile"].differs
     assert not settings["Documents"].differs
