@@ -17,7 +17,7 @@ from rlm_desktop.engine import profiles
 from rlm_desktop.engine.events import RunStatus
 from rlm_desktop.engine.run import STATUS_BY_OUTCOME
 from tests.cli import run_cli
-from tests.real.report import REPORT_DIR, Report
+from tests.real.report import REPORT_DIR, Report, saved_run
 from tests.real.server import LocalServer, start_server
 
 ROOT_OUTPUT_TOKENS = 256
@@ -50,8 +50,15 @@ def local_server(report: Report) -> Iterator[LocalServer]:
 
 @pytest.fixture
 def real_home(isolated_home: Path) -> Path:
-    """The test's data folder; its profiles are the bundled ones (prompts and patterns) with
-    short replies, as a user would set them in Settings → Profiles."""
+    """The test's data folder, its profiles the bundled ones with short replies."""
+    cap_replies(ROOT_OUTPUT_TOKENS)
+    return isolated_home
+
+
+def cap_replies(root_tokens: int) -> None:
+    """Write the bundled profiles (prompts, patterns, settings) as the user's own, with root
+    replies of at most `root_tokens` and sub-call replies of `SUB_OUTPUT_TOKENS`, as a user would
+    set them in Settings → Profiles."""
     bundled = paths.resource("profiles")
     user = paths.user_profiles_dir()
     user.mkdir(parents=True, exist_ok=True)
@@ -60,11 +67,10 @@ def real_home(isolated_home: Path) -> Path:
         shutil.copy(bundled / entry["prompt"], user / entry["prompt"])
         table[name] = {
             **entry,
-            "root_max_output_tokens": ROOT_OUTPUT_TOKENS,
+            "root_max_output_tokens": root_tokens,
             "sub_max_output_tokens": SUB_OUTPUT_TOKENS,
         }
     profiles.write_index(user, table)
-    return isolated_home
 
 
 def rlm_desktop(
@@ -108,3 +114,21 @@ def assert_truthful_ending(home: Path, result: dict[str, Any], exit_code: int) -
     if result["status"] != "completed":
         assert result["error"], "a run that did not complete says why"
     return saved
+
+
+def assert_streamed(session_id: str) -> None:
+    """Every reply of the saved run arrived as a stream: its record of arrivals grows in time and
+    characters up to the reply kept, the first text before the reply's end."""
+    detail, responses = saved_run(session_id)
+    replies = [r for r in detail.requests if r["content"]]
+    assert replies
+    for request in replies:
+        arrivals = responses[request["id"]].arrivals
+        assert arrivals, request["id"]
+        times = [when for when, _characters in arrivals]
+        characters = [count for _when, count in arrivals]
+        assert times == sorted(times)
+        assert characters == sorted(characters)
+        assert characters[-1] >= len(request["content"])
+        assert times[0] <= request["latency_s"]
+    assert any(len(responses[r["id"]].arrivals) > 1 for r in replies), "replies came in pieces"

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from rlm_desktop import paths
+from rlm_desktop.engine.events import LLMResponded
 from rlm_desktop.store import Store
-from rlm_desktop.store.detail import load_detail
+from rlm_desktop.store.detail import SessionDetail, load_detail
 
 _CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 REPORT_DIR = Path(os.environ.get("RLM_REAL_REPORT") or _CACHE / "rlm-desktop" / "test-real")
@@ -48,15 +49,11 @@ class Report:
 
     def session(self, title: str, session_id: str) -> None:
         """A saved run of this test's data folder: its ending, then every request's reply (its
-        first 500 characters), tokens and time."""
-        store = Store(paths.database_path())
-        try:
-            detail = load_detail(store, session_id)
-        finally:
-            store.close()
+        first 500 characters), tokens, time, when its first text came and why it was cut."""
+        detail, responses = saved_run(session_id)
         head = detail.session
         self.write(
-            f"\n## {title}\nsession {session_id}: {head['status']}"
+            f"\n## {title}\nsession {session_id}, profile {head['profile']}: {head['status']}"
             + (f" ({head['error']})" if head["error"] else "")
             + f", {head['turns']} root turns, {head['input_tokens']} in / {head['output_tokens']}"
             f" out tokens, {head['wall_s'] or 0:.1f} s"
@@ -64,19 +61,30 @@ class Report:
         roots = {call["id"] for call in detail.roots()}
         for level, call in detail.walk():
             for request in detail.requests_of(call["id"]):
-                self._request(level, call, request, is_root=call["id"] in roots)
+                response = responses.get(request["id"])
+                self._request(level, call, request, response, is_root=call["id"] in roots)
 
     def _request(
-        self, level: int, call: dict[str, Any], request: dict[str, Any], is_root: bool
+        self,
+        level: int,
+        call: dict[str, Any],
+        request: dict[str, Any],
+        response: LLMResponded | None,
+        is_root: bool,
     ) -> None:
         seconds = request["latency_s"] or 0.0
         tokens = request["output_tokens"] or 0
         if is_root and request["content"]:
             self.root_replies.append((tokens, seconds))
         turn = "" if request["turn"] is None else f" turn {request['turn']}"
+        streamed = ""
+        if response is not None and response.arrivals:
+            streamed = f", first text after {response.arrivals[0][0]:.1f} s"
         self.write(
             f"\n{'  ' * level}- {call['kind']} call {call['id']}{turn}: {tokens} tokens in "
-            f"{seconds:.1f} s, finish {request['finish_reason']}, {request['attempts']} attempt(s)"
+            f"{seconds:.1f} s{streamed}, finish {request['finish_reason']}"
+            + (f", cut at {response.cut}" if response is not None and response.cut else "")
+            + f", {request['attempts']} attempt(s)"
             + (f", error: {request['error']}" if request["error"] else "")
         )
         shown = (request["content"] or "")[:SHOWN_CHARS]
@@ -94,6 +102,18 @@ class Report:
             )
         for kind, rate in server_rates(server_log.read_text(errors="replace")).items():
             self.write(f"server: {kind} {rate:.1f} tokens/s")
+
+
+def saved_run(session_id: str) -> tuple[SessionDetail, dict[str, LLMResponded]]:
+    """A saved session of this test's data folder, and the reply record of each of its requests
+    (by request id) from its stored events."""
+    store = Store(paths.database_path())
+    try:
+        detail = load_detail(store, session_id)
+        replies = [e for e in store.replay(session_id) if isinstance(e, LLMResponded)]
+    finally:
+        store.close()
+    return detail, {reply.request_id: reply for reply in replies}
 
 
 def server_rates(log: str) -> dict[str, float]:

@@ -66,11 +66,6 @@ def _generate(server: LocalServer, max_tokens: int) -> None:
         reply.read()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26: llama-cpp-python answers nothing, /v1/models included, while it generates, "
-    "and pre-flight reads that as a server that is down (engine/preflight.py, in a branch)",
-)
 async def test_a_server_busy_generating_is_not_read_as_down(
     local_server: LocalServer, report: Report
 ) -> None:

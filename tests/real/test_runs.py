@@ -1,5 +1,6 @@
 """Runs of the real `rlm-desktop run` on the real model: whatever it writes, each run ends in a
-status it can account for, and the saved session tells the same ending."""
+status it can account for, its replies stream, a root reply stops at its code, and the saved
+session tells the same ending."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.real.conftest import assert_truthful_ending, run_json
-from tests.real.report import Report
+from rlm_desktop.engine.parsing import extract_code_blocks
+from tests.real.conftest import (
+    assert_streamed,
+    assert_truthful_ending,
+    cap_replies,
+    rlm_desktop,
+    run_json,
+)
+from tests.real.report import Report, saved_run
 from tests.real.server import LocalServer
 
 pytestmark = pytest.mark.real
@@ -20,6 +28,11 @@ The Red Fox bakery is in Leeds and opens at seven.
 The Blue Owl bookshop is in Bristol, on King Street.
 The Green Door cafe is in York and closes on Mondays.
 """
+BLOCK_TO_COPY = f"{QUESTION} Begin with:\n```repl\nprint(context[:300])\n```"
+"""A question that hands the model a code block: this model echoes what it reads, so it writes a
+complete block early, and the app has a reply to stop at its code."""
+ROOT_TOKENS_TO_STOP_SHORT_OF = 768
+"""Room for the model to write far past its block, as it would without stop-at-code."""
 
 
 @pytest.fixture
@@ -40,24 +53,48 @@ def test_a_direct_call_is_answered_by_the_listed_model_and_saved(
     saved = assert_truthful_ending(real_home, result, done.returncode)
     assert saved["session"]["model"] == local_server.model
     assert {call["model"] for call in saved["calls"]} == {local_server.model}
+    assert_streamed(result["session_id"])
+    shown = rlm_desktop(real_home, "sessions", "show", result["session_id"], timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    short = Path(local_server.model_id).stem
+    assert f"Model: {short} ({local_server.model})" in shown.stdout, "the file's name, then the id"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26: the 'answer now' request after the last turn is a user message right after "
-    "the observation, another user message; Gemma 3's template refuses it (HTTP 500: Conversation "
-    "roles must alternate), the app retries that 500 five times and the run ends `error`, not "
-    "`max_turns` (message roles, in a branch)",
-)
-@pytest.mark.parametrize("profile", ["default", "small"])
+@pytest.mark.parametrize("profile", [None, "default"])
 def test_an_rlm_run_of_two_turns_ends_with_an_answer_or_out_of_turns(
-    local_server: LocalServer, real_home: Path, notes: Path, report: Report, profile: str
+    local_server: LocalServer, real_home: Path, notes: Path, report: Report, profile: str | None
 ) -> None:
+    chosen = ["--profile", profile] if profile else []
     done, result = run_json(
-        real_home, local_server, "--mode", "rlm", "--profile", profile, "--max-turns", "2",
+        real_home, local_server, "--mode", "rlm", *chosen, "--max-turns", "2",
         "--max-depth", "1", "--doc", str(notes), "--query", QUESTION,
     )  # fmt: skip
-    report.session(f"rlm run, profile {profile}, at most 2 turns", result["session_id"])
-    assert_truthful_ending(real_home, result, done.returncode)
+    report.session(
+        f"rlm run, profile {profile or 'by name'}, at most 2 turns", result["session_id"]
+    )
+    saved = assert_truthful_ending(real_home, result, done.returncode)
     assert result["status"] in ("completed", "max_turns"), result["error"]
     assert result["turns"] <= 2
+    assert saved["session"]["profile"] == (profile or "gemma")
+    assert_streamed(result["session_id"])
+
+
+def test_a_root_reply_is_read_up_to_its_first_complete_code_block(
+    local_server: LocalServer, real_home: Path, notes: Path, report: Report
+) -> None:
+    cap_replies(ROOT_TOKENS_TO_STOP_SHORT_OF)
+    done, result = run_json(
+        real_home, local_server, "--mode", "rlm", "--max-turns", "1", "--max-depth", "1",
+        "--doc", str(notes), "--query", BLOCK_TO_COPY,
+    )  # fmt: skip
+    report.session("rlm run handed a code block to copy", result["session_id"])
+    assert_truthful_ending(real_home, result, done.returncode)
+    detail, responses = saved_run(result["session_id"])
+    (root,) = detail.roots()
+    cut = [r for r in detail.requests_of(root["id"]) if responses[r["id"]].cut == "code"]
+    assert cut, "the model wrote no complete code block to stop at (see the report)"
+    for request in cut:
+        assert len(extract_code_blocks(request["content"])) == 1
+        assert request["content"].rstrip().endswith("```")
+        assert request["output_tokens"] < ROOT_TOKENS_TO_STOP_SHORT_OF
+        assert len(detail.cells_of(root["id"], request["turn"])) == 1
