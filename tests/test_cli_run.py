@@ -200,7 +200,7 @@ def test_a_run_without_an_answer_exits_1(
 def test_a_timed_out_run_says_why_first_and_bounds_the_model_s_last_words(
     scripted_server: ScriptedServer, document: Path, cli: Cli
 ) -> None:
-    rambling = "I will keep thinking about the ledger.\n" * 300
+    rambling = "I will keep thinking about the ledger.\n" * 150
     reply = Reply(content=rambling + repl("import time\ntime.sleep(90)"), chunk_chars=4096)
     scripted_server.respond_with(scripted({QUERY: [reply]}))
     args = served(scripted_server, "--doc", str(document), "--mode", "rlm", "--timeout", "12")

@@ -78,6 +78,7 @@ def test_show_json_has_exactly_the_documented_keys(
         "stderr",
         "error",
         "duration_s",
+        "reply",
     }
 
 
