@@ -212,7 +212,7 @@ class LLMClient:
     ) -> RouteReply:
         """A streamed reply through `litellm.acompletion`, for the providers the lean route does
         not serve; a provider's plain reply is taken whole."""
-        from rlm_desktop.engine.provider_post import STREAM_TRANSPORT_TIMEOUT_S, within
+        from rlm_desktop.engine.provider_post import STREAM_TRANSPORT_TIMEOUT_S, timed, within
 
         times = self._times
         response = await within(
@@ -233,16 +233,8 @@ class LLMClient:
         if not hasattr(response, "__aiter__"):
             take_plain(_reply_of(response), assembler)
             return assembled(assembler)
-        chunks = response.__aiter__()
-        started = False
         try:
-            while True:
-                wait = times.silence_s if started else times.first_byte_s
-                try:
-                    chunk = await within(chunks.__anext__(), wait, times, started=started)
-                except StopAsyncIteration:
-                    break
-                started = True
+            async for chunk in timed(response, times):
                 if _take_chunk(chunk, assembler):
                     break
         finally:

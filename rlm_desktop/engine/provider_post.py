@@ -1,29 +1,26 @@
-"""One POST to a provider on litellm's own aiohttp session, its reply read under the size cap.
+"""One streamed POST to a provider on litellm's own aiohttp session, its reply read under the caps.
 
 litellm's `AsyncHTTPHandler` sends through an httpx client whose transport hands the request on to
 litellm's aiohttp session: two HTTP stacks per request, about half of a sub-call's CPU. The lean
 route (`openai_route`) posts on that aiohttp session directly: the same session (one connection
 pool for the run, whichever path a request takes), litellm's SSL and proxy settings, litellm's
-mapping of aiohttp's errors, and the errors the handler itself raises (`litellm.Timeout`, an
-`httpx.HTTPStatusError` carrying the reply). When litellm uses httpx's own transport instead
+mapping of aiohttp's errors, and the `httpx.HTTPStatusError` carrying the reply that the handler
+raises; a reply that keeps the app waiting is `StreamSilent` (`timed`). When litellm uses httpx's own transport instead
 (`DISABLE_AIOHTTP_TRANSPORT`, `litellm.force_ipv4`), the request goes through the handler.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from typing import Any, TypeVar
 
 import httpx
 
-from rlm_desktop.engine.litellm_loader import load_litellm
 from rlm_desktop.engine.reply_limit import (
     REPLY_LIMIT_BYTES,
     BoundedTransport,
     ReplyTooLarge,
-    limited_to,
 )
 from rlm_desktop.engine.reply_stream import StreamSilent, StreamTimes
 
@@ -39,48 +36,9 @@ STREAM_TRANSPORT_TIMEOUT_S = 6 * 3600.0
 """The transport's own limit on a streamed reply: far past any run; `StreamTimes` rule instead."""
 
 
+T = TypeVar("T")
 LineReader = Callable[[bytes], bool]
 """Takes one line of an event stream; True when the rest is not wanted."""
-
-
-async def post(
-    handler: Any,
-    url: str,
-    headers: dict[str, str],
-    body: str,
-    timeout_s: float,
-    *,
-    proxy: str | None = None,
-    limit_bytes: int = REPLY_LIMIT_BYTES,
-) -> bytes:
-    """POST `body` to `url` and return the reply's body, at most `limit_bytes` of it.
-
-    `handler` is the run's litellm `AsyncHTTPHandler` (`reply_limit.bounded_handler`); `proxy` is
-    what `proxy_for` said for `url`. A status of 400 or more raises `httpx.HTTPStatusError`, a
-    timeout `litellm.Timeout`, a reply past the cap `ReplyTooLarge`, a transport failure the httpx
-    error litellm maps it to.
-    """
-    transport = aiohttp_transport(handler)
-    if transport is None:
-        with limited_to(limit_bytes):
-            response = await handler.post(
-                url=url, headers=dict(headers), data=body, timeout=timeout_s
-            )
-        return bytes(response.content)
-    from litellm.llms.custom_httpx.aiohttp_transport import map_aiohttp_exceptions
-
-    started = time.time()
-    try:
-        with map_aiohttp_exceptions():
-            return await _post_on(
-                transport._get_valid_client_session(), url, headers, body, timeout_s, proxy,
-                limit_bytes,
-            )  # fmt: skip
-    except httpx.TimeoutException as error:
-        raise _timeout(timeout_s, time.time() - started) from error
-    except httpx.HTTPStatusError as error:
-        _as_handler_reports(error)
-        raise
 
 
 async def proxy_for(handler: Any, url: str) -> str | None:
@@ -104,46 +62,6 @@ def aiohttp_transport(handler: Any) -> Any | None:
     return transport if isinstance(transport, LiteLLMAiohttpTransport) else None
 
 
-async def _post_on(
-    session: Any,
-    url: str,
-    headers: dict[str, str],
-    body: str,
-    timeout_s: float,
-    proxy: str | None,
-    limit_bytes: int,
-) -> bytes:
-    from aiohttp import ClientTimeout
-
-    timeout = ClientTimeout(total=timeout_s, sock_connect=min(timeout_s, CONNECT_TIMEOUT_CAP_S))
-    async with session.post(
-        url,
-        data=body.encode(),
-        headers={**headers, **IDENTITY},
-        allow_redirects=False,
-        proxy=proxy,
-        timeout=timeout,
-    ) as response:
-        declared = response.content_length
-        if declared is not None and declared > limit_bytes:
-            raise ReplyTooLarge(limit_bytes)
-        content = await _read_capped(response.content, limit_bytes)
-        if response.status >= 400:
-            raise status_error(url, response.status, response.headers, content)
-        return content
-
-
-async def _read_capped(stream: Any, limit_bytes: int) -> bytes:
-    chunks: list[bytes] = []
-    seen = 0
-    async for chunk in stream.iter_any():
-        seen += len(chunk)
-        if seen > limit_bytes:
-            raise ReplyTooLarge(limit_bytes)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def status_error(url: str, status: int, headers: Any, content: bytes) -> httpx.HTTPStatusError:
     """The error httpx's `raise_for_status` would raise for this reply."""
     request = httpx.Request("POST", url)
@@ -163,17 +81,6 @@ def _as_handler_reports(error: httpx.HTTPStatusError) -> None:
     error.message = text  # type: ignore[attr-defined]
     error.text = text  # type: ignore[attr-defined]
     error.status_code = error.response.status_code  # type: ignore[attr-defined]
-
-
-def _timeout(timeout_s: float, taken_s: float) -> Exception:
-    """The `litellm.Timeout` litellm's handler raises for a request past its time."""
-    litellm = load_litellm()
-    error: Exception = litellm.Timeout(
-        message=f"Connection timed out. Timeout passed={timeout_s}, time taken={taken_s:.3f} seconds",
-        model="default-model-name",
-        llm_provider="litellm-httpx-handler",
-    )
-    return error
 
 
 async def post_stream(
@@ -289,15 +196,7 @@ class _Reading:
         kept: list[bytes] = []
         partial = b""
         seen = 0
-        started = False
-        iterator = pieces.__aiter__()
-        while True:
-            wait = self._times.silence_s if started else self._times.first_byte_s
-            try:
-                piece = await within(iterator.__anext__(), wait, self._times, started=started)
-            except StopAsyncIteration:
-                break
-            started = True
+        async for piece in timed(pieces, self._times):
             seen += len(piece)
             if seen > (self._limit * STREAM_ENVELOPE_FACTOR if streamed else self._limit):
                 raise ReplyTooLarge(self._limit)
@@ -318,6 +217,21 @@ class _Reading:
         if status >= 400:
             raise status_error(self._url, status, headers, content)
         return content
+
+
+async def timed(pieces: AsyncIterable[T], times: StreamTimes) -> AsyncIterator[T]:
+    """`pieces` as they come, or `StreamSilent` when the first takes longer than
+    `times.first_byte_s` or a later one longer than `times.silence_s`."""
+    iterator = pieces.__aiter__()
+    started = False
+    while True:
+        wait = times.silence_s if started else times.first_byte_s
+        try:
+            piece = await within(iterator.__anext__(), wait, times, started=started)
+        except StopAsyncIteration:
+            return
+        started = True
+        yield piece
 
 
 async def within(awaitable: Any, seconds: float, times: StreamTimes, *, started: bool) -> Any:
