@@ -129,3 +129,21 @@ async def test_a_reply_cut_at_its_limit_without_code_is_told_so(
     shown = observation_after(scripted_server, 0)
     assert "your last reply was cut at the output-token limit" in shown
     assert "Your reply had no ```repl code block, so nothing ran." in shown
+
+
+async def test_one_endless_line_of_a_stream_is_not_read_past_the_calls_cap(
+    scripted_server: ScriptedServer,
+) -> None:
+    """A hostile stream sends its whole reply as one event line: the line is not kept past the
+    byte cap of the call's max_tokens, and the call fails saying so."""
+    one_line = Reply(content="a" * 2_000_000, chunk_chars=2_000_000)
+    cell = repl(
+        "try:\n    llm_query('all at once')\nexcept LLMCallError as error:\n    print('failed:', error)"
+    )
+    scripted_server.respond_with(scripted({QUERY: [cell, repl("FINAL('went on')")]}, sub=one_line))
+    result, events = await run_to_end(make_run(scripted_server))
+
+    assert (result.status, result.answer) == ("completed", "went on")
+    shown = of_type(events, TurnExecuted)[0].observation
+    assert "failed:" in shown
+    assert "can take, and was not read" in shown
