@@ -16,6 +16,7 @@ from rlm_desktop.engine.events import (
     LLMRetried,
     ModeChosen,
     RunFinished,
+    RunStarted,
     WorkerRestarted,
 )
 
@@ -47,6 +48,10 @@ class ProgressPrinter:
             self._kinds[event.call_id] = event.kind
         indent = "  " * (self._depth.get(getattr(event, "call_id", ""), 1) - 1)
         match event:
+            case RunStarted(settings={"constrained_replies": str(how)}):
+                if how.startswith("none: "):
+                    return f"replies not held to their shape: {how.removeprefix('none: ')}", True
+                return f"replies held to prose and one code block ({how})", False
             case ModeChosen():
                 return f"mode: {event.mode} ({event.reason})", False
             case CallStarted(kind="rlm"):

@@ -143,13 +143,15 @@ class LLMResponded(Event):
 @dataclass(frozen=True, kw_only=True)
 class ReplyStreamed(Event):
     """More of a request's reply arrived: `text` is what came since the request's last such
-    event, `characters` the reply's length so far. Shown live, never stored: a saved reply
-    keeps its arrival in `LLMResponded.arrivals`, and replay makes these events again from it."""
+    event, `characters` the reply's length so far, `tokens` its tokens so far (the app's own
+    count, as the output cap is held). Shown live, never stored: a saved reply keeps its arrival
+    in `LLMResponded.arrivals`, and replay makes these events again from it."""
 
     call_id: str
     request_id: str
     text: str
     characters: int
+    tokens: int = 0
     stored: ClassVar[bool] = False
 
 

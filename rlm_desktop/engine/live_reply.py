@@ -27,6 +27,7 @@ class LiveReply:
         self._run_id, self._call_id, self._request_id = run_id, call_id, request_id
         self._pending: list[str] = []
         self._characters = 0
+        self._tokens = 0
         self._timer: asyncio.TimerHandle | None = None
         self._last = -INTERVAL_S
 
@@ -38,7 +39,7 @@ class LiveReply:
         """The request is sent again: what its failed attempt streamed is dropped."""
         self._cancel_timer()
         self._pending.clear()
-        self._characters = 0
+        self._characters = self._tokens = 0
 
     def flush(self) -> None:
         """Send on what has arrived since the last event (nothing when nothing has)."""
@@ -51,13 +52,14 @@ class LiveReply:
         self._emit(
             ReplyStreamed(
                 run_id=self._run_id, call_id=self._call_id, request_id=self._request_id,
-                text=text, characters=self._characters,
+                text=text, characters=self._characters, tokens=self._tokens,
             )
         )  # fmt: skip
 
-    def _take(self, piece: str) -> None:
+    def _take(self, piece: str, tokens: int) -> None:
         self._pending.append(piece)
         self._characters += len(piece)
+        self._tokens = tokens
         loop = asyncio.get_running_loop()
         due = self._last + INTERVAL_S
         if loop.time() >= due:

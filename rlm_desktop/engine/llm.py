@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rlm_desktop.engine.constrained_replies import ReplyConstraint
 from rlm_desktop.engine.litellm_loader import load_litellm
 from rlm_desktop.engine.openai_route import (
     Route,
@@ -153,10 +154,12 @@ class LLMClient:
         max_output_tokens: int,
         on_retry: RetryCallback | None = None,
         watch: StreamWatch | None = None,
+        constraint: ReplyConstraint | None = None,
     ) -> Completion:
         """One chat completion, streamed (see `reply_stream`: `watch` sees its text arrive and may
         end it early), retried with backoff on 429, 5xx, timeouts and dropped connections; a
-        connection that never opens (refused, unknown host) fails at once."""
+        connection that never opens (refused, unknown host) fails at once. `constraint` asks the
+        server to hold the reply to its shape (`constrained_replies`)."""
         from rlm_desktop.engine.reply_limit import (
             call_limit,
             limited_to,
@@ -172,17 +175,19 @@ class LLMClient:
         started = time.monotonic()
         while True:
             attempt += 1
-            assembler = ReplyAssembler(model, max_output_tokens, watch)
+            reader = constraint.reader() if constraint and constraint.reader else None
+            assembler = ReplyAssembler(model, max_output_tokens, watch, reader)
+            extra = constraint.fields if constraint else {}
             try:
                 async with self._semaphore:
                     if route is not None:
                         reply = await route.send(
-                            bounded["client"], messages, assembler, self._times, limit
+                            bounded["client"], messages, assembler, self._times, limit, extra
                         )
                     else:
                         with limited_to(limit):
                             reply = await self._litellm_stream(
-                                litellm, model, messages, assembler, bounded
+                                litellm, model, messages, assembler, bounded, extra
                             )
                 return self._completion(model, reply, time.monotonic() - started, attempt)
             except asyncio.CancelledError:
@@ -209,12 +214,18 @@ class LLMClient:
         messages: list[Message],
         assembler: ReplyAssembler,
         bounded: dict[str, Any],
+        extra: dict[str, Any],
     ) -> RouteReply:
         """A streamed reply through `litellm.acompletion`, for the providers the lean route does
-        not serve; a provider's plain reply is taken whole."""
+        not serve; a provider's plain reply is taken whole. `extra` fields go in the request's
+        body (`response_format` as litellm maps it for the provider, e.g. Ollama's `format`)."""
         from rlm_desktop.engine.provider_post import STREAM_TRANSPORT_TIMEOUT_S, timed, within
 
         times = self._times
+        body = dict(extra)
+        shaped = {"response_format": body.pop("response_format")} if "response_format" in body else {}
+        if body:
+            shaped["extra_body"] = body
         response = await within(
             litellm.acompletion(
                 model=model,
@@ -225,6 +236,7 @@ class LLMClient:
                 stream_options={"include_usage": True},
                 num_retries=0,
                 max_retries=0,
+                **shaped,
                 **bounded,
                 **self._endpoint_arguments(),
             ),

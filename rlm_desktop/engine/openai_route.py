@@ -86,10 +86,12 @@ class Route:
         assembler: ReplyAssembler,
         times: StreamTimes,
         limit_bytes: int,
+        extra: dict[str, Any] | None = None,
     ) -> RouteReply:
         """POST one chat request on `handler` (a litellm `AsyncHTTPHandler`, see `provider_post`)
         for a streamed reply, taken in by `assembler` (a plain reply too), read up to
-        `limit_bytes`; errors are litellm's own exceptions, mapped as `acompletion` maps them."""
+        `limit_bytes`, with `extra` fields in its body; errors are litellm's own exceptions,
+        mapped as `acompletion` maps them."""
         max_tokens = assembler.max_tokens
         litellm = load_litellm()
         optional = self._mapped.get(max_tokens)
@@ -107,6 +109,7 @@ class Route:
             litellm_params={},
             headers=self.headers,
         )
+        data.update(extra or {})
         data["stream"] = True
         data["stream_options"] = {"include_usage": True}
         from rlm_desktop.engine import provider_post

@@ -1,7 +1,8 @@
 """Prompt profiles: a system prompt and request settings, chosen by model-name pattern.
 
 A profile folder holds a `profiles.toml` index, whose tables name each profile's prompt file,
-patterns, output-token settings and whether the model takes a system message (`system_role`),
+patterns, output-token settings, whether the model takes a system message (`system_role`), and
+how its replies are read (`stop_after_code`) or held to their shape (`constrained_replies`),
 beside the prompt files. The application ships one folder; the user's edited copies live in
 another and win by name. The caller says where both are (`ProfileFolders`): the engine does not
 know the application's paths.
@@ -54,6 +55,9 @@ class Profile:
     local_servers: bool = False
     """Chosen for a run on the user's own server (an API base is given) when no pattern but the
     catch-all `*` matches its model: shorter replies for a model on a laptop's CPU."""
+    constrained_replies: bool = False
+    """Ask the server to hold each RLM turn's reply to prose and one `repl` block, where it can
+    (llama.cpp, vLLM, Ollama, LM Studio: `constrained_replies`)."""
     source: Path | None = None
     problem: str = ""
     """Why the profile cannot be used ("" when it can): its file is missing or unreadable."""
@@ -83,6 +87,9 @@ class ProfileDraft:
     sub_max_output_tokens: int = DEFAULT_SUB_MAX_OUTPUT_TOKENS
     description: str = ""
     system_role: bool = True
+    stop_after_code: bool = True
+    local_servers: bool = False
+    constrained_replies: bool = False
 
 
 def read_index(folder: Path) -> dict[str, Any]:
@@ -153,6 +160,7 @@ def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
         stop_after_code = _flag(entry, "stop_after_code", True)
         system_role = _flag(entry, "system_role", True)
         local_servers = _flag(entry, "local_servers", False)
+        constrained_replies = _flag(entry, "constrained_replies", False)
     except ValueError as error:
         return _broken(name, tuple(patterns), prompt_file, f"profile {name!r} in {index}: {error}")
     if not prompt_file.is_file():
@@ -176,6 +184,7 @@ def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
         stop_after_code=stop_after_code,
         system_role=system_role,
         local_servers=local_servers,
+        constrained_replies=constrained_replies,
         source=prompt_file,
     )
 
@@ -309,12 +318,16 @@ def save_user_profile(folder: Path, draft: ProfileDraft) -> Path:
     prompt_file = folder / prompt_name
     prompt_file.write_text(draft.prompt, encoding="utf-8")
     table[draft.name] = {
+        **entry,
         "prompt": prompt_name,
         "patterns": list(draft.patterns),
         "root_max_output_tokens": draft.root_max_output_tokens,
         "sub_max_output_tokens": draft.sub_max_output_tokens,
         "description": draft.description,
         "system_role": draft.system_role,
+        "stop_after_code": draft.stop_after_code,
+        "local_servers": draft.local_servers,
+        "constrained_replies": draft.constrained_replies,
     }
     write_index(folder, table)
     return prompt_file

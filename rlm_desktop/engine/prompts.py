@@ -20,7 +20,8 @@ def describe_context(context: Any) -> str:
 
 
 def system_prompt(runtime: Runtime, context: Any) -> str:
-    """The profile's prompt with this run's values filled in."""
+    """The profile's prompt with this run's values filled in, and what a reply constraint of
+    another shape asks (`constrained_replies`)."""
     config = runtime.config
     sub_model = config.effective_sub_model
     max_depth = config.budget.max_depth
@@ -30,7 +31,7 @@ def system_prompt(runtime: Runtime, context: Any) -> str:
         else f"Recursion is allowed {max_depth} REPL levels deep; each level costs more, so "
         "prefer llm_query when a sub-problem needs no code."
     )
-    return runtime.profile.system_prompt(
+    filled = runtime.profile.system_prompt(
         context_shape=describe_context(context),
         sub_model=sub_model,
         sub_window=f"{runtime.llm.info(sub_model).context_window:,}",
@@ -38,6 +39,8 @@ def system_prompt(runtime: Runtime, context: Any) -> str:
         max_depth=max_depth,
         output_limit=f"{config.output_limit_chars:,}",
     )
+    constraint = runtime.reply_constraint
+    return filled + constraint.instructions if constraint is not None else filled
 
 
 def first_user_message(prompt: str, context: Any, meta: list[dict[str, Any]]) -> str:

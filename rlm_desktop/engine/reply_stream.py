@@ -92,8 +92,9 @@ _CLOSING = re.compile(r"```[ \t]*\n")
 class StreamWatch:
     """What a request's caller wants while its reply streams."""
 
-    on_text: Callable[[str], None] | None = None
-    """Called with each piece of text taken (never a piece past a cut)."""
+    on_text: Callable[[str, int], None] | None = None
+    """Called with each piece of text taken (never a piece past a cut) and the reply's tokens
+    so far."""
     stop: StreamStop | None = None
 
 
@@ -123,13 +124,31 @@ class Arrivals:
         return self.points[0][0] if self.points else None
 
 
-class ReplyAssembler:
-    """Takes a streamed reply's pieces in, cutting it where the cap or the caller says."""
+class PieceReader(Protocol):
+    """Turns the raw pieces of a reply into the text they stand for (a JSON-shaped reply into
+    prose and a block: `constrained_replies.JsonTurnReader`)."""
 
-    def __init__(self, model: str, max_tokens: int, watch: StreamWatch | None = None) -> None:
+    def feed(self, piece: str) -> str:
+        """The text `piece` adds."""
+
+
+class ReplyAssembler:
+    """Takes a streamed reply's pieces in, cutting it where the cap or the caller says.
+
+    With a `reader`, the pieces are counted as they arrive and kept as the reader renders them.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        max_tokens: int,
+        watch: StreamWatch | None = None,
+        reader: PieceReader | None = None,
+    ) -> None:
         self.max_tokens = max_tokens
         """The output cap the request is sent with."""
         self._watch = watch or StreamWatch()
+        self._reader = reader
         self._encoding = tokenizer_for(model)[0]
         self._pieces: list[str] = []
         self._length = 0
@@ -163,6 +182,10 @@ class ReplyAssembler:
             return True
         self.chunks += 1
         self.own_tokens += tokens
+        if self._reader is not None:
+            piece = self._reader.feed(piece)
+            if not piece:
+                return False
         self._pieces.append(piece)
         self._length += len(piece)
         taken = piece
@@ -175,7 +198,7 @@ class ReplyAssembler:
                 self.cut, self.finish_reason = CUT_AT_CODE, "stop"
         self.arrivals.note(self._length)
         if taken and self._watch.on_text is not None:
-            self._watch.on_text(taken)
+            self._watch.on_text(taken, self.own_tokens)
         return self.cut is not None
 
     def usage(self, input_tokens: int, output_tokens: int) -> None:

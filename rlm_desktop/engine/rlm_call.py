@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.compaction import CompactionPolicy, compact, compaction_due
 from rlm_desktop.engine.conversation import ReplMemory
 from rlm_desktop.engine.events import (
@@ -36,9 +37,14 @@ from rlm_desktop.engine.truncation import truncate_middle
 log = logging.getLogger(__name__)
 
 ANSWER_NOW = (
-    "You have used all {turns} turns. Do not write more code. Reply now with your best final answer "
+    "You have used all {turns}. Do not write more code. Reply now with your best final answer "
     "on its own line as FINAL(your answer)."
 )
+
+
+def answer_now(max_turns: int) -> str:
+    """The request a call out of turns is sent for its last answer."""
+    return ANSWER_NOW.format(turns=fmt.plural(max_turns, "turn"))
 TRUNCATED_NOTE = (
     "Note: your last reply was cut at the output-token limit ({tokens} tokens); code in it may be "
     "incomplete. Write shorter replies and smaller cells."
@@ -156,7 +162,7 @@ class RLMCall:
         loop = asyncio.get_running_loop()
         started = loop.time()
         await self._compact_if_due(turn, messages)
-        completion = await self._ask(messages, stop_at_code=self.rt.profile.stop_after_code)
+        completion = await self._ask(messages, code_turn=True)
         reply = completion.content
         self._remember_prose(reply)
         blocks = extract_code_blocks(reply)
@@ -269,12 +275,13 @@ class RLMCall:
         return self.rt.scratch_dir / self.call_id
 
     async def _answer_now(self, messages: list[Message]) -> CallOutcome:
-        turns = self.rt.config.budget.max_turns
-        messages.append({"role": "user", "content": ANSWER_NOW.format(turns=turns)})
+        max_turns = self.rt.config.budget.max_turns
+        turns = fmt.plural(max_turns, "turn")
+        messages.append({"role": "user", "content": answer_now(max_turns)})
         try:
             completion = await self._ask(messages)
         except LLMError as error:  # the turns did run out: that stays the ending, with the reason
-            why = f"no answer within {turns} turns, and asking for one failed: {error}"
+            why = f"no answer within {turns}, and asking for one failed: {error}"
             return CallOutcome("max_turns", self.partial_answer, why, error.status)
         self._remember([messages[-1], {"role": "assistant", "content": completion.content}])
         final = find_prose_final(completion.content)
@@ -285,7 +292,7 @@ class RLMCall:
                 run_id=self.rt.run_id, call_id=self.call_id, answer=answer, source="partial"
             )
         )
-        return CallOutcome("max_turns", answer, f"no answer within {turns} turns")
+        return CallOutcome("max_turns", answer, f"no answer within {turns}")
 
     @property
     def partial_answer(self) -> str:
@@ -297,10 +304,15 @@ class RLMCall:
         """Whether the model set a draft in `answer["content"]` (then `partial_answer` is it)."""
         return bool(self._answer_draft)
 
-    async def _ask(self, messages: list[Message], *, stop_at_code: bool = False) -> Completion:
-        completion = await self.rt.request(
-            self.call_id, self.model, messages, self.rt.profile.root_max_output_tokens,
-            CodeBlockStop() if stop_at_code else None,
+    async def _ask(self, messages: list[Message], *, code_turn: bool = False) -> Completion:
+        """One request of the call; a `code_turn` (a turn whose code runs, not the turn-limit
+        answer or a summary) stops at its code and is held to its shape as the profile says."""
+        rt = self.rt
+        profile = rt.profile
+        completion = await rt.request(
+            self.call_id, self.model, messages, profile.root_max_output_tokens,
+            CodeBlockStop() if code_turn and profile.stop_after_code else None,
+            rt.reply_constraint if code_turn else None,
         )  # fmt: skip
         self._tokens[0] += completion.input_tokens
         self._tokens[1] += completion.output_tokens

@@ -20,6 +20,7 @@ from typing import Any
 
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.config import ConfigError, RunConfig
+from rlm_desktop.engine.constrained_replies import constraint_for, unavailable
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.conversation import (
     EarlierQuestion,
@@ -50,7 +51,7 @@ from rlm_desktop.engine.runtime import Runtime, internal_error
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 from rlm_desktop.engine.sandbox.level import NOT_USED, refuse_unless_isolated
 from rlm_desktop.engine.sandbox.untrusted_files import remove_tree
-from rlm_desktop.engine.server_windows import learn_server_windows, window_words
+from rlm_desktop.engine.server_windows import learn_server_facts, window_words
 from rlm_desktop.providers.base_url import try_v1
 from rlm_desktop.providers.connection import address_of, may_still_generate
 from rlm_desktop.providers.server_facts import Window
@@ -118,6 +119,7 @@ class Run:
         self._announced = False
         self._root_call: RLMCall | None = None
         self._server_windows: dict[str, Window] = {}
+        self._software: str | None = None
         self._requests_at_stop = 0
 
     @property
@@ -176,10 +178,14 @@ class Run:
         )
 
     async def _start_and_wait(self, runtime: Runtime, started: float) -> CallOutcome:
-        _warm, self._server_windows = await asyncio.gather(
+        _warm, facts = await asyncio.gather(
             asyncio.to_thread(warm_up, self.config.model, self.config.effective_sub_model),
-            learn_server_windows(self.config, self._prices, self._credentials.api_key),
+            learn_server_facts(self.config, self._prices, self._credentials.api_key),
         )
+        self._server_windows = facts.windows
+        self._software = facts.software
+        if self.profile.constrained_replies:
+            runtime.reply_constraint = constraint_for(facts.software)
         mode, reason = self._choose_mode(runtime)
         if mode == "rlm" and self.config.require_isolation:
             await self._require_isolation(runtime)
@@ -247,10 +253,24 @@ class Run:
                 model=self.config.model,
                 sub_model=self.config.effective_sub_model,
                 profile=self.profile.name,
-                settings={**self.config.to_settings(), "system_role": self.profile.system_role},
+                settings={
+                    **self.config.to_settings(),
+                    "system_role": self.profile.system_role,
+                    **self._constraint_setting(),
+                },
                 documents=[doc.meta() for doc in self.documents],
             )
         )
+
+    def _constraint_setting(self) -> dict[str, str]:
+        """How the run's RLM turns were held to their shape, when its profile asks them to be
+        (`constrained_replies`): the server's way, or why there was none."""
+        if not self.profile.constrained_replies:
+            return {}
+        constraint = self._runtime.reply_constraint
+        if constraint is not None:
+            return {"constrained_replies": constraint.name}
+        return {"constrained_replies": f"none: {unavailable(self._software)}"}
 
     def _make_runtime(self) -> Runtime:
         config = self.config

@@ -11,6 +11,7 @@ from typing import Any
 
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.config import RunConfig
+from rlm_desktop.engine.constrained_replies import ReplyConstraint
 from rlm_desktop.engine.estimates import estimate_messages
 from rlm_desktop.engine.events import (
     BudgetExceeded,
@@ -69,6 +70,9 @@ class Runtime:
     workers: set[WorkerProcess] = field(default_factory=set)
     stop_reason: tuple[CallStatus, str] = ("cancelled", "cancelled")
     """How a call cancelled from above ends: `cancelled`, or `timeout` once the run's time struck."""
+    reply_constraint: ReplyConstraint | None = None
+    """How the server holds an RLM turn's reply to prose and one block, when the profile asks
+    (`constrained_replies`) and the server can; learnt before the root starts."""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _last_budget_event: float = 0.0
 
@@ -189,6 +193,7 @@ class Runtime:
         messages: list[Message],
         max_output_tokens: int,
         stop: StreamStop | None = None,
+        constraint: ReplyConstraint | None = None,
     ) -> Completion:
         """One LLM request with its reservation, retries and events.
 
@@ -197,11 +202,12 @@ class Runtime:
         charged what it held. The reply streams in as `ReplyStreamed` events, read no further than
         its `max_tokens` (so what it holds is its worst case, and a fan-out goes out at once),
         and `stop` may end it early (see `reply_stream`). `messages` are recorded as the engine
-        built them; what is sent is derived from them (`message_roles`).
+        built them; what is sent is derived from them (`message_roles`). `constraint` asks the
+        server to hold the reply to its shape (`constrained_replies`).
         """
         info = self.llm.info(model)
         max_output = max(1, min(max_output_tokens, info.max_output_tokens))
-        return await self._reserved_request(call_id, info, messages, max_output, stop)
+        return await self._reserved_request(call_id, info, messages, max_output, stop, constraint)
 
     async def _reserved_request(
         self,
@@ -210,6 +216,7 @@ class Runtime:
         messages: list[Message],
         max_output: int,
         stop: StreamStop | None,
+        constraint: ReplyConstraint | None,
     ) -> Completion:
         model = info.name
         ledger = self.ledger
@@ -238,7 +245,7 @@ class Runtime:
         try:
             sent = sendable_messages(messages, system_role=self.profile.system_role)
             completion = await self.llm.complete(
-                model, sent, max_output, on_retry, live.watch(stop)
+                model, sent, max_output, on_retry, live.watch(stop), constraint
             )
         except LLMError as error:
             live.restart()

@@ -1,4 +1,6 @@
-"""The context windows a run's own server gives its models, learnt before the run chooses a mode.
+"""What a run's own server says, learnt before the run chooses a mode: the context windows it
+gives its models, and what software it is (which decides how it can constrain replies,
+`constrained_replies`).
 
 With an API base, the server is asked (`providers.server_facts`) what window it gives the root
 model and the sub-model. The windows it names replace litellm's figures (or the 128,000-token
@@ -16,27 +18,27 @@ import logging
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.config import RunConfig
 from rlm_desktop.engine.pricing import PriceBook
-from rlm_desktop.providers.server_facts import Window, context_windows
+from rlm_desktop.providers.server_facts import ServerFacts, Window, server_facts
 
 log = logging.getLogger(__name__)
 
 
-async def learn_server_windows(
+async def learn_server_facts(
     config: RunConfig, prices: PriceBook, api_key: str | None
-) -> dict[str, Window]:
-    """Ask the server at `config.api_base` for its models' windows and put them in `prices`;
-    returns what it said, by model."""
+) -> ServerFacts:
+    """Ask the server at `config.api_base` what it is and for its models' windows, and put
+    the windows in `prices`; returns what it said."""
     if not config.api_base:
-        return {}
+        return ServerFacts({})
     models = list(dict.fromkeys((config.model, config.effective_sub_model)))
     try:
-        windows = await asyncio.to_thread(context_windows, config.api_base, models, api_key)
+        facts = await asyncio.to_thread(server_facts, config.api_base, models, api_key)
     except Exception as error:  # the facts only help: the run goes on with what it assumed
-        log.debug("server windows: %s", error)
-        return {}
-    for model, window in windows.items():
+        log.debug("server facts: %s", error)
+        return ServerFacts({})
+    for model, window in facts.windows.items():
         prices.learn_window(model, window.tokens)
-    return windows
+    return facts
 
 
 def window_words(model: str, tokens: int, said: Window | None) -> str:

@@ -1,4 +1,5 @@
-"""What a local server says of the models it serves: the context window it gives each.
+"""What a local server says of itself and the models it serves: what software it is, and the
+context window it gives each model.
 
 A server knows the window it was started with, which may be far smaller than the model's own
 (a 128k model served with `--ctx-size 32768`), and the engine would otherwise assume litellm's
@@ -12,7 +13,10 @@ figure or 128,000 tokens. Each kind of server is asked where it says so:
 | Ollama | `GET /api/ps`, `POST /api/show` | the loaded model's `context_length`, else `num_ctx` in `parameters`, else `<arch>.context_length` in `model_info` |
 
 llama-cpp-python says nothing of its window (its `/v1/models` lists ids only, and `/props` is
-not one of its routes). The questions go out together, each with a short timeout and a bounded
+not one of its routes). What software a server is (`ServerFacts.software`) is read from the same
+answers: llama.cpp answers `/props`, LM Studio `/api/v0/models`, and each lists its models with
+its own `owned_by` (llama.cpp "llamacpp", llama-cpp-python "me", vLLM "vllm", Ollama "library");
+an `ollama/` model is Ollama's. The questions go out together, each with a short timeout and a bounded
 read (`http_json`); a server that does not answer, answers garbage or answers too much tells
 nothing. Nothing here raises: facts only ever improve what the engine assumes.
 """
@@ -41,6 +45,15 @@ SMALLEST_WINDOW = 64
 LARGEST_WINDOW = 100_000_000
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)\s*$", re.MULTILINE)
 
+LLAMA_CPP = "llama.cpp"
+LLAMA_CPP_PYTHON = "llama-cpp-python"
+VLLM = "vLLM"
+OLLAMA = "Ollama"
+LM_STUDIO = "LM Studio"
+_LM_STUDIO_FIELDS = {"state", "max_context_length", "loaded_context_length"}
+"""Fields of LM Studio's own listing that an OpenAI-style one lacks."""
+_OWNERS = {"llamacpp": LLAMA_CPP, "me": LLAMA_CPP_PYTHON, "vllm": VLLM, "library": OLLAMA}
+
 Answers = Mapping[str, Any]
 """What each question got back, by its name (None when it got nothing usable)."""
 
@@ -54,6 +67,15 @@ class Window:
     source: str
 
 
+@dataclass(frozen=True)
+class ServerFacts:
+    """What a server said: the window it gives each model it named one for, and what software
+    it is (one of the names above, or None when it did not tell)."""
+
+    windows: dict[str, Window]
+    software: str | None = None
+
+
 def context_windows(
     api_base: str,
     models: Sequence[str],
@@ -62,8 +84,19 @@ def context_windows(
 ) -> dict[str, Window]:
     """The window the server at `api_base` gives each of `models` (litellm model strings), for
     those it says one for. Takes at most about `2 × timeout_s`."""
+    return server_facts(api_base, models, api_key, timeout_s).windows
+
+
+def server_facts(
+    api_base: str,
+    models: Sequence[str],
+    api_key: str | None = None,
+    timeout_s: float = FACTS_TIMEOUT_S,
+) -> ServerFacts:
+    """What the server at `api_base` says of itself and of `models` (litellm model strings).
+    Takes at most about `2 × timeout_s`."""
     if not models or not is_web_address(api_base):
-        return {}
+        return ServerFacts({})
     base, root = api_base.strip().rstrip("/"), server_root(api_base)
     ask = partial(fetch_json, timeout_s=timeout_s)
     questions: dict[str, Callable[[], Any]] = {}
@@ -84,7 +117,32 @@ def context_windows(
         window = _ollama_window(answers, model) if _is_ollama(model) else _window(answers, model)
         if window is not None:
             found[model] = window
-    return found
+    return ServerFacts(found, _software(answers, models))
+
+
+def _software(answers: Answers, models: Sequence[str]) -> str | None:
+    """What software the server is, from what it answered."""
+    if any(_is_ollama(model) for model in models):
+        return OLLAMA
+    if _llama_cpp(answers.get("props")) is not None:
+        return LLAMA_CPP
+    listing = answers.get("listing")
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    for entry in entries if isinstance(entries, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        owner = entry.get("owned_by")
+        if isinstance(owner, str) and owner in _OWNERS:
+            return _OWNERS[owner]
+        if "max_model_len" in entry:
+            return VLLM
+    lm_studio = answers.get("lm_studio")
+    entries = lm_studio.get("data") if isinstance(lm_studio, dict) else None
+    if isinstance(entries, list) and any(
+        isinstance(entry, dict) and _LM_STUDIO_FIELDS & entry.keys() for entry in entries
+    ):
+        return LM_STUDIO
+    return None
 
 
 def _ask_together(questions: Mapping[str, Callable[[], Any]], deadline: float) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine import events as ev
+from rlm_desktop.review.writing_rate import WritingRate
 
 FINISHED_OK = "ok"
 
@@ -227,6 +228,8 @@ class RunInfo:
     unpriced_models: set[str] = field(default_factory=set)
     """Models whose replies came without a price."""
     finished: ev.RunFinished | None = None
+    writing: WritingRate = field(default_factory=WritingRate)
+    """How fast the replies streaming now are being written."""
     last_ts: float | None = None
     closed: bool = False
     """True once the run is over, with or without `RunFinished` (a saved run that was cut off)."""

@@ -88,6 +88,7 @@ class CallTree:
                 self._on_answer(event, changes)
             case ev.LLMRetried():
                 self._count(event.call_id, "retries", changes)
+                self.run.writing.restart(event.request_id)
                 self._drop_streamed(event.call_id, changes)
             case ev.WorkerRestarted():
                 self._count(event.call_id, "worker_restarts", changes)
@@ -196,6 +197,7 @@ class CallTree:
             self._touch(node, changes)
 
     def _on_streamed(self, e: ev.ReplyStreamed, changes: Changes) -> None:
+        self.run.writing.note(e.request_id, e.tokens, e.ts)
         node = self.nodes.get(e.call_id)
         if node is None:
             return
@@ -218,6 +220,7 @@ class CallTree:
         changes.turns.add(node)
 
     def _on_responded(self, e: ev.LLMResponded, changes: Changes) -> None:
+        self.run.writing.done(e.request_id)
         node = self.nodes.get(e.call_id)
         if node is None:
             return

@@ -78,6 +78,7 @@ def _pieces_of(reply: LLMResponded) -> list[Event]:
             ReplyStreamed(
                 run_id=reply.run_id, ts=min(began + at, reply.ts), call_id=reply.call_id,
                 request_id=reply.request_id, text=reply.content[shown:count], characters=count,
+                tokens=round(reply.output_tokens * count / len(reply.content)),
             )
         )  # fmt: skip
         shown = count

@@ -4,7 +4,7 @@ An RLM call's conversation opens with its system prompt and first user message (
 kept in `calls.system_sha256` and `calls.opening`); each turn's request sends the conversation so
 far, and then the model's reply and the observation it was shown are added; a compaction (asked
 before a turn) folds the older turns into the model's summary and a note, as `engine.compaction`
-does; a call out of turns is asked once more for its answer (`ANSWER_NOW`). Which of a turn's
+does; a call out of turns is asked once more for its answer (`answer_now`). Which of a turn's
 requests is which is told by the number of messages each sent (`llm_requests.messages`), and a
 rebuilt list whose length differs from that number is left out rather than guessed. What the
 provider received is then derived from each list as the engine derived it (`engine.message_roles`:
@@ -31,7 +31,7 @@ from typing import Any
 
 from rlm_desktop.engine.compaction import COMPACTED_NOTE, HEAD, SUMMARY_REQUEST
 from rlm_desktop.engine.message_roles import sendable_messages
-from rlm_desktop.engine.rlm_call import ANSWER_NOW
+from rlm_desktop.engine.rlm_call import answer_now
 from rlm_desktop.store.writer import stored_text
 
 Row = dict[str, Any]
@@ -153,7 +153,7 @@ class _Conversation:
             ]
 
     def _answer_now(self) -> list[Message]:
-        note = ANSWER_NOW.format(turns=self.max_turns)
+        note = answer_now(self.max_turns)
         return [*self.history, {"role": "user", "content": note}]
 
     def _compact(self, turn: int, count: int) -> list[Message]:

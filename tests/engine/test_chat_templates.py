@@ -9,7 +9,7 @@ from rlm_desktop import paths
 from rlm_desktop.engine import Budget
 from rlm_desktop.engine.events import CallOpened, CellExecuted, LLMRetried, TurnExecuted
 from rlm_desktop.engine.profiles import ProfileDraft, save_user_profile
-from rlm_desktop.engine.rlm_call import ANSWER_NOW
+from rlm_desktop.engine.rlm_call import answer_now
 from tests.engine.scripting import QUERY, make_run, of_type, repl, run_to_end, scripted
 from tests.scripted_rlm import opening
 from tests.scripted_server import (
@@ -51,7 +51,7 @@ async def test_a_run_out_of_turns_under_gemmas_template_ends_max_turns(
     assert [m["role"] for m in last] == ["system", "user", "assistant", "user", "assistant", "user"]
     observation, request = last[-1]["content"].rsplit("\n\n", 1)
     assert observation == of_type(events, TurnExecuted)[-1].observation
-    assert request == ANSWER_NOW.format(turns=2)
+    assert request == answer_now(2)
     assert not of_type(events, LLMRetried)
 
 

@@ -17,6 +17,7 @@ from rlm_desktop.engine.profiles import (
     read_index,
     read_profiles,
     save_user_profile,
+    write_index,
 )
 
 
@@ -266,3 +267,25 @@ def test_a_value_of_the_wrong_type_is_one_line_naming_the_profile(isolated_home:
         f"profile 'mine' in {folder / 'profiles.toml'}: root_max_output_tokens must be a whole"
         " number, not 'lots'"
     )
+
+
+def test_a_copy_of_a_profile_keeps_how_its_replies_are_read(isolated_home: Path) -> None:
+    """Copying the bundled `local` profile, or saving an edit, keeps `local_servers`,
+    `stop_after_code` and `constrained_replies` as set, and any other setting of the entry."""
+    folder = paths.user_profiles_dir()
+    draft = ProfileDraft(
+        name="mine", prompt="Mine.", patterns=(), stop_after_code=False,
+        local_servers=True, constrained_replies=True,
+    )  # fmt: skip
+    save_user_profile(folder, draft)
+    chosen = choose_profile(paths.profile_folders(), "openai/x", local_server=True)
+    assert chosen.name == "mine"
+    assert (chosen.stop_after_code, chosen.local_servers, chosen.constrained_replies) == (
+        False, True, True,
+    )  # fmt: skip
+    table = read_index(folder)
+    table["mine"]["future_setting"] = "kept"
+    write_index(folder, table)
+    save_user_profile(folder, dataclasses.replace(draft, constrained_replies=False))
+    assert read_index(folder)["mine"]["future_setting"] == "kept"
+    assert not choose_profile(paths.profile_folders(), "openai/x", "mine").constrained_replies

@@ -29,6 +29,7 @@ from tests.engine.scripting import (
     of_type,
     repl,
     run_to_end,
+    scripted,
 )
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -210,3 +211,17 @@ async def test_a_run_without_an_answer_says_its_text_is_the_model_s_draft_or_las
     assert rambled.answer_kind == "last_reply"
     assert rambled.answer.startswith("Thinking about it.")
     assert (answered.answer_kind, answered.answer) == ("answer", "ok")
+
+
+@pytest.mark.parametrize("max_turns", [1, 3])
+async def test_a_run_out_of_turns_counts_them_in_words(
+    scripted_server: ScriptedServer, max_turns: int
+) -> None:
+    scripted_server.respond_with(scripted(root=[repl("x = 1")] * max_turns + ["FINAL(1)"]))
+    result, _events = await run_to_end(
+        make_run(scripted_server, budget=Budget(max_turns=max_turns))
+    )
+    turns = "1 turn" if max_turns == 1 else f"{max_turns} turns"
+    assert (result.status, result.error) == ("max_turns", f"no answer within {turns}")
+    last_request = scripted_server.chat_requests()[-1]["messages"][-1]["content"]
+    assert f"You have used all {turns}. Do not write more code." in last_request

@@ -6,7 +6,16 @@ from typing import Any
 
 import pytest
 
-from rlm_desktop.providers.server_facts import Window, context_windows
+from rlm_desktop.providers.server_facts import (
+    LLAMA_CPP,
+    LLAMA_CPP_PYTHON,
+    LM_STUDIO,
+    OLLAMA,
+    VLLM,
+    Window,
+    context_windows,
+    server_facts,
+)
 from tests.engine.scripting import closed_port_url
 from tests.scripted_server import Garbage, ScriptedServer
 
@@ -151,3 +160,40 @@ def test_a_busy_or_absent_server_tells_nothing(scripted_server: ScriptedServer) 
     assert context_windows(scripted_server.base_url, ["openai/test-model"], timeout_s=0.5) == {}
     assert context_windows(closed_port_url(), ["openai/test-model"]) == {}
     assert context_windows("localhost:8000", ["openai/test-model"]) == {}
+
+
+def _listing(**entry: Any) -> dict[str, Any]:
+    return {"object": "list", "data": [{"id": "test-model", "object": "model", **entry}]}
+
+
+@pytest.mark.parametrize(
+    ("routes", "software"),
+    [
+        ({"/props": LLAMA_CPP_PROPS}, LLAMA_CPP),
+        ({"/v1/models": _listing(owned_by="llamacpp")}, LLAMA_CPP),
+        ({"/v1/models": _listing(owned_by="me")}, LLAMA_CPP_PYTHON),
+        ({"/v1/models": _listing(owned_by="vllm")}, VLLM),
+        ({"/v1/models": _listing(max_model_len=4096)}, VLLM),
+        ({"/v1/models": _listing(owned_by="library")}, OLLAMA),
+        ({"/api/v0/models": _listing(state="loaded", max_context_length=4096)}, LM_STUDIO),
+        ({"/api/v0/models": _listing()}, None),
+        ({"/v1/models": _listing(owned_by="openai")}, None),
+        ({}, None),
+    ],
+    ids=[
+        "llama.cpp-props", "llama.cpp-owner", "llama-cpp-python", "vllm-owner", "vllm-len",
+        "ollama-v1", "lm-studio", "plain-listing-at-lm-studio-s-path", "openai", "nothing",
+    ],
+)  # fmt: skip
+def test_a_server_says_what_software_it_is_in_what_it_answers(
+    scripted_server: ScriptedServer, routes: dict[str, Any], software: str | None
+) -> None:
+    """The scripted server lists its models at any `/models` path, as no real server of these
+    does: a listing without LM Studio's own fields is not taken for LM Studio."""
+    scripted_server.routes.update(routes)
+    assert server_facts(scripted_server.base_url, ["openai/test-model"]).software == software
+
+
+def test_an_ollama_model_is_served_by_ollama(scripted_server: ScriptedServer) -> None:
+    facts = server_facts(scripted_server.root_url, ["ollama_chat/llama3.1:8b"])
+    assert facts.software == OLLAMA

@@ -55,20 +55,29 @@ def real_home(isolated_home: Path) -> Path:
     return isolated_home
 
 
+HELD = "-held"
+"""The suffix of each profile's copy whose replies the server holds to prose and one block."""
+
+
 def cap_replies(root_tokens: int) -> None:
     """Write the bundled profiles (prompts, patterns, settings) as the user's own, with root
     replies of at most `root_tokens` and sub-call replies of `SUB_OUTPUT_TOKENS`, as a user would
-    set them in Settings → Profiles."""
+    set them in Settings → Profiles; and beside each, a copy named `<profile>-held` whose replies
+    are constrained (`constrained_replies`) and matched by no model name."""
     bundled = paths.resource("profiles")
     user = paths.user_profiles_dir()
     user.mkdir(parents=True, exist_ok=True)
-    table = profiles.read_index(bundled)
-    for name, entry in table.items():
+    table: dict[str, dict[str, Any]] = {}
+    for name, entry in profiles.read_index(bundled).items():
         shutil.copy(bundled / entry["prompt"], user / entry["prompt"])
-        table[name] = {
+        capped = {
             **entry,
             "root_max_output_tokens": root_tokens,
             "sub_max_output_tokens": SUB_OUTPUT_TOKENS,
+        }
+        table[name] = capped
+        table[name + HELD] = {
+            **capped, "patterns": [], "local_servers": False, "constrained_replies": True
         }
     profiles.write_index(user, table)
 

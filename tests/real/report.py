@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_desktop import paths
-from rlm_desktop.engine.events import LLMResponded
+from rlm_desktop.engine.events import CellExecuted, LLMResponded, TurnExecuted
 from rlm_desktop.store import Store
 from rlm_desktop.store.detail import SessionDetail, load_detail
 
@@ -90,6 +90,22 @@ class Report:
         shown = (request["content"] or "")[:SHOWN_CHARS]
         self.write("\n".join(f"{'  ' * level}    > {line}" for line in shown.splitlines()))
 
+    def turn_shapes(self, sessions: dict[str, list[str]]) -> None:
+        """For each setting's saved runs: how many RLM turns there were, the share whose reply
+        held exactly one code block, and the share whose code all ran without an error."""
+        self.write("\n## RLM turns by setting\n")
+        self.write("| setting | turns | one block | code ran |\n|---|---|---|---|")
+        for setting, session_ids in sessions.items():
+            turns = one_block = ran = 0
+            for session_id in session_ids:
+                for shape in turn_shapes(session_id):
+                    turns += 1
+                    one_block += shape.blocks == 1
+                    ran += shape.blocks > 0 and not shape.errors
+            self.write(
+                f"| {setting} | {turns} | {_share(one_block, turns)} | {_share(ran, turns)} |"
+            )
+
     def speeds(self, server_log: Path) -> None:
         """The root replies' times and the server's own prompt and generation speeds."""
         if self.root_replies:
@@ -114,6 +130,37 @@ def saved_run(session_id: str) -> tuple[SessionDetail, dict[str, LLMResponded]]:
     finally:
         store.close()
     return detail, {reply.request_id: reply for reply in replies}
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.0%}" if whole else "–"
+
+
+@dataclass(frozen=True)
+class TurnShape:
+    """One RLM turn of a saved run: the code blocks its reply held, and its cells that failed."""
+
+    blocks: int
+    errors: int
+
+
+def turn_shapes(session_id: str) -> list[TurnShape]:
+    """The RLM turns of a saved session of this test's data folder, in order."""
+    store = Store(paths.database_path())
+    try:
+        events = store.replay(session_id)
+    finally:
+        store.close()
+    failed: dict[tuple[str, int], int] = {}
+    for event in events:
+        if isinstance(event, CellExecuted) and event.error:
+            key = (event.call_id, event.turn)
+            failed[key] = failed.get(key, 0) + 1
+    return [
+        TurnShape(event.code_blocks, failed.get((event.call_id, event.index), 0))
+        for event in events
+        if isinstance(event, TurnExecuted)
+    ]
 
 
 def server_rates(log: str) -> dict[str, float]:

@@ -14,6 +14,7 @@ from rlm_desktop.engine.llm import Credentials
 from rlm_desktop.engine.preflight import preflight
 from rlm_desktop.engine.run_choices import RunChoices, build_run_config
 from rlm_desktop.providers import catalog
+from rlm_desktop.providers.server_facts import LLAMA_CPP_PYTHON, server_facts
 from tests.real.conftest import rlm_desktop
 from tests.real.report import Report
 from tests.real.server import LocalServer, listed_models
@@ -29,6 +30,13 @@ def run_on(server: LocalServer) -> RunConfig:
 def test_the_app_lists_the_model_the_server_serves(local_server: LocalServer) -> None:
     assert listed_models(local_server.base_url) == [local_server.model_id]
     assert catalog.discover_openai_compatible(local_server.base_url) == [local_server.model]
+
+
+def test_the_server_is_known_for_what_it_is_and_says_no_window(local_server: LocalServer) -> None:
+    """llama-cpp-python lists its models as owned by "me" and has no `/props`: it is known, so
+    its grammar can be used, and no window is made up for it."""
+    facts = server_facts(local_server.base_url, [local_server.model])
+    assert (facts.software, facts.windows) == (LLAMA_CPP_PYTHON, {})
 
 
 async def test_preflight_passes_for_the_listed_model(local_server: LocalServer) -> None:

@@ -1,6 +1,8 @@
 """A small needle evaluation on the real model: direct against rlm, the default profile against the
-small one. Its scores are recorded and printed for a person to read; the test asserts only that
-every trial ended in a known status and was saved."""
+small one, replies held to prose and one block (`constrained_replies`) against free ones. Its
+scores, and the share of RLM turns whose reply had exactly one block and whose code ran, are
+recorded and printed for a person to read; the test asserts only that every trial ended in a known
+status and was saved."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ SETTINGS = {
     "direct-small": "mode=direct,profile=small",
     "rlm-default": "mode=rlm,profile=default,depth=1,max_turns=2",
     "rlm-small": "mode=rlm,profile=small,depth=1,max_turns=2",
+    "rlm-default-held": "mode=rlm,profile=default-held,depth=1,max_turns=2",
+    "rlm-small-held": "mode=rlm,profile=small-held,depth=1,max_turns=2",
 }
 RESULTS = REPORT_DIR / "needle"
 
@@ -45,9 +49,12 @@ def test_every_trial_of_a_needle_evaluation_ends_known_and_is_saved(
     with (RESULTS / "runs.csv").open(encoding="utf-8") as file:
         trials = list(csv.DictReader(file))
     assert len(trials) == len(SETTINGS) * len(LENGTHS)
+    sessions: dict[str, list[str]] = {}
     for trial in trials:
         title = f"needle: {trial['setting']} on {trial['task_id']}, score {trial['score']}"
         report.session(title, trial["session_id"])
         assert trial["status"] in RUN_STATUSES
         assert shown_session(real_home, trial["session_id"])["session"]["status"] == trial["status"]
+        sessions.setdefault(trial["setting"], []).append(trial["session_id"])
     assert (RESULTS / "summary.json").is_file()
+    report.turn_shapes({name: ids for name, ids in sessions.items() if name.startswith("rlm")})

@@ -4,12 +4,15 @@ session tells the same ending."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from rlm_desktop.engine.constrained_replies import REGEX
 from rlm_desktop.engine.parsing import extract_code_blocks
 from tests.real.conftest import (
+    HELD,
     assert_streamed,
     assert_truthful_ending,
     cap_replies,
@@ -97,4 +100,25 @@ def test_a_root_reply_is_read_up_to_its_first_complete_code_block(
         assert len(extract_code_blocks(request["content"])) == 1
         assert request["content"].rstrip().endswith("```")
         assert request["output_tokens"] < ROOT_TOKENS_TO_STOP_SHORT_OF
+        assert len(detail.cells_of(root["id"], request["turn"])) == 1
+
+
+def test_a_constrained_run_s_every_turn_is_prose_and_one_block(
+    local_server: LocalServer, real_home: Path, notes: Path, report: Report
+) -> None:
+    """The grammar reaches llama.cpp and holds: each RLM turn's reply, unless cut at its output
+    limit, is prose and exactly one `repl` block, which the turn runs."""
+    done, result = run_json(
+        real_home, local_server, "--mode", "rlm", "--profile", f"gemma{HELD}", "--max-turns", "2",
+        "--max-depth", "1", "--doc", str(notes), "--query", QUESTION,
+    )  # fmt: skip
+    report.session("rlm run, replies held to prose and one block", result["session_id"])
+    saved = assert_truthful_ending(real_home, result, done.returncode)
+    assert saved["session"]["settings"]["constrained_replies"] == "llama-cpp-python grammar"
+    detail, responses = saved_run(result["session_id"])
+    (root,) = detail.roots()
+    turns = [r for r in detail.requests_of(root["id"]) if r["content"] and r["turn"] is not None]
+    whole = [r for r in turns if responses[r["id"]].cut != "max_tokens"]
+    for request in whole[: result["turns"]]:
+        assert re.fullmatch(REGEX, request["content"] + "\n"), request["content"]
         assert len(detail.cells_of(root["id"], request["turn"])) == 1

@@ -10,6 +10,7 @@ import pytest
 from rlm_desktop import paths
 from rlm_desktop.engine import Budget
 from rlm_desktop.review.health import Finding, HealthReport
+from rlm_desktop.review.health.truncation import NEVER_STOPS_ADVICE
 from rlm_desktop.store import Store
 from tests.review.health_runs import LEDGER, NOTE, health_of, rules
 from tests.scripted_rlm import repl, scripted
@@ -265,6 +266,18 @@ async def test_a_reply_cut_at_the_output_limit_names_a_roomier_profile(
     assert (
         "--profile reasoning (8,192 output tokens for root calls, against 4,096" in finding.advice
     )
+
+
+async def test_a_reply_that_ran_to_the_limit_repeating_itself_is_not_told_to_take_more_room(
+    store: Store, scripted_server: ScriptedServer
+) -> None:
+    looping = "What is the next question? Let me think about it.\n" * 80
+    cut = Reply(content=looping, finish_reason="length")
+    report = await health_of(store, scripted_server, scripted(root=[cut, FINISH]), profile="small")
+    finding = only(report, "truncated", "repl_reply")
+    assert finding.advice == NEVER_STOPS_ADVICE
+    assert "--profile" not in finding.advice
+    assert ("weak_coder", "repeating_output") in rules(report)
 
 
 async def test_a_costly_run_among_cheap_ones_is_in_the_tail(

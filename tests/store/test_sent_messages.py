@@ -14,7 +14,7 @@ from rlm.core.types import RLMChatCompletion
 
 from rlm_desktop.engine.compaction import SUMMARY_REQUEST
 from rlm_desktop.engine.events import CallOpened
-from rlm_desktop.engine.rlm_call import ANSWER_NOW
+from rlm_desktop.engine.rlm_call import answer_now
 from rlm_desktop.exports import export
 from rlm_desktop.store import Store
 from rlm_desktop.store.detail import SessionDetail, load_detail
@@ -108,7 +108,7 @@ def test_a_call_out_of_turns_is_rebuilt_with_the_request_for_its_answer(
 ) -> None:
     detail, root, last = answer_now_request(sent_sessions, "out_of_turns")
     (_first, second) = detail.turns_of(root["id"])
-    observation = f"{second['observation']}\n\n{ANSWER_NOW.format(turns=2)}"
+    observation = f"{second['observation']}\n\n{answer_now(2)}"
     assert last[-1] == {"role": "user", "content": observation}
     roles = ["system", "user", "assistant", "user", "assistant", "user"]
     assert [m["role"] for m in last] == roles

@@ -33,6 +33,8 @@ def test_the_console_grows_as_the_reply_streams_and_shows_the_code_before_its_ce
     assert ws.console.cards[0].pending.text() == "the model is writing…"
     qtbot.waitUntil(lambda: len(first_card_prose()) > len(early) + 20, timeout=20_000)
     assert first_card_prose().startswith(early)
+    qtbot.waitUntil(lambda: window.status.writing.text().startswith("Writing "), timeout=20_000)
+    assert window.status.writing.text().endswith(" tokens/s")
 
     def code_shown_while_cell_runs() -> bool:
         card = ws.console.cards[0]
@@ -44,6 +46,7 @@ def test_the_console_grows_as_the_reply_streams_and_shows_the_code_before_its_ce
     assert ws.console.cards[0].pending.text() == "running code…"
 
     qtbot.waitUntil(lambda: not window.starter.running, timeout=30_000)
+    qtbot.waitUntil(lambda: window.status.writing.text() == "", timeout=10_000)
     card = ws.console.cards[0]
     assert card.live_code is not None
     assert card.live_code.isHidden()  # the cell's own view took its place

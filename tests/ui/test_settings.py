@@ -153,12 +153,19 @@ def test_profiles_copy_edit_and_delete(
     assert copy == "mine-copy"
     page.editor.setPlainText("edited prompt")
     page.patterns.setText("anthropic/*, gemini/*")
+    assert page.stop_after_code.isChecked()
+    assert not page.constrained_replies.isChecked()
+    page.constrained_replies.setChecked(True)
+    page.stop_after_code.setChecked(False)
     page.save_selected()
     from rlm_desktop.engine.profiles import choose_profile
 
     chosen = choose_profile(paths.profile_folders(), "gemini/gemini-2.5-flash", "mine-copy")
     assert chosen.prompt == "edited prompt"
     assert chosen.patterns == ("anthropic/*", "gemini/*")
+    assert (chosen.constrained_replies, chosen.stop_after_code) == (True, False)
+    assert page.constrained_replies.isChecked()
+    assert page.constrained_replies.isEnabled()
     assert choose_profile(paths.profile_folders(), "anthropic/claude-x").name == "mine-copy"
     page.delete_selected(confirm=False)
     assert "mine-copy" not in [page.list.item(i).text() for i in range(page.list.count())]

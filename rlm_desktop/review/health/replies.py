@@ -49,14 +49,14 @@ def packed_share(text: str) -> float:
     return len(zlib.compress(raw, 9)) / len(raw) if raw else 1.0
 
 
+def is_looping(reply: str | None) -> bool:
+    """True for a reply of `REPEAT_MIN_CHARS` or more that is mostly the same text again."""
+    return len(reply or "") >= REPEAT_MIN_CHARS and packed_share(reply or "") <= REPEAT_MAX_RATIO
+
+
 def repeating_output_findings(view: RunView) -> list[Finding]:
     """A finding naming the replies, of `REPEAT_MIN_CHARS` or more, that are mostly repeats."""
-    looping = [
-        request
-        for request in view.detail.requests
-        if len(request["content"] or "") >= REPEAT_MIN_CHARS
-        and packed_share(request["content"]) <= REPEAT_MAX_RATIO
-    ]
+    looping = [request for request in view.detail.requests if is_looping(request["content"])]
     if not looping:
         return []
     turns: tuple[TurnRef, ...] = tuple(

@@ -1,5 +1,6 @@
 """truncated: replies cut at the output-token limit — a reasoning model that ran out of room
-mid-thought, or code cut mid-line."""
+mid-thought, or code cut mid-line. Replies that reached the limit repeating themselves (a model
+that never stops) are told so: more room would buy more of the same."""
 
 from __future__ import annotations
 
@@ -9,8 +10,16 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.pricing import PriceBook
 from rlm_desktop.engine.profiles import Profile
 from rlm_desktop.review.health.finding import Finding, TurnRef, listed
+from rlm_desktop.review.health.replies import is_looping
 from rlm_desktop.review.health.view import RunView
 from rlm_desktop.store.detail import Row
+
+NEVER_STOPS_ADVICE = (
+    "These replies ran to the limit repeating themselves: the model does not stop by itself, and "
+    "more room would only buy more of the same. Keep the limit low; on your own server, let the "
+    "profile hold replies to prose and one code block (Settings → Profiles); or use an "
+    "instruction-tuned model."
+)
 
 
 def truncation_findings(view: RunView, profiles: Sequence[Profile]) -> list[Finding]:
@@ -42,7 +51,11 @@ def _finding(
             f"{cut} cut at the output-token limit (up to "
             f"{longest:,} tokens, {', '.join(models)}), in {listed(calls)}."
         ),
-        advice=headroom_advice(view, models, is_repl, longest, profiles),
+        advice=(
+            NEVER_STOPS_ADVICE
+            if all(is_looping(r["content"]) for r in requests)
+            else headroom_advice(view, models, is_repl, longest, profiles)
+        ),
         calls=tuple(calls),
         turns=tuple(turns),
         figures={"replies": len(requests), "output_tokens": longest, "models": models},

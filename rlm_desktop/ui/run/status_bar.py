@@ -1,4 +1,5 @@
-"""The status bar: elapsed time, cost against the budget, tokens, sub-calls in flight and done."""
+"""The status bar: elapsed time, cost against the budget, tokens, sub-calls in flight and done,
+and how fast the model is writing while replies stream."""
 
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ class RunStatusBar(QStatusBar):
         self.cost = self._field("Cost against the budget")
         self.tokens = self._field("Tokens")
         self.calls = self._field("Sub-calls")
+        self.writing = self._field("Writing speed")
+        self.writing.setToolTip(
+            "Tokens a second the model is writing now, over the last few seconds, across every "
+            "reply streaming at once"
+        )
         self.max_cost_usd: float | None = None
         self.max_tokens: int | None = None
         self._fields = {
@@ -43,7 +49,7 @@ class RunStatusBar(QStatusBar):
 
     def clear_run(self) -> None:
         """No run in view."""
-        for label in (self.elapsed, self.cost, self.tokens, self.calls):
+        for label in (self.elapsed, self.cost, self.tokens, self.calls, self.writing):
             label.setText("")
             label.setProperty("warning", False)
             repolish(label)
@@ -82,6 +88,9 @@ class RunStatusBar(QStatusBar):
         self.calls.setText(
             f"Sub-calls {tree.sub_calls_running} running · {tree.sub_calls_done} done"
         )
+        rate = run.writing.per_second(run.now()) if finished is None else None
+        self.writing.setText(f"Writing {rate:,.0f} tokens/s" if rate is not None else "")
+        self.writing.setVisible(rate is not None)
         if self.watch is not None:
             figures = {
                 "cost": cost,

@@ -87,6 +87,23 @@ class ProfilesPage(QWidget):
             "Off for models whose chat template has no system role (Gemma's): the instructions "
             "then open the first user message."
         )
+        self.stop_after_code = QCheckBox("stop at the first code block")
+        self.stop_after_code.setToolTip(
+            "Stop reading a reply once its first code block is complete: what a model writes "
+            "after it (imagined outputs, new questions) is never run, so it is not waited for."
+        )
+        self.constrained_replies = QCheckBox("held to prose and one code block")
+        self.constrained_replies.setToolTip(
+            "Ask your own server to hold each turn's reply to prose and exactly one code block "
+            "while it writes (llama.cpp and llama-cpp-python: a grammar; vLLM: a regex; Ollama "
+            "and LM Studio: a JSON schema). A help for small models; other servers are sent "
+            "nothing extra."
+        )
+        self.local_servers = QCheckBox("for my own server's models no other profile names")
+        self.local_servers.setToolTip(
+            "Chosen for a run with an API base (your own server) when only the catch-all * "
+            "pattern would match its model."
+        )
         self.editor = QPlainTextEdit()
         self.editor.setFont(monospace_font())
         self.editor.setAccessibleName("System prompt")
@@ -109,6 +126,12 @@ class ProfilesPage(QWidget):
         tokens.addStretch(1)
         form.addRow("Output tokens", tokens)
         form.addRow("System role", self.system_role)
+        replies = QHBoxLayout()
+        replies.addWidget(self.stop_after_code)
+        replies.addWidget(self.constrained_replies)
+        replies.addStretch(1)
+        form.addRow("Replies", replies)
+        form.addRow("Local server", self.local_servers)
         buttons = QHBoxLayout()
         for button in (self.copy_button, self.save_button, self.delete_button):
             buttons.addWidget(button)
@@ -162,7 +185,7 @@ class ProfilesPage(QWidget):
         own = profile is not None and is_users(profile)
         for widget in (self.patterns, self.description, self.editor):
             widget.setReadOnly(not own)
-        for field in (self.root_tokens, self.sub_tokens, self.system_role):
+        for field in (self.root_tokens, self.sub_tokens, *self._flags()):
             field.setEnabled(own)
         self.copy_button.setEnabled(profile is not None)
         self.save_button.setEnabled(own)
@@ -178,6 +201,9 @@ class ProfilesPage(QWidget):
         self.root_tokens.setValue(profile.root_max_output_tokens)
         self.sub_tokens.setValue(profile.sub_max_output_tokens)
         self.system_role.setChecked(profile.system_role)
+        self.stop_after_code.setChecked(profile.stop_after_code)
+        self.constrained_replies.setChecked(profile.constrained_replies)
+        self.local_servers.setChecked(profile.local_servers)
         self.editor.setPlainText(profile.prompt)
         where = "yours, editable" if own else "bundled, read-only: copy it to edit"
         self.info.setText(f"{profile.name} — {where} ({profile.source})")
@@ -192,7 +218,13 @@ class ProfilesPage(QWidget):
             sub_max_output_tokens=self.sub_tokens.value(),
             description=self.description.text(),
             system_role=self.system_role.isChecked(),
+            stop_after_code=self.stop_after_code.isChecked(),
+            constrained_replies=self.constrained_replies.isChecked(),
+            local_servers=self.local_servers.isChecked(),
         )
+
+    def _flags(self) -> tuple[QCheckBox, ...]:
+        return (self.system_role, self.stop_after_code, self.constrained_replies, self.local_servers)
 
     def copy_selected(self) -> str | None:
         """Copy the selected profile into the user's folder and select the copy."""
