@@ -237,6 +237,9 @@ class ScriptedServer:
         self.streamed_chars: dict[int, int] = {}
         """For each streamed request (by its index in `requests`), the characters of content
         written to the client."""
+        self.chunks_sent: dict[int, list[tuple[float, int]]] = {}
+        """For each streamed request, when each content chunk was written and flushed
+        (`time.perf_counter()`) and the characters sent by then."""
         self.hung_up: set[int] = set()
         """The streamed requests whose client closed the connection before the reply ended."""
         self._queue: deque[str | Reply] = deque()
@@ -445,6 +448,7 @@ class ScriptedServer:
                 sent = 0
                 stalled = False
                 server.streamed_chars[index] = 0
+                sent_at = server.chunks_sent[index] = []
                 try:
                     event(delta({"role": "assistant", "content": ""}))
                     for start in range(0, len(text), step):
@@ -458,6 +462,7 @@ class ScriptedServer:
                         event(delta({"content": piece}))
                         sent += len(piece)
                         server.streamed_chars[index] = sent
+                        sent_at.append((time.perf_counter(), sent))
                     event(delta({}, reply.finish_reason))
                     options = request.get("stream_options") or {}
                     if reply.usage_in_stream and options.get("include_usage"):

@@ -191,7 +191,7 @@ def test_a_run_without_an_answer_exits_1(
 
     assert result.returncode == 1, result.stderr
     assert result.stdout == (
-        "No answer (turn limit): no answer within 1 turns\n\n"
+        "No answer (turn limit): no answer within 1 turn\n\n"
         "The model's last words, not an answer:\nStill not sure.\n"
     )
     assert "Traceback" not in result.stderr

@@ -77,6 +77,9 @@ class Turn:
     """(tokens before, tokens after) when the call's history was compacted before this turn."""
     streaming: str = ""
     """The reply as it has streamed in so far, until the whole of it is known (`reply`)."""
+    stopped_at_code: int | None = None
+    """When the app stopped reading the reply at its first code block: how many more tokens its
+    output cap would have let the model write (the most the stop saved), else None."""
 
     @property
     def finished(self) -> bool:
@@ -87,6 +90,26 @@ class Turn:
     def cell_errors(self) -> int:
         """How many of the turn's cells raised an exception or ran out of time."""
         return sum(1 for cell in self.cells if cell.error or cell.timed_out)
+
+    def summary(self) -> str:
+        """The turn's cells, errors, duration and how its reply ended, in one line."""
+        meta = [fmt.plural(len(self.cells), "cell")]
+        if self.compacted is not None:
+            before, after = self.compacted
+            meta.insert(0, f"history compacted first: {before:,} → {after:,} tokens")
+        if self.cell_errors:
+            meta.append(f"{self.cell_errors} raised")
+        if self.finished:
+            meta.append(fmt.seconds(self.duration_s))
+        elif self.closed:
+            meta.append(fmt.status_text(self.closed))
+        if self.truncated:
+            meta.append("reply cut at the output-token limit")
+        if self.stopped_at_code is not None:
+            meta.append(
+                f"stopped at its code (up to {self.stopped_at_code:,} more tokens not waited for)"
+            )
+        return " · ".join(meta)
 
     def progress(self, error: str | None = None) -> str:
         """What an unfinished turn is doing, or how it was cut short (`error` is the call's)."""

@@ -37,6 +37,8 @@ class CallTree:
         self.run = RunInfo()
         self.sub_calls_running = 0
         self.sub_calls_done = 0
+        self._held_output: dict[str, int] = {}
+        """The output tokens each request in flight was sent with, by request id."""
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -67,6 +69,7 @@ class CallTree:
         # Most frequent first: a fan-out is mostly requests, replies and call starts and ends.
         match event:
             case ev.LLMRequestSent():
+                self._held_output[event.request_id] = event.reserved_output_tokens
                 self._count(event.call_id, "requests", changes)
             case ev.ReplyStreamed():
                 self._on_streamed(event, changes)
@@ -221,6 +224,7 @@ class CallTree:
 
     def _on_responded(self, e: ev.LLMResponded, changes: Changes) -> None:
         self.run.writing.done(e.request_id)
+        held = self._held_output.pop(e.request_id, 0)
         node = self.nodes.get(e.call_id)
         if node is None:
             return
@@ -244,6 +248,8 @@ class CallTree:
         elif node.turns and not node.turns[-1].reply:
             node.turns[-1].reply = e.content
             node.turns[-1].truncated = e.truncated
+            if e.cut == "code":
+                node.turns[-1].stopped_at_code = max(0, held - e.output_tokens)
             changes.turns.add(node)
         if e.error:
             node.error = e.error

@@ -4,7 +4,14 @@ timed by silence rather than in total, and a server that does not stream still w
 from __future__ import annotations
 
 from rlm_desktop.engine import Budget
-from rlm_desktop.engine.events import CellExecuted, LLMResponded, ReplyStreamed, TurnExecuted
+from rlm_desktop.engine.events import (
+    CellExecuted,
+    LLMRequestSent,
+    LLMResponded,
+    ReplyStreamed,
+    TurnExecuted,
+)
+from rlm_desktop.review.call_tree import CallTree
 from tests.engine.scripting import (
     QUERY,
     make_run,
@@ -40,6 +47,15 @@ async def test_a_root_reply_is_read_up_to_its_code_block_and_the_rest_is_never_w
     assert scripted_server.streamed_chars[0] < len(first.content) / 2
     streamed = [e for e in of_type(events, ReplyStreamed) if e.request_id == responded.request_id]
     assert "".join(e.text for e in streamed) == responded.content
+    tree = CallTree()
+    tree.apply(events)
+    assert tree.root is not None
+    (sent,) = [e for e in of_type(events, LLMRequestSent) if e.request_id == responded.request_id]
+    not_waited = sent.reserved_output_tokens - responded.output_tokens
+    assert tree.root.turns[0].stopped_at_code == not_waited > 1000
+    assert tree.root.turns[1].stopped_at_code is None  # it ended by itself at its fence
+    summary = tree.root.turns[0].summary()
+    assert f"stopped at its code (up to {not_waited:,} more tokens not waited for)" in summary
 
 
 async def test_a_sub_call_reply_that_ignores_max_tokens_is_cut_there_and_the_cap_holds(

@@ -102,7 +102,7 @@ class TurnCard(QFrame):
             view = CellView(turn.cells[position], number, self._limit, self._font, self._wrap)
             self.cells.append(view)
             self.cells_box.addWidget(view)
-        self.meta.setText(self.summary(turn))
+        self.meta.setText(turn.summary())
         if turn.finished:
             self.pending.hide()
             if len(self.cells) > 1:
@@ -131,23 +131,6 @@ class TurnCard(QFrame):
             self.live_code.setPlainText(code)
         self.live_code.refit()
         self.live_code.show()
-
-    @staticmethod
-    def summary(turn: Turn) -> str:
-        """The turn's cells, errors and duration in one line."""
-        meta = [fmt.plural(len(turn.cells), "cell")]
-        if turn.compacted is not None:
-            before, after = turn.compacted
-            meta.insert(0, f"history compacted first: {before:,} → {after:,} tokens")
-        if turn.cell_errors:
-            meta.append(f"{turn.cell_errors} raised")
-        if turn.finished:
-            meta.append(fmt.seconds(turn.duration_s))
-        elif turn.closed:
-            meta.append(fmt.status_text(turn.closed))
-        if turn.truncated:
-            meta.append("reply cut at the output-token limit")
-        return " · ".join(meta)
 
     def set_wrap(self, wrap: bool) -> None:
         """Wrap long code lines (or not) in this card's cells."""
@@ -370,5 +353,5 @@ class ConsoleView(QWidget):
 def card_line(turn: Turn) -> str:
     """A turn in the jump list: its cells and errors, or what it is doing."""
     if turn.finished or turn.closed:
-        return TurnCard.summary(turn)
+        return turn.summary()
     return turn.progress()
