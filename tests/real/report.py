@@ -148,7 +148,7 @@ def turn_shapes(session_id: str) -> list[TurnShape]:
     """The RLM turns of a saved session of this test's data folder, in order."""
     store = Store(paths.database_path())
     try:
-        events = store.replay(session_id)
+        events = list(store.replay(session_id))
     finally:
         store.close()
     failed: dict[tuple[str, int], int] = {}
