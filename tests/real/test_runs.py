@@ -107,7 +107,8 @@ def test_a_constrained_run_s_every_turn_is_prose_and_one_block(
     local_server: LocalServer, real_home: Path, notes: Path, report: Report
 ) -> None:
     """The grammar reaches llama.cpp and holds: each RLM turn's reply, unless cut at its output
-    limit, is prose and exactly one `repl` block, which the turn runs."""
+    limit (by the server or the app: a block the grammar opened may still be open), is prose and
+    exactly one `repl` block."""
     done, result = run_json(
         real_home, local_server, "--mode", "rlm", "--profile", f"gemma{HELD}", "--max-turns", "2",
         "--max-depth", "1", "--doc", str(notes), "--query", QUESTION,
@@ -118,8 +119,7 @@ def test_a_constrained_run_s_every_turn_is_prose_and_one_block(
     detail, responses = saved_run(result["session_id"])
     (root,) = detail.roots()
     turns = [r for r in detail.requests_of(root["id"]) if r["content"] and r["turn"] is not None]
-    whole = [r for r in turns if responses[r["id"]].cut != "max_tokens"]
+    whole = [r for r in turns if not r["truncated"] and responses[r["id"]].cut != "max_tokens"]
     for request in whole[: result["turns"]]:
         content = request["content"]  # cut at its fence's line end, or ended by the grammar
         assert re.fullmatch(REGEX, content if content.endswith("\n") else content + "\n"), content
-        assert len(detail.cells_of(root["id"], request["turn"])) == 1
