@@ -173,11 +173,11 @@ class LLMClient:
         limit = call_limit(max_output_tokens)
         attempt = 0
         started = time.monotonic()
+        extra = constraint.fields if constraint else {}
         while True:
             attempt += 1
             reader = constraint.reader() if constraint and constraint.reader else None
             assembler = ReplyAssembler(model, max_output_tokens, watch, reader)
-            extra = constraint.fields if constraint else {}
             try:
                 async with self._semaphore:
                     if route is not None:

@@ -47,6 +47,8 @@ def answer_now(max_turns: int | None) -> str:
     recorded run that does not say how many it had)."""
     turns = "your turns" if max_turns is None else fmt.plural(max_turns, "turn")
     return ANSWER_NOW.format(turns=turns)
+
+
 TRUNCATED_NOTE = (
     "Note: your last reply was cut at the output-token limit ({tokens} tokens); code in it may be "
     "incomplete. Write shorter replies and smaller cells."

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from rlm_desktop.engine import events as ev
+from rlm_desktop.engine.reply_stream import CUT_AT_CODE
 from rlm_desktop.review.call_nodes import FINISHED_OK, CallNode, RunInfo, Totals, Turn
 
 __all__ = ["FINISHED_OK", "CallNode", "CallTree", "Changes", "RunInfo", "Totals", "Turn"]
@@ -248,7 +249,7 @@ class CallTree:
         elif node.turns and not node.turns[-1].reply:
             node.turns[-1].reply = e.content
             node.turns[-1].truncated = e.truncated
-            if e.cut == "code":
+            if e.cut == CUT_AT_CODE:
                 node.turns[-1].stopped_at_code = max(0, held - e.output_tokens)
             changes.turns.add(node)
         if e.error:
