@@ -34,23 +34,55 @@ FENCE_OPEN = "```repl\n"
 FENCE_CLOSE = "```\n"
 JSON_FIELDS = ("reasoning", "code")
 
-GBNF = r"""root  ::= prose "```repl\n" code "\n```\n"
-prose ::= ( [^`] | "`" [^`] | "``" [^`] )*
-code  ::= ( [^`\n] | "`" [^`] | "``" [^`] ) ( [^`] | "`" [^`] | "``" [^`] )*
+PROSE_CHARACTERS = (200, 2000)
+"""The least and most prose a held reply may write before its block (`prose_limit`)."""
+
+
+def prose_limit(max_output_tokens: int) -> int:
+    """How many characters of prose a held reply may write before its block opens: twice its
+    output cap (a token is three or four characters, so about half the cap), within
+    `PROSE_CHARACTERS`. Without a bound a weak model's prose runs to the cap and the turn has
+    no code at all."""
+    least, most = PROSE_CHARACTERS
+    return min(most, max(least, 2 * max_output_tokens))
+
+
+def gbnf(max_output_tokens: int) -> str:
+    """Prose without three backticks in a row (at most `prose_limit` pieces of it), then one
+    `repl` block whose code starts with a character that is not blank."""
+    return rf"""root  ::= prose "```repl\n" code "\n```\n"
+prose ::= piece{{0,{prose_limit(max_output_tokens)}}}
+piece ::= [^`] | "`" [^`] | "``" [^`]
+code  ::= [^` \t\r\n] piece*
 """
-"""Any text without three backticks in a row, then one block whose code is not empty."""
+
+
 _NO_FENCE = r"(?:[^`]|`[^`]|``[^`])"
-REGEX = rf"{_NO_FENCE}*```repl\n(?:[^`\n]|`[^`]|``[^`]){_NO_FENCE}*\n```\n"
-"""The same language as `GBNF`, as a regular expression."""
-JSON_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string", "description": "what you think, briefly"},
-        "code": {"type": "string", "description": "the Python to run in the REPL"},
-    },
-    "required": list(JSON_FIELDS),
-    "additionalProperties": False,
-}
+
+
+def regex(max_output_tokens: int) -> str:
+    """The same language as `gbnf`, as a regular expression."""
+    prose = rf"{_NO_FENCE}{{0,{prose_limit(max_output_tokens)}}}"
+    return rf"{prose}```repl\n[^` \t\r\n]{_NO_FENCE}*\n```\n"
+
+
+def json_schema(max_output_tokens: int) -> dict[str, Any]:
+    """The JSON a held reply is on a server that takes a schema: its reasoning bounded like
+    `gbnf`'s prose, its code not empty."""
+    reasoning = {
+        "type": "string",
+        "description": "what you think, briefly",
+        "maxLength": prose_limit(max_output_tokens),
+    }
+    code = {"type": "string", "description": "the Python to run in the REPL", "minLength": 1}
+    return {
+        "type": "object",
+        "properties": {"reasoning": reasoning, "code": code},
+        "required": list(JSON_FIELDS),
+        "additionalProperties": False,
+    }
+
+
 JSON_INSTRUCTIONS = (
     "\n\nYour replies here are JSON with two fields: `reasoning`, what you think (briefly), and"
     " `code`, the Python to run in the REPL (what a ```repl block would hold). Call FINAL(...) or"
@@ -64,8 +96,8 @@ class ReplyConstraint:
 
     name: str
     """What it is, for the user: "llama.cpp grammar", "vLLM regex", "JSON schema"."""
-    fields: dict[str, Any] = field(repr=False)
-    """Added to the request body."""
+    fields_for: Callable[[int], dict[str, Any]] = field(repr=False)
+    """What is added to the body of a request whose reply may be `max_output_tokens` long."""
     instructions: str = ""
     """Added to the system prompt, when the shape is not the prompt's own (JSON)."""
     reader: Callable[[], JsonTurnReader] | None = None
@@ -76,21 +108,22 @@ def constraint_for(software: str | None) -> ReplyConstraint | None:
     """How a server of `software` (`server_facts`' names) constrains a reply, or None when it
     is not one known to."""
     if software in (LLAMA_CPP, LLAMA_CPP_PYTHON):
-        return ReplyConstraint(f"{software} grammar", {"grammar": GBNF})
+        return ReplyConstraint(f"{software} grammar", lambda cap: {"grammar": gbnf(cap)})
     if software == VLLM:
-        return ReplyConstraint("vLLM regex", {"structured_outputs": {"regex": REGEX}})
-    if software in (OLLAMA, LM_STUDIO):
-        response_format = {
-            "type": "json_schema",
-            "json_schema": {"name": "repl_turn", "schema": JSON_SCHEMA, "strict": True},
-        }
         return ReplyConstraint(
-            f"{software} JSON schema",
-            {"response_format": response_format},
-            JSON_INSTRUCTIONS,
-            JsonTurnReader,
+            "vLLM regex", lambda cap: {"structured_outputs": {"regex": regex(cap)}}
+        )
+    if software in (OLLAMA, LM_STUDIO):
+        return ReplyConstraint(
+            f"{software} JSON schema", _json_response_format, JSON_INSTRUCTIONS, JsonTurnReader
         )
     return None
+
+
+def _json_response_format(max_output_tokens: int) -> dict[str, Any]:
+    schema = json_schema(max_output_tokens)
+    json_format = {"name": "repl_turn", "schema": schema, "strict": True}
+    return {"response_format": {"type": "json_schema", "json_schema": json_format}}
 
 
 def unavailable(software: str | None) -> str:

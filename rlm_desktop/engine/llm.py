@@ -173,7 +173,7 @@ class LLMClient:
         limit = call_limit(max_output_tokens)
         attempt = 0
         started = time.monotonic()
-        extra = constraint.fields if constraint else {}
+        extra = constraint.fields_for(max_output_tokens) if constraint else {}
         while True:
             attempt += 1
             reader = constraint.reader() if constraint and constraint.reader else None

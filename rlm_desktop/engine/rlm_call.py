@@ -45,8 +45,11 @@ ANSWER_NOW = (
 def answer_now(max_turns: int | None) -> str:
     """The request a call out of turns is sent for its last answer (`max_turns` None: a
     recorded run that does not say how many it had)."""
-    turns = "your turns" if max_turns is None else fmt.plural(max_turns, "turn")
-    return ANSWER_NOW.format(turns=turns)
+    return ANSWER_NOW.format(turns=_turns(max_turns))
+
+
+def _turns(max_turns: int | None) -> str:
+    return "your turns" if max_turns is None else fmt.plural(max_turns, "turn")
 
 
 TRUNCATED_NOTE = (
@@ -280,7 +283,7 @@ class RLMCall:
 
     async def _answer_now(self, messages: list[Message]) -> CallOutcome:
         max_turns = self.rt.config.budget.max_turns
-        turns = fmt.plural(max_turns, "turn")
+        turns = _turns(max_turns)
         messages.append({"role": "user", "content": answer_now(max_turns)})
         try:
             completion = await self._ask(messages)

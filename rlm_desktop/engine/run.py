@@ -54,7 +54,7 @@ from rlm_desktop.engine.sandbox.untrusted_files import remove_tree
 from rlm_desktop.engine.server_windows import learn_server_facts, window_words
 from rlm_desktop.providers.base_url import try_v1
 from rlm_desktop.providers.connection import address_of, may_still_generate
-from rlm_desktop.providers.server_facts import Window
+from rlm_desktop.providers.server_facts import ServerFacts
 
 log = logging.getLogger(__name__)
 
@@ -118,8 +118,7 @@ class Run:
         self._cancel_requested = False
         self._announced = False
         self._root_call: RLMCall | None = None
-        self._server_windows: dict[str, Window] = {}
-        self._software: str | None = None
+        self._server = ServerFacts({})
         self._requests_at_stop = 0
 
     @property
@@ -182,8 +181,7 @@ class Run:
             asyncio.to_thread(warm_up, self.config.model, self.config.effective_sub_model),
             learn_server_facts(self.config, self._prices, self._credentials.api_key),
         )
-        self._server_windows = facts.windows
-        self._software = facts.software
+        self._server = facts
         if self.profile.constrained_replies:
             runtime.reply_constraint = constraint_for(facts.software)
         mode, reason = self._choose_mode(runtime)
@@ -270,7 +268,7 @@ class Run:
         constraint = self._runtime.reply_constraint
         if constraint is not None:
             return {"constrained_replies": constraint.name}
-        return {"constrained_replies": f"none: {unavailable(self._software)}"}
+        return {"constrained_replies": f"none: {unavailable(self._server.software)}"}
 
     def _make_runtime(self) -> Runtime:
         config = self.config
@@ -312,7 +310,7 @@ class Run:
             return "rlm", "a follow-up goes on in the REPL of the questions before it"
         fit = direct_fit(runtime, self.documents)
         window = window_words(
-            self.config.model, fit.window, self._server_windows.get(self.config.model)
+            self.config.model, fit.window, self._server.windows.get(self.config.model)
         )
         if mode == "direct":
             if not fit.fits:

@@ -17,11 +17,13 @@ import pytest
 from rlm_desktop import paths
 from rlm_desktop.engine import Budget
 from rlm_desktop.engine.constrained_replies import (
-    GBNF,
     JSON_INSTRUCTIONS,
-    JSON_SCHEMA,
-    REGEX,
+    PROSE_CHARACTERS,
     JsonTurnReader,
+    gbnf,
+    json_schema,
+    prose_limit,
+    regex,
 )
 from rlm_desktop.engine.events import CellExecuted, ReplyStreamed, RunStarted, TurnExecuted
 from rlm_desktop.engine.parsing import extract_code_blocks, prose_without_code
@@ -75,12 +77,24 @@ def json_turn(reasoning: str, code: str) -> str:
         ("```repl\nprint(1)\n```\n```repl\nprint(2)\n```\n", False),
         ("```repl\nprint(1)\n```\nand then more prose", False),
         ("```text\nx\n```\n```repl\nprint(1)\n```\n", False),
+        ("```repl\n   \n```\n", False),
+        ("```repl\n print(1)\n```\n", False),
+        ("a" * 511 + "\n```repl\nprint(1)\n```\n", True),
+        ("a" * 512 + "\n```repl\nprint(1)\n```\n", False),
     ],
 )
-def test_the_shape_is_prose_and_exactly_one_repl_block(reply: str, held: bool) -> None:
-    assert (re.fullmatch(REGEX, reply) is not None) is held
+def test_the_shape_is_bounded_prose_and_exactly_one_repl_block(reply: str, held: bool) -> None:
+    assert prose_limit(256) == 512
+    assert (re.fullmatch(regex(256), reply) is not None) is held
     if held:
         assert len(extract_code_blocks(reply)) == 1
+
+
+def test_prose_is_bounded_by_the_reply_s_cap_within_its_limits() -> None:
+    least, most = PROSE_CHARACTERS
+    assert [prose_limit(cap) for cap in (16, 256, 8192)] == [least, 512, most]
+    assert f"piece{{0,{most}}}" in gbnf(8192)
+    assert json_schema(96)["properties"]["reasoning"]["maxLength"] == least
 
 
 @pytest.mark.parametrize(
@@ -130,7 +144,8 @@ async def test_llama_cpp_is_sent_the_grammar_on_every_turn_that_runs_code_and_no
     assert result.status == "max_turns", result.error
     turns = turn_requests(scripted_server)
     assert len(turns) == 3  # two turns, then the turn-limit answer
-    assert [r.get("grammar") for r in turns] == [GBNF, GBNF, None]
+    caps = [r["max_tokens"] for r in turns]
+    assert [r.get("grammar") for r in turns] == [gbnf(caps[0]), gbnf(caps[1]), None]
     (sub_call,) = [r for r in scripted_server.chat_requests() if is_sub_call(r)]
     assert "grammar" not in sub_call
     assert JSON_INSTRUCTIONS.strip() not in opening(turns[0])[0]
@@ -160,7 +175,7 @@ async def test_vllm_is_sent_the_regex_as_structured_outputs(
 
     assert result.status == "completed", result.error
     (turn,) = turn_requests(scripted_server)
-    assert turn["structured_outputs"] == {"regex": REGEX}
+    assert turn["structured_outputs"] == {"regex": regex(turn["max_tokens"])}
     assert of_type(events, RunStarted)[0].settings["constrained_replies"] == "vLLM regex"
 
 
@@ -180,7 +195,7 @@ async def test_lm_studio_s_json_replies_stream_as_prose_and_code_and_the_code_ru
     for request in turns:
         response_format = request["response_format"]
         assert response_format["type"] == "json_schema"
-        assert response_format["json_schema"]["schema"] == JSON_SCHEMA
+        assert response_format["json_schema"]["schema"] == json_schema(request["max_tokens"])
     assert opening(turns[0])[0].endswith(JSON_INSTRUCTIONS)
     executed = of_type(events, TurnExecuted)
     reply = 'I will count the lines.\n\n```repl\nn = context.count("\\n")\nprint(n)\n```'
@@ -230,4 +245,7 @@ def test_a_reply_that_is_not_json_is_passed_on_as_it_came() -> None:
     """A server that ignored the schema: its reply is read as if nothing had been asked."""
     reply = "  I will look.\n```repl\nprint(1)\n```"
     reader = JsonTurnReader()
-    assert "".join(reader.feed(piece) for piece in (" ", " I", " will look.\n```repl\nprint(1)\n```")) == reply
+    assert (
+        "".join(reader.feed(piece) for piece in (" ", " I", " will look.\n```repl\nprint(1)\n```"))
+        == reply
+    )

@@ -90,6 +90,17 @@ class Report:
         shown = (request["content"] or "")[:SHOWN_CHARS]
         self.write("\n".join(f"{'  ' * level}    > {line}" for line in shown.splitlines()))
 
+    def stop_at_code(self, turns: dict[str, tuple[dict[str, Any], LLMResponded]]) -> None:
+        """A first turn per profile: its output tokens, seconds, first text and where it was cut."""
+        self.write("\n## One root turn with and without stop-at-code\n")
+        self.write("| profile | tokens | seconds | first text after | cut |\n|---|---|---|---|---|")
+        for profile, (request, response) in turns.items():
+            first = f"{response.arrivals[0][0]:.1f} s" if response.arrivals else "–"
+            self.write(
+                f"| {profile} | {request['output_tokens'] or 0} | {request['latency_s'] or 0:.1f}"
+                f" | {first} | {response.cut or request['finish_reason']} |"
+            )
+
     def turn_shapes(self, sessions: dict[str, list[str]]) -> None:
         """For each setting's saved runs: how many RLM turns there were, the share whose reply
         held exactly one code block, and the share whose code all ran without an error."""

@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from rlm_desktop.engine.constrained_replies import REGEX
+from rlm_desktop import paths
+from rlm_desktop.engine import profiles
+from rlm_desktop.engine.constrained_replies import regex
 from rlm_desktop.engine.parsing import extract_code_blocks
 from tests.real.conftest import (
     HELD,
+    ROOT_OUTPUT_TOKENS,
     assert_streamed,
     assert_truthful_ending,
     cap_replies,
@@ -36,6 +39,8 @@ BLOCK_TO_COPY = f"{QUESTION} Begin with:\n```repl\nprint(context[:300])\n```"
 complete block early, and the app has a reply to stop at its code."""
 ROOT_TOKENS_TO_STOP_SHORT_OF = 768
 """Room for the model to write far past its block, as it would without stop-at-code."""
+UNSTOPPED = "gemma-unstopped"
+"""A copy of the `gemma` profile whose replies are read to their end (`stop_after_code` off)."""
 
 
 @pytest.fixture
@@ -103,6 +108,34 @@ def test_a_root_reply_is_read_up_to_its_first_complete_code_block(
         assert len(detail.cells_of(root["id"], request["turn"])) == 1
 
 
+def test_stop_at_code_saves_what_the_model_writes_past_its_block(
+    local_server: LocalServer, real_home: Path, notes: Path, report: Report
+) -> None:
+    """The same first turn with and without `stop_after_code`: without it the reply runs on past
+    its block, never cut there; the report puts both turns' tokens and seconds side by side."""
+    cap_replies(ROOT_TOKENS_TO_STOP_SHORT_OF)
+    index = profiles.read_index(paths.user_profiles_dir())
+    index[UNSTOPPED] = {**index["gemma"], "patterns": [], "stop_after_code": False}
+    profiles.write_index(paths.user_profiles_dir(), index)
+    turns = {}
+    for profile in ("gemma", UNSTOPPED):
+        done, result = run_json(
+            real_home, local_server, "--mode", "rlm", "--profile", profile, "--max-turns", "1",
+            "--max-depth", "1", "--doc", str(notes), "--query", BLOCK_TO_COPY,
+        )  # fmt: skip
+        report.session(
+            f"rlm run handed a code block to copy, profile {profile}", result["session_id"]
+        )
+        assert_truthful_ending(real_home, result, done.returncode)
+        detail, responses = saved_run(result["session_id"])
+        (root,) = detail.roots()
+        first = detail.requests_of(root["id"])[0]
+        turns[profile] = (first, responses[first["id"]])
+    unstopped, unstopped_response = turns[UNSTOPPED]
+    assert unstopped_response.cut != "code"
+    report.stop_at_code(turns)
+
+
 def test_a_constrained_run_s_every_turn_is_prose_and_one_block(
     local_server: LocalServer, real_home: Path, notes: Path, report: Report
 ) -> None:
@@ -120,6 +153,8 @@ def test_a_constrained_run_s_every_turn_is_prose_and_one_block(
     (root,) = detail.roots()
     turns = [r for r in detail.requests_of(root["id"]) if r["content"] and r["turn"] is not None]
     whole = [r for r in turns if not r["truncated"] and responses[r["id"]].cut != "max_tokens"]
+    shape = regex(ROOT_OUTPUT_TOKENS)
     for request in whole[: result["turns"]]:
         content = request["content"]  # cut at its fence's line end, or ended by the grammar
-        assert re.fullmatch(REGEX, content if content.endswith("\n") else content + "\n"), content
+        assert re.fullmatch(shape, content if content.endswith("\n") else content + "\n"), content
+        assert len(detail.cells_of(root["id"], request["turn"])) == 1
