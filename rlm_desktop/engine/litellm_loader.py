@@ -31,14 +31,28 @@ def load_litellm() -> Any:
     # litellm brings ~250,000 long-lived objects; left in the collector's care, every full
     # collection walks them all, which cost a 1,000-way fan-out ~0.4 ms of CPU per request.
     gc.freeze()
+    tls_configuration()
     return litellm
 
 
+@cache
+def tls_configuration() -> Any:
+    """litellm's TLS settings (an `ssl.SSLContext` with its CA bundle, or False where
+    `SSL_VERIFY` turns verification off), made once per process: loading the CA bundle costs
+    17–35 ms, which every run's first request would otherwise wait for."""
+    from litellm.llms.custom_httpx.http_handler import get_ssl_configuration
+
+    return get_ssl_configuration()
+
+
 def warm_up(*models: str) -> None:
-    """Import litellm and load the tokenizers of `models` (or the default one); run it in a thread
-    so no event loop stalls on it."""
+    """Import litellm and load the price map and the tokenizers of `models` (or the default
+    one); run it in a thread so no event loop stalls on it."""
     load_litellm()
     from rlm_desktop.engine.encodings import tokenizer_for
+    from rlm_desktop.litellm_files import bundled_price_map
+
+    bundled_price_map()
 
     for model in models or ("",):
         tokenizer_for(model)

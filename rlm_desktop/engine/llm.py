@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import email.utils
 import json
+import logging
 import math
 import random
 import re
@@ -47,6 +48,8 @@ AUTH_HINT = " — check the API key"
 
 Message = dict[str, str]
 RetryCallback = Callable[[int, float, str], None]
+
+log = logging.getLogger(__name__)
 
 
 class LLMError(Exception):
@@ -252,6 +255,18 @@ class LLMClient:
         finally:
             await _close_stream(response)
         return assembled(assembler)
+
+    async def prepare(self, *models: str) -> None:
+        """Make what the first request to each of `models` needs (litellm, the HTTP client, the
+        lean route) before it is sent, so the run's first turn does not wait tens of
+        milliseconds for a TLS set-up. What fails here is left for that request to report."""
+        litellm = await asyncio.to_thread(load_litellm)
+        for model in dict.fromkeys(models):
+            try:
+                if await self._bounded_client(litellm, model):
+                    self._route(model)
+            except Exception as error:
+                log.debug("preparing %s: %s", model, error)
 
     async def _bounded_client(self, litellm: Any, model: str) -> dict[str, Any]:
         """`client=` the size-capped HTTP handler, for the providers that take one. It is made

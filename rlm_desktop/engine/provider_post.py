@@ -237,7 +237,8 @@ async def timed(pieces: AsyncIterable[T], times: StreamTimes) -> AsyncIterator[T
 async def within(awaitable: Any, seconds: float, times: StreamTimes, *, started: bool) -> Any:
     """`awaitable`'s result, or `StreamSilent` once `seconds` pass without one."""
     try:
-        return await asyncio.wait_for(awaitable, seconds)
+        async with asyncio.timeout(seconds):  # not wait_for: no task made for each piece
+            return await awaitable
     except TimeoutError:
         raise StreamSilent(_silence_text(times, started=started), started=started) from None
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import httpx
 
+from rlm_desktop.engine.litellm_loader import tls_configuration
+
 KILOBYTE = 1024
 MEGABYTE = 1024 * 1024
 REPLY_LIMIT_BYTES = 16 * MEGABYTE
@@ -137,7 +139,8 @@ def bounded_handler(timeout_s: float, limit_bytes: int = REPLY_LIMIT_BYTES) -> A
     """
     from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
 
-    handler = AsyncHTTPHandler(timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 30.0)))
+    timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 30.0))
+    handler = AsyncHTTPHandler(timeout=timeout, ssl_verify=tls_configuration())
     client = handler.client
     # httpx has no public way to wrap a client's transport once made; litellm made this one.
     client._transport = BoundedTransport(client._transport, limit_bytes)

@@ -177,9 +177,11 @@ class Run:
         )
 
     async def _start_and_wait(self, runtime: Runtime, started: float) -> CallOutcome:
-        _warm, facts = await asyncio.gather(
-            asyncio.to_thread(warm_up, self.config.model, self.config.effective_sub_model),
+        models = (self.config.model, self.config.effective_sub_model)
+        _warm, facts, _ready = await asyncio.gather(
+            asyncio.to_thread(warm_up, *models),
             learn_server_facts(self.config, self._prices, self._credentials.api_key),
+            runtime.llm.prepare(*models),
         )
         self._server = facts
         if self.profile.constrained_replies:
@@ -230,8 +232,10 @@ class Run:
 
     async def _clean_up(self, runtime: Runtime) -> None:
         runtime.kill_workers()
-        await runtime.llm.aclose()
-        await runtime.launcher.close()
+        closed = runtime.llm.aclose(), runtime.launcher.close()
+        for failure in await asyncio.gather(*closed, return_exceptions=True):
+            if failure is not None:
+                raise failure  # both were closed first
         release_logging_worker()
         try:
             await asyncio.to_thread(remove_tree, runtime.scratch_dir)
