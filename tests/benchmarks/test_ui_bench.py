@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop import paths
 from rlm_desktop.engine import events as ev
+from rlm_desktop.engine import live_reply
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.ui.app import PAINT_PROBE_ENV
 from rlm_desktop.ui.run.starter import warm_engine
@@ -412,5 +413,5 @@ def test_streamed_text_reaches_the_screen_soon_after_the_server_sends_it(
         "streamed text: server's flush to the console (median / p95 / max)",
         f"{median:.0f} / {p95:.0f} / {delays[-1]:.0f} ms",
         f"target < 100 ms; {STREAM_WORDS} words, a piece every {STREAM_CHUNK_DELAY_S * 1000:.0f}"
-        " ms (the window gathers pieces for at most 50 ms)",
+        f" ms (the engine gathers pieces for at most {live_reply.INTERVAL_S * 1000:.0f} ms)",
     )
