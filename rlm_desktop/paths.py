@@ -52,6 +52,11 @@ def database_path() -> Path:
     return data_dir() / "sessions.db"
 
 
+def crash_log_path() -> Path:
+    """The file the window writes the errors nothing caught to, with their tracebacks."""
+    return data_dir() / "errors.log"
+
+
 def scratch_root() -> Path:
     """The parent of the per-run scratch folders that workers use as their working directory."""
     path = data_dir() / "scratch"

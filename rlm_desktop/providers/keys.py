@@ -21,6 +21,8 @@ class KeyringUnavailable(RuntimeError):
 
 
 _session_keys: dict[str, str] = {}
+_keys_read: set[str] = set()
+"""Keys this process has read from the keyring, so what it logs can be scrubbed of them."""
 
 
 def _keyring_backend() -> object | None:
@@ -62,9 +64,18 @@ def stored_key(name: str) -> str | None:
     try:
         import keyring
 
-        return keyring.get_password(SERVICE, name) or None
+        key = keyring.get_password(SERVICE, name) or None
     except Exception:
         return None
+    if key:
+        _keys_read.add(key)
+    return key
+
+
+def keys_in_memory() -> list[str]:
+    """Every key this process holds: kept for the session or read from the keyring (what a
+    crash report must be scrubbed of; the environment's are `redact.environment_secrets`)."""
+    return [*_session_keys.values(), *_keys_read]
 
 
 def key_source(name: str) -> str | None:

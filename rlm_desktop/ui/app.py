@@ -58,6 +58,7 @@ def main() -> int:
     from PySide6.QtCore import QTimer
 
     from rlm_desktop.ui.bridge.main_thread_gc import MainThreadGarbageCollector
+    from rlm_desktop.ui.window.crash_guard import CrashGuard
     from rlm_desktop.ui.window.main_window import MainWindow
 
     app = create_application()
@@ -67,6 +68,7 @@ def main() -> int:
     asyncio.set_event_loop(loop)
     probe = bool(os.environ.get(PAINT_PROBE_ENV))
     window = MainWindow(warm_up=not probe)
+    CrashGuard(window).install(loop)
     if probe:
 
         def report() -> None:

@@ -79,6 +79,8 @@ def test_evaluate_stop_resume_plot_and_open_a_run(
     assert dialog.plot.points["good"][1] == 1.0
     assert dialog.plot.points["bad"][1] == 0.0
     assert dialog.plot.points["good"][0] > 0
+    dialog.tabs.setCurrentWidget(dialog.plot)
+    assert not dialog.plot.plot.grab().isNull()  # drawn: its interval bars once killed the app
     assert "of $5.00" in dialog.spend.text()
     assert "bootstrap" in dialog.footer.text()
     assert "complete" in dialog.message.text()

@@ -105,7 +105,7 @@ class EvaluationDialog(QDialog):
         summary_layout = QVBoxLayout(summary_page)
         summary_layout.addWidget(self.summary, 1)
         summary_layout.addWidget(self.footer)
-        tabs = QTabWidget()
+        tabs = self.tabs = QTabWidget()
         tabs.addTab(self.runs, "Runs (double-click to open)")
         tabs.addTab(summary_page, "Results")
         tabs.addTab(self.plot, "Score vs cost")

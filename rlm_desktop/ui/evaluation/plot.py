@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
@@ -39,11 +40,11 @@ class ScoreCostPlot(QWidget):
             x, y = summary.cost_mean, summary.score_mean
             self.points[summary.name] = (x, y)
             low, high = summary.score_ci95
-            self.plot.addItem(
-                pg.ErrorBarItem(
-                    x=[x], y=[y], top=[high - y], bottom=[y - low], beam=0, pen=pg.mkPen(color)
-                )
-            )
+            bar = pg.ErrorBarItem(  # arrays: pyqtgraph subtracts them when it draws
+                x=np.array([x]), y=np.array([y]), top=np.array([high - y]),
+                bottom=np.array([y - low]), beam=0, pen=pg.mkPen(color),
+            )  # fmt: skip
+            self.plot.addItem(bar)
             self.plot.addItem(pg.ScatterPlotItem([x], [y], size=10, brush=pg.mkBrush(color)))
             label = pg.TextItem(summary.name, color=color, anchor=(0, 1))
             label.setPos(x, y)
