@@ -48,9 +48,10 @@ def prose_limit(max_output_tokens: int) -> int:
 
 
 def gbnf(max_output_tokens: int) -> str:
-    """Prose without three backticks in a row (at most `prose_limit` pieces of it), then one
-    `repl` block whose code starts with a character that is not blank."""
-    return rf"""root  ::= prose "```repl\n" code "\n```\n"
+    """Prose without three backticks in a row (at most `prose_limit` pieces of it), then, at the
+    start of a line as the app reads a fence, one `repl` block whose code starts with a character
+    that is not blank."""
+    return rf"""root  ::= ( prose "\n" )? "```repl\n" code "\n```\n"
 prose ::= piece{{0,{prose_limit(max_output_tokens)}}}
 piece ::= [^`] | "`" [^`] | "``" [^`]
 code  ::= [^` \t\r\n] piece*
@@ -63,7 +64,7 @@ _NO_FENCE = r"(?:[^`]|`[^`]|``[^`])"
 def regex(max_output_tokens: int) -> str:
     """The same language as `gbnf`, as a regular expression."""
     prose = rf"{_NO_FENCE}{{0,{prose_limit(max_output_tokens)}}}"
-    return rf"{prose}```repl\n[^` \t\r\n]{_NO_FENCE}*\n```\n"
+    return rf"(?:{prose}\n)?```repl\n[^` \t\r\n]{_NO_FENCE}*\n```\n"
 
 
 def json_schema(max_output_tokens: int) -> dict[str, Any]:

@@ -79,8 +79,9 @@ def json_turn(reasoning: str, code: str) -> str:
         ("```text\nx\n```\n```repl\nprint(1)\n```\n", False),
         ("```repl\n   \n```\n", False),
         ("```repl\n print(1)\n```\n", False),
-        ("a" * 511 + "\n```repl\nprint(1)\n```\n", True),
-        ("a" * 512 + "\n```repl\nprint(1)\n```\n", False),
+        ("Begin with ```repl\nprint(1)\n```\n", False),
+        ("a" * 512 + "\n```repl\nprint(1)\n```\n", True),
+        ("a" * 513 + "\n```repl\nprint(1)\n```\n", False),
     ],
 )
 def test_the_shape_is_bounded_prose_and_exactly_one_repl_block(reply: str, held: bool) -> None:

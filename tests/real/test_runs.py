@@ -157,4 +157,5 @@ def test_a_constrained_run_s_every_turn_is_prose_and_one_block(
     for request in whole[: result["turns"]]:
         content = request["content"]  # cut at its fence's line end, or ended by the grammar
         assert re.fullmatch(shape, content if content.endswith("\n") else content + "\n"), content
+        assert len(extract_code_blocks(content)) == 1, "the app reads the block the grammar made"
         assert len(detail.cells_of(root["id"], request["turn"])) == 1
