@@ -10,8 +10,12 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 
 # What the tests need from Debian: the libraries Qt needs offscreen, Chromium (the HTML export is
 # printed and read back in it) and the desktop entry's and AppStream file's validators.
+# The window is also tried on a real X desktop: Xvfb, Qt's xcb libraries and openbox (title bars).
+DESKTOP_DEBS := xvfb openbox libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
+	libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-sync1 libxcb-xfixes0 libxcb-xkb1 \
+	libxkbcommon-x11-0 libx11-xcb1
 TEST_DEBS := libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core \
-	chromium desktop-file-utils appstream
+	chromium desktop-file-utils appstream $(DESKTOP_DEBS)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -79,8 +83,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-SCREENSHOT_DEBS := xvfb libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 \
-	libxcb-render-util0 libxcb-shape0 libxcb-sync1 libxcb-xfixes0 libxcb-xkb1 libxkbcommon-x11-0 libx11-xcb1
+SCREENSHOT_DEBS := $(DESKTOP_DEBS)
 
 screenshots: $(STAMP)
 	@tools/debian-packages screenshots $(SCREENSHOT_DEBS)

@@ -4,13 +4,16 @@ screen's size is fixed when Qt starts).
 
 `{"screen": [x, y, w, h], "frame": [...], "window": [...], "states": {state: {control:
 {"rect": [...], "visible": bool}}}}`: rectangles in global coordinates, `screen` being the
-available area; one state with the budget folded, one with it open and a problem shown.
+available area; one state with the budget folded, one with it open and a problem shown, one with
+the timeline shown too. On a real X display the report waits for the window manager to frame the
+window (`framed` says whether it did), since the frame is what must fit.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication, QWidget
@@ -53,10 +56,25 @@ def _controls(window: MainWindow) -> dict[str, dict[str, object]]:
     return {name: _where(widget) for name, widget in widgets.items()}
 
 
+FRAME_WAIT_S = 5.0
+
+
 def settle(app: QApplication) -> None:
     """Let layouts and the window system catch up."""
     for _ in range(5):
         app.processEvents()
+
+
+def wait_for_frame(app: QApplication, window: MainWindow) -> bool:
+    """True once a window manager has put a frame around `window` (never, offscreen)."""
+    deadline = time.monotonic() + FRAME_WAIT_S
+    while time.monotonic() < deadline:
+        settle(app)
+        if window.frameGeometry().size() != window.size():
+            settle(app)  # the window is fitted again in the frame's move
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def main() -> int:
@@ -66,8 +84,10 @@ def main() -> int:
     window = MainWindow(warm_up=False)
     window.pages.setCurrentWidget(window.workspace)
     window.show()
+    framed = app.platformName() == "xcb" and wait_for_frame(app, window)
     settle(app)
     states = {"folded": _controls(window)}
+    folded_frame = _rect(window.frameGeometry())
     window.workspace.controls.budget.set_open(True)
     window.workspace.controls.show_problem(
         "The root model 'openai/no-such-model' is not served at http://127.0.0.1:8000/v1; "
@@ -77,8 +97,16 @@ def main() -> int:
     )
     settle(app)
     states["open"] = _controls(window)
+    frames = {"open": _rect(window.frameGeometry())}
+    window.timeline_action.trigger()
+    settle(app)
+    states["timeline"] = _controls(window)
+    frames["timeline"] = _rect(window.frameGeometry())
     screen = window.screen().availableGeometry()
     report = {
+        "framed": framed,
+        "frames": frames,
+        "frame_folded": folded_frame,
         "screen": _rect(screen),
         "frame": _rect(window.frameGeometry()),
         "window": _rect(QRect(window.mapToGlobal(window.rect().topLeft()), window.size())),

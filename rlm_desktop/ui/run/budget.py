@@ -9,7 +9,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QSizePolicy,
@@ -21,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.ui.shared.preferences import RunDefaults
-from rlm_desktop.ui.shared.widgets import GridCell, captioned_grid
+from rlm_desktop.ui.shared.reflow_grid import ReflowGrid
 
 
 def budget_summary(d: RunDefaults) -> str:
@@ -86,20 +85,21 @@ class BudgetSection(QWidget):
         self.summary.setObjectName("muted")
         self.summary.setAccessibleName("Budget summary")
         self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.limits = QWidget()
+        self.limits = ReflowGrid(
+            [
+                ("Cost", fields.max_cost),
+                ("Tokens", fields.max_tokens),
+                ("Sub-calls", fields.max_sub_calls),
+                ("Turns per call", fields.max_turns),
+                ("Time", fields.timeout),
+            ],
+            left_aligned=[
+                fields.max_cost, fields.max_tokens, fields.max_sub_calls, fields.max_turns,
+                fields.timeout,
+            ],
+            indent=18,
+        )  # fmt: skip
         self.limits.setAccessibleName("Budget limits")
-        grid = QGridLayout(self.limits)
-        grid.setContentsMargins(18, 0, 0, 0)
-        grid.setHorizontalSpacing(6)
-        cells: list[GridCell] = [
-            (0, 0, "Cost", fields.max_cost),
-            (0, 2, "Tokens", fields.max_tokens),
-            (0, 4, "Sub-calls", fields.max_sub_calls),
-            (1, 0, "Turns per call", fields.max_turns),
-            (1, 2, "Time", fields.timeout),
-        ]
-        captioned_grid(grid, cells)
-        grid.setColumnStretch(6, 1)
         self.limits.hide()
         line = QHBoxLayout()
         line.setContentsMargins(0, 0, 0, 0)

@@ -15,7 +15,6 @@ from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
-    QGridLayout,
     QHBoxLayout,
     QPlainTextEdit,
     QPushButton,
@@ -30,7 +29,8 @@ from rlm_desktop.ui.run.endpoint import EndpointPicker
 from rlm_desktop.ui.run.follow_up import FollowUpBar
 from rlm_desktop.ui.run.model_picker import ModelPicker, short_names
 from rlm_desktop.ui.shared.preferences import RunDefaults
-from rlm_desktop.ui.shared.widgets import GridCell, captioned_grid, plain_label
+from rlm_desktop.ui.shared.reflow_grid import ReflowGrid
+from rlm_desktop.ui.shared.widgets import plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.config import Budget, ConfigError, Mode
@@ -178,20 +178,20 @@ class RunControls(QWidget):
         buttons.addStretch(1)
         top.addLayout(buttons)
 
-        settings = QGridLayout()
-        settings.setHorizontalSpacing(6)
-        settings.setVerticalSpacing(4)
-        cells: list[GridCell] = [
-            (0, 0, "&Model", self.model),
-            (0, 2, "S&ub-model", self.sub_model),
-            (0, 4, "&Endpoint", self.endpoint),
-            (1, 0, "M&ode", self.mode),
-            (1, 2, "&Depth", self.max_depth),
-            (1, 4, "&Profile", self.profile),
+        fields = [
+            ("&Model", self.model),
+            ("S&ub-model", self.sub_model),
+            ("&Endpoint", self.endpoint),
+            ("M&ode", self.mode),
+            ("&Depth", self.max_depth),
+            ("&Profile", self.profile),
         ]
-        captioned_grid(settings, cells, left_aligned=[self.max_depth])
-        for column, stretch in ((1, 3), (3, 3), (5, 2)):
-            settings.setColumnStretch(column, stretch)
+        self.settings_grid = ReflowGrid(
+            fields,
+            orders={2: (0, 1, 3, 4, 2, 5)},  # model and sub-model, mode and depth, then the rest
+            left_aligned=[self.max_depth],
+            stretches=(3, 3, 2),
+        )
 
         problem = QHBoxLayout()
         problem.addWidget(self.error, 1)
@@ -202,7 +202,7 @@ class RunControls(QWidget):
         layout.setSpacing(4)
         layout.addLayout(top)
         layout.addWidget(self.follow_up)
-        layout.addLayout(settings)
+        layout.addWidget(self.settings_grid)
         layout.addWidget(self.budget)
         layout.addLayout(problem)
 

@@ -20,6 +20,7 @@ class WindowLayout:
         self.window = window
         self.workspace = workspace
         self.prefs = prefs
+        self._frame = QSize(0, 0)
 
     def restore(self) -> None:
         """The first size, then whatever was remembered, kept inside the screen."""
@@ -44,13 +45,23 @@ class WindowLayout:
         window = self.window
         screen = window.screen() or QGuiApplication.primaryScreen()
         area = screen.availableGeometry()
-        frame = window.frameGeometry().size() - window.size()
+        frame = self._frame = window.frameGeometry().size() - window.size()
         window.resize(window.size().boundedTo(area.size() - frame))
         outer = window.frameGeometry()
         x = min(max(outer.x(), area.x()), area.x() + area.width() - outer.width())
         y = min(max(outer.y(), area.y()), area.y() + area.height() - outer.height())
         if (x, y) != (outer.x(), outer.y()):
             window.move(QPoint(x, y))
+
+    def frame_changed(self) -> None:
+        """Fit again when the window manager's frame around the window is not the one it was
+        fitted with: a window manager frames a window after it is shown, so the first fit could
+        not count the title bar (the status bar had hung below a 640-pixel screen)."""
+        window = self.window
+        if window.isMaximized() or window.isFullScreen():
+            return
+        if window.frameGeometry().size() - window.size() != self._frame:
+            self.fit_to_screen()
 
     def save(self) -> None:
         """Remember the layout (written with the other settings, in one write)."""

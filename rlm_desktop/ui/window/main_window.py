@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import (
     QCloseEvent,
     QKeySequence,
+    QMoveEvent,
     QPaintEvent,
     QShowEvent,
 )
@@ -415,6 +416,11 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._painted:
             self.fit_to_screen()
+
+    def moveEvent(self, event: QMoveEvent) -> None:
+        """A window manager frames the window after it is shown, moving it: fit it again."""
+        super().moveEvent(event)
+        self.layout_memory.frame_changed()
 
     def paintEvent(self, event: QPaintEvent) -> None:
         """Tell listeners about the first paint (start-up work waits for it)."""

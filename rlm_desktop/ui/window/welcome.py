@@ -5,11 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 from rlm_desktop.paths import resource
 from rlm_desktop.ui.appearance.theme import icon
 
+TEXT_COLUMN_CHARS = 95
+"""The welcome text's widest line, in average characters of the interface font."""
 INTRO = (
     "Ask questions about your own documents with a <b>Recursive Language Model</b>. "
     "The root model never reads the documents whole: they are loaded into a Python REPL, "
@@ -96,13 +106,21 @@ class WelcomePage(QWidget):
         column.addLayout(buttons)
         column.addStretch(2)
         holder = QWidget()
-        holder.setMaximumWidth(760)
+        holder.setMaximumWidth(self.fontMetrics().averageCharWidth() * TEXT_COLUMN_CHARS)
         holder.setLayout(column)
-        outer = QHBoxLayout(self)
-        outer.setContentsMargins(40, 40, 40, 40)
-        outer.addStretch(1)
-        outer.addWidget(holder, 4)
-        outer.addStretch(1)
+        page = QWidget()
+        centred = QHBoxLayout(page)
+        centred.setContentsMargins(40, 40, 40, 40)
+        centred.addStretch(1)
+        centred.addWidget(holder, 4)
+        centred.addStretch(1)
+        scroller = QScrollArea()  # large type on a small screen scrolls instead of being cut
+        scroller.setWidgetResizable(True)
+        scroller.setFrameShape(QFrame.Shape.NoFrame)
+        scroller.setWidget(page)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroller)
 
     def _open_sample(self) -> None:
         if self.samples:
