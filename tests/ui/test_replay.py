@@ -164,3 +164,13 @@ def test_the_session_browser_replays_and_leaving_stops_the_replay(
     assert not ws.replay.bar.isVisible()
     assert not play_pause.isEnabled()
     assert ws.controls.isVisible()
+
+
+def test_a_reopened_session_is_shown_unfiltered(window: MainWindow, qtbot: QtBot) -> None:
+    done = recorded(qtbot, FANOUT)
+    panel = window.workspace.tree_panel
+    panel.filter.setText("no call says this")
+    qtbot.wait(400)  # the filter applies once typing settles
+    opened(window, done.session_id)
+    assert panel.filter.text() == ""
+    assert panel.view.model().rowCount() == 1  # the root, with its calls under it

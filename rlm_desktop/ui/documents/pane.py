@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 PREVIEW_CHARS = 200_000
 NARROW_PX = 380
+GONE = "no longer there: moved or deleted since the last session"
 """Below this width the list drops its Type and Chars columns so that names stay readable."""
 OPTIONAL_COLUMNS = ("Type", "Chars")
 
@@ -69,6 +71,7 @@ class DocumentsPane(QWidget):
         self._executor: ThreadPoolExecutor | None = None
         self._loads: set[asyncio.Future[LoadResult]] = set()
         self._live_entries: list[Entry] | None = None
+        self._names_kept: dict[str, str] = {}
 
         title = QLabel("Documents")
         title.setObjectName("cardTitle")
@@ -210,12 +213,17 @@ class DocumentsPane(QWidget):
             self.model.add([], [(Path("?"), f"could not load: {error}")])
         else:
             result = future.result()
-            self.model.add(result.documents, [(e.path, e.message) for e in result.errors])
+            documents = [self._named_as_kept(d) for d in result.documents]
+            self.model.add(documents, [(e.path, e.message) for e in result.errors])
             self.skipped.forget(d.path for d in result.documents)
             self.skipped.add(result.skipped, roots)
         self.loading_changed.emit(self.loading)
         self._update_totals()
         self.changed.emit()
+
+    def _named_as_kept(self, document: Document) -> Document:
+        name = self._names_kept.pop(str(document.path), None)
+        return dataclasses.replace(document, name=name) if name else document
 
     def remove_selected(self) -> None:
         """Remove the selected rows."""
@@ -292,6 +300,22 @@ class DocumentsPane(QWidget):
     def documents(self) -> list[Document]:
         """The loaded documents a run can take, in order."""
         return self.model.documents()
+
+    def kept(self) -> list[tuple[str, str]]:
+        """The live documents as (path, name), in order: what the next start loads again."""
+        entries = self._live_entries if self._live_entries is not None else self.model.entries
+        return [(str(entry.path), entry.name) for entry in entries if entry.ok]
+
+    def reload(self, kept: Sequence[tuple[str, str]]) -> asyncio.Future[LoadResult] | None:
+        """Load again the documents a session was left with (`kept`), under the names they had;
+        one that is no longer there is listed as such."""
+        present = [(Path(path), name) for path, name in kept if Path(path).is_file()]
+        gone = [Path(path) for path, _ in kept if not Path(path).is_file()]
+        if gone:
+            self.model.add([], [(path, GONE) for path in gone])
+            self._update_totals()
+        self._names_kept.update((str(path), name) for path, name in present)
+        return self.add_paths([path for path, _ in present])
 
     def set_read_only(self, read_only: bool) -> None:
         """Lock the pane while a saved session is being reviewed."""

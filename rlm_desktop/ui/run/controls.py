@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QStringListModel, Qt, Signal
+from PySide6.QtCore import QEvent, QStringListModel, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -112,7 +112,7 @@ class RunControls(QWidget):
         )
         self.question.setAccessibleName("Question")
         self.question.setTabChangesFocus(True)
-        self.question.setFixedHeight(self.question.fontMetrics().lineSpacing() * 3 + 16)
+        self._fit_question()
         self.run_button = QPushButton("Run")
         self.run_button.setObjectName("primary")
         self.run_button.setToolTip("Start the run (Ctrl+Enter)")
@@ -280,6 +280,15 @@ class RunControls(QWidget):
         for name in names:
             self.profile.addItem(name, name)
         self.profile.setCurrentIndex(max(0, self.profile.findData(current)))
+
+    def _fit_question(self) -> None:
+        self.question.setFixedHeight(self.question.fontMetrics().lineSpacing() * 3 + 16)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        """Keep the question box three lines high when the interface size changes."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_question()
 
     def apply_defaults(self, d: RunDefaults, fields: list[str] | None = None) -> None:
         """Fill the fields from saved defaults (only those named in `fields`, if given)."""

@@ -159,12 +159,13 @@ class RunStarter(QObject):
     def apply_preferences(self, since: RunDefaults | None = None) -> None:
         """Fill the controls from the saved defaults and the configured servers.
 
-        The first time, every field; later, the defaults that changed `since` then (Settings
-        was open), leaving the rest as the user left them.
+        The first time, every field, as the workspace was left (the defaults where it was not);
+        later, the defaults that changed `since` then (Settings was open), leaving the rest as
+        the user left them.
         """
         prefs, controls = self.prefs, self.controls
-        defaults = prefs.run_defaults()
         first = not controls.model.currentText()
+        defaults = prefs.workspace_choices() if first else prefs.run_defaults()
         if first or since is not None:
             changed = None if first or since is None else defaults.changed_since(since)
             current = controls.profile.currentData() or ""

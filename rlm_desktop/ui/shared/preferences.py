@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TypeVar
 
@@ -33,6 +33,10 @@ class Endpoint:
     name: str
     label: str
     url: str
+
+
+WORKSPACE = "workspace"
+"""The section of what the workspace was left with, kept apart from the defaults for new runs."""
 
 
 @dataclass
@@ -127,25 +131,54 @@ class Preferences:
 
     def run_defaults(self) -> RunDefaults:
         """The saved defaults for new runs."""
-        d = RunDefaults()
+        return self._run_settings("run", RunDefaults())
+
+    def _run_settings(self, section: str, d: RunDefaults) -> RunDefaults:
         return RunDefaults(
-            model=self.get_str("run/model", d.model) or d.model,
-            sub_model=self.get_str("run/sub_model", d.sub_model),
-            endpoint=self.get_str("run/endpoint", d.endpoint),
-            mode=self.get_str("run/mode", d.mode),
-            max_depth=self.get_int("run/max_depth", d.max_depth),
-            profile=self.get_str("run/profile", d.profile),
-            max_cost_usd=self.get_float("run/max_cost_usd", d.max_cost_usd),
-            max_tokens=self.get_int("run/max_tokens", d.max_tokens),
-            max_sub_calls=self.get_int("run/max_sub_calls", d.max_sub_calls),
-            max_turns=self.get_int("run/max_turns", d.max_turns),
-            timeout_s=self.get_int("run/timeout_s", d.timeout_s),
+            model=self.get_str(f"{section}/model", d.model) or d.model,
+            sub_model=self.get_str(f"{section}/sub_model", d.sub_model),
+            endpoint=self.get_str(f"{section}/endpoint", d.endpoint),
+            mode=self.get_str(f"{section}/mode", d.mode),
+            max_depth=self.get_int(f"{section}/max_depth", d.max_depth),
+            profile=self.get_str(f"{section}/profile", d.profile),
+            max_cost_usd=self.get_float(f"{section}/max_cost_usd", d.max_cost_usd),
+            max_tokens=self.get_int(f"{section}/max_tokens", d.max_tokens),
+            max_sub_calls=self.get_int(f"{section}/max_sub_calls", d.max_sub_calls),
+            max_turns=self.get_int(f"{section}/max_turns", d.max_turns),
+            timeout_s=self.get_int(f"{section}/timeout_s", d.timeout_s),
         )
 
     def set_run_defaults(self, defaults: RunDefaults, only: list[str] | None = None) -> None:
         """Save the defaults for new runs (only the settings named in `only`, if given)."""
         chosen = {n: v for n, v in vars(defaults).items() if only is None or n in only}
         self.set_many({f"run/{name}": value for name, value in chosen.items()})
+
+    def workspace_choices(self) -> RunDefaults:
+        """The run settings the workspace was left with (`set_workspace`), each one missing
+        taken from the defaults for new runs: what the window starts with."""
+        return self._run_settings(WORKSPACE, self.run_defaults())
+
+    def workspace_documents(self) -> list[tuple[str, str]]:
+        """The documents the workspace held when it was left, in order: (path, name) each."""
+        try:
+            saved = json.loads(self.get_str(f"{WORKSPACE}/documents", "[]"))
+        except ValueError:
+            return []
+        if not isinstance(saved, list):
+            return []
+        return [
+            (str(item[0]), str(item[1]))
+            for item in saved
+            if isinstance(item, list) and len(item) == 2 and all(isinstance(i, str) for i in item)
+        ]
+
+    def set_workspace(
+        self, choices: RunDefaults, documents: Sequence[tuple[str, str]]
+    ) -> None:
+        """Remember the workspace's run settings and documents for the next start."""
+        values: dict[str, Plain | None] = {f"{WORKSPACE}/{n}": v for n, v in vars(choices).items()}
+        values[f"{WORKSPACE}/documents"] = json.dumps([list(pair) for pair in documents])
+        self.set_many(values)
 
     def prices_text(self) -> str:
         """The user's own model prices, one `model = input, output` line each (USD per 1M tokens)."""

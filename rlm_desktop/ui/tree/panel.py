@@ -197,6 +197,12 @@ class TreePanel(QWidget):
         if root is not None:
             self.view.expand(self.proxy_index(root))
 
+    def clear_filter(self) -> None:
+        """Show every call again (a new run or a reopened session starts unfiltered)."""
+        if self.filter.text():
+            self.filter.clear()
+            self._apply_filter()
+
     def next_error(self) -> CallNode | None:
         """Select the next call after the selection (wrapping) that failed or whose code raised;
         None when there is none."""
@@ -204,8 +210,7 @@ class TreePanel(QWidget):
         if node is None:
             return None
         if not self.select(node):
-            self.filter.clear()
-            self._apply_filter()
+            self.clear_filter()
             self.select(node)
         self.error_reached.emit(node)
         return node

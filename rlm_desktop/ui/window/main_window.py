@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QCloseEvent,
     QKeySequence,
@@ -33,6 +33,7 @@ from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.window.layout_memory import WindowLayout
 from rlm_desktop.ui.window.welcome import WelcomePage
 from rlm_desktop.ui.window.workspace import Workspace
+from rlm_desktop.ui.window.zoom import Zoom
 
 if TYPE_CHECKING:
     from rlm_desktop.ui.compare.dialog import CompareDialog
@@ -82,6 +83,8 @@ class MainWindow(QMainWindow):
         self._connect()
         self.layout_memory = WindowLayout(self, self.workspace, self.prefs)
         self.layout_memory.restore()
+        with QSignalBlocker(self.documents_action):
+            self.documents_action.setChecked(self.workspace.documents_shown())
         self.starter.apply_preferences()
         configured = self.provider_configured()
         self.pages.setCurrentWidget(self.workspace if configured else self.welcome)
@@ -163,6 +166,24 @@ class MainWindow(QMainWindow):
         )
         self.timeline_action.setCheckable(True)
         view_actions.append(self.timeline_action)
+        self.zoom = Zoom(self, self.prefs)
+        zoom_actions = [
+            window_action(
+                self, "Zoom &in", [QKeySequence("Ctrl+="), QKeySequence("Ctrl++")], self._zoom_in
+            ),
+            window_action(self, "Zoom &out", QKeySequence("Ctrl+-"), self._zoom_out),
+            window_action(self, "&Actual size", QKeySequence("Ctrl+0"), self._zoom_reset),
+        ]
+        self.documents_action = window_action(
+            self, "&Documents pane", QKeySequence("Ctrl+Shift+D"), lambda: None
+        )
+        self.documents_action.setCheckable(True)
+        self.documents_action.setChecked(True)
+        self.documents_action.toggled.connect(ws.show_documents)
+        ws.main_splitter.splitterMoved.connect(
+            lambda _pos, _index: self.documents_action.setChecked(ws.documents_shown())
+        )
+        view_actions.insert(0, self.documents_action)
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         for action in (self.add_files_action, self.add_folder_action, self.sessions_action):
@@ -178,6 +199,9 @@ class MainWindow(QMainWindow):
         run_menu.addAction(self.stop_action)
         view_menu = bar.addMenu("&View")
         for action in view_actions:
+            view_menu.addAction(action)
+        view_menu.addSeparator()
+        for action in zoom_actions:
             view_menu.addAction(action)
         replay_menu = bar.addMenu("Re&play")
         for action in replay_actions(self, ws.replay):
@@ -216,7 +240,10 @@ class MainWindow(QMainWindow):
         """Start a run with the current question, documents and settings; False if it cannot."""
         if self.pages.currentWidget() is not self.workspace or self.workspace.reviewing:
             return False
-        return self.starter.start()
+        started = self.starter.start()
+        if started:
+            self.remember_workspace()
+        return started
 
     def stop_run(self) -> None:
         """Stop the run in progress (the whole tree)."""
@@ -269,6 +296,22 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
+    def _zoom_in(self) -> None:
+        if self.zoom.zoom_in():
+            self._after_zoom()
+
+    def _zoom_out(self) -> None:
+        if self.zoom.zoom_out():
+            self._after_zoom()
+
+    def _zoom_reset(self) -> None:
+        if self.zoom.reset():
+            self._after_zoom()
+
+    def _after_zoom(self) -> None:
+        self.refresh_console()
+        self.fit_to_screen()
+
     def refresh_console(self) -> None:
         """Rebuild the console (after a theme or font change)."""
         console = self.workspace.console
@@ -278,6 +321,7 @@ class MainWindow(QMainWindow):
     def _after_settings(self, before: RunDefaults) -> None:
         self.starter.apply_preferences(since=before)
         self.refresh_console()
+        self.fit_to_screen()  # a new interface size applies at once, within the screen
         if self.pages.currentWidget() is self.welcome and self.provider_configured():
             self.pages.setCurrentWidget(self.workspace)
 
@@ -408,8 +452,15 @@ class MainWindow(QMainWindow):
         self.layout_memory.fit_to_screen()
 
     def save_layout(self) -> None:
-        """Remember geometry, splitter positions, tree columns, the budget row and code wrapping."""
+        """Remember geometry, splitter positions, tree columns, the budget row and code
+        wrapping, and the workspace's run settings and documents."""
         self.layout_memory.save()
+        self.remember_workspace()
+
+    def remember_workspace(self) -> None:
+        """Keep the run settings and documents in view for the next start."""
+        ws = self.workspace
+        self.prefs.set_workspace(ws.controls.defaults(), ws.documents.kept())
 
     def showEvent(self, event: QShowEvent) -> None:
         """Fit the window to its screen again once shown, when its frame's size is known."""
@@ -428,9 +479,16 @@ class MainWindow(QMainWindow):
         if not self._painted:
             self._painted = True
             self.first_painted.emit()
+            QTimer.singleShot(0, self._reload_documents)
             if self._warm_up:
                 QTimer.singleShot(WARM_UP_DELAY_MS, self.starter.warm_up)
                 QTimer.singleShot(WARM_UP_DELAY_MS, self.prime_view)
+
+    def _reload_documents(self) -> None:
+        """Load the documents the workspace was left with, unless some were added already."""
+        documents = self.workspace.documents
+        if not documents.model.entries and not documents.loading:
+            documents.reload(self.prefs.workspace_documents())
 
     def prime_view(self) -> None:
         """Make now, while the window is idle, what the first run's view would make on the spot

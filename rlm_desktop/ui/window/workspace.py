@@ -122,6 +122,20 @@ class Workspace(QWidget):
         self._tick.setInterval(TICK_MS)
         self._tick.timeout.connect(self._on_tick)
 
+    def documents_shown(self) -> bool:
+        """True unless the documents pane is dragged shut (or hidden)."""
+        return not self.documents.isHidden() and self.main_splitter.sizes()[0] > 0
+
+    def show_documents(self, shown: bool) -> None:
+        """Open the documents pane to a quarter of the width (at least its least), or shut it."""
+        total = sum(self.main_splitter.sizes())
+        if not shown:
+            self.main_splitter.setSizes([0, total])
+        elif not self.documents_shown():
+            self.documents.show()
+            width = min(total // 2, max(self.documents.minimumSizeHint().width(), total // 4))
+            self.main_splitter.setSizes([width, total - width])
+
     def splitters(self) -> list[QSplitter]:
         """The splitters whose positions are remembered."""
         return [self.main_splitter, self.run_splitter, self.inspector, self.documents.splitter]
@@ -132,6 +146,7 @@ class Workspace(QWidget):
         self._details_pacer.cancel()
         self._figures_pacer.cancel()
         self.model.reset()
+        self.tree_panel.clear_filter()
         self.console.show_call(None)
         self.details.show_call(None)
         self.answer.clear()

@@ -1,0 +1,62 @@
+"""Live zoom: Ctrl+= / Ctrl+− / Ctrl+0 change the interface's text at once, the question box
+follows, the choice is saved, and a step the screen has no room for is refused with a note."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.window.main_window import MainWindow
+from rlm_desktop.ui.window.zoom import LARGEST_POINTS, TOO_LARGE
+from tests.qt_fixtures import qloop as qloop
+from tests.qt_fixtures import window as window
+
+
+@pytest.fixture
+def app() -> Iterator[QApplication]:
+    """The application, its interface font put back as it was after the test."""
+    instance = QApplication.instance()
+    assert isinstance(instance, QApplication)
+    font = instance.font()
+    yield instance
+    instance.setFont(font)
+
+
+def test_ctrl_plus_and_minus_resize_the_text_at_once_and_ctrl_0_resets_it(
+    window: MainWindow, qtbot: QtBot, app: QApplication
+) -> None:
+    start = app.font().pointSize()
+    question = window.workspace.controls.question
+    height = question.height()
+    qtbot.keyClick(window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
+    assert app.font().pointSize() == start + 2
+    assert question.height() > height  # three lines of the larger text
+    assert Preferences().get_int("appearance/ui_font_size") == start + 2
+    qtbot.keyClick(window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
+    assert app.font().pointSize() == start + 1
+    qtbot.keyClick(window, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
+    general = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
+    assert app.font().pointSize() == general.pointSize()
+    assert Preferences().get_int("appearance/ui_font_size") == 0  # "default" again
+
+
+def test_a_step_past_what_the_screen_holds_is_refused_and_said(
+    window: MainWindow, app: QApplication
+) -> None:
+    while window.zoom.zoom_in():
+        assert window.zoom.points <= LARGEST_POINTS
+    largest = window.zoom.points
+    assert largest < LARGEST_POINTS, "the offscreen screen cannot hold 32-point text"
+    assert window.statusBar().currentMessage() == TOO_LARGE
+    assert app.font().pointSize() == largest  # the refused step was taken back
+    least = window.minimumSizeHint()
+    room = window.screen().availableGeometry().size()
+    assert least.width() <= room.width()
+    assert least.height() <= room.height()
