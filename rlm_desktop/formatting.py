@@ -88,6 +88,20 @@ def status_text(status: str) -> str:
     return _STATUS_TEXT.get(status, status.replace("_", " "))
 
 
+def ending_title(status: str, *, answered: bool, refused_calls: int = 0) -> str:
+    """How a run or a call ended, as the title over what it left, in the status words used
+    everywhere else: "Answer" (with the calls a budget refused on the way, if any), or
+    "No answer (turn limit)" and the like (what is left, a draft or last words, is labelled as
+    not an answer beneath it). The answer card, the console and the command line all say it so."""
+    if not answered:
+        return f"No answer ({status_text(status)})"
+    if not refused_calls:
+        return "Answer"
+    noun = "call" if refused_calls == 1 else "calls"
+    cap = "time limit" if status == "timeout" else "budget"
+    return f"Answer (the {cap} refused {refused_calls:,} {noun})"
+
+
 def tokens(n: int | None) -> str:
     """1234 -> "1,234"; 1_234_567 -> "1.23M"."""
     if n is None:

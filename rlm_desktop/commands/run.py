@@ -39,8 +39,8 @@ from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, 
 from rlm_desktop.engine.pricing import parse_prices
 from rlm_desktop.engine.run_choices import RunChoices, build_run_config
 from rlm_desktop.formatting import (
+    ending_title,
     not_an_answer,
-    status_text,
     terminal_json,
     terminal_safe,
     terminal_text,
@@ -249,7 +249,7 @@ def shown_answer(result: RunResult, config: RunConfig) -> str:
     if result.answer_kind == "answer":
         return result.answer
     why = failure(result, config) if result.status == "error" else result.error
-    lines = [f"No answer ({status_text(result.status)})" + (f": {why}" if why else "")]
+    lines = [ending_title(result.status, answered=False) + (f": {why}" if why else "")]
     left = not_an_answer(result.answer_kind, result.answer)
     return "\n\n".join([*lines, left] if left else lines)
 

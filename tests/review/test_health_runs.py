@@ -9,6 +9,7 @@ import pytest
 
 from rlm_desktop import paths
 from rlm_desktop.engine import Budget
+from rlm_desktop.engine.litellm_loader import load_litellm
 from rlm_desktop.review.health import Finding, HealthReport
 from rlm_desktop.review.health.truncation import NEVER_STOPS_ADVICE
 from rlm_desktop.store import Store
@@ -351,3 +352,41 @@ async def test_a_long_reply_that_does_not_repeat_is_not_named(
         store, scripted_server, scripted(root=[varied + repl("print(1)"), FINISH])
     )
     assert ("weak_coder", "repeating_output") not in rules(report)
+
+
+async def test_a_run_that_timed_out_with_sub_calls_in_flight_names_them(
+    store: Store, scripted_server: ScriptedServer
+) -> None:
+    fan_out = repl("print(llm_query_batched([f'part {i}: ' + context[:50] for i in range(4)]))")
+    slow = Reply(content="too late", delay_s=30)
+    load_litellm()  # as the window does at start: the time limit counts the run's own start-up
+    report = await health_of(
+        store,
+        scripted_server,
+        scripted(root=[fan_out, FINISH], sub=slow),
+        budget=Budget(timeout_s=3),
+    )
+    assert report.status == "timeout"
+    finding = only(report, "ended_early", "timeout")
+    assert finding.severity == "warning"
+    assert finding.figures["unanswered_sub_calls"] == 4
+    assert len(finding.calls) == 4
+    assert "4 sub-calls never got a reply" in finding.message
+    assert report.coverage.share < 1.0  # what the stopped sub-calls were given was not read
+
+
+async def test_requests_the_provider_made_the_app_retry_are_counted(
+    store: Store, scripted_server: ScriptedServer
+) -> None:
+    answers = scripted(root=[FINISH])
+    failures = iter([Reply(status=500, content="overloaded"), Reply(status=503, content="busy")])
+
+    def flaky(request: dict[str, object]) -> str | Reply:
+        return next(failures, None) or answers(request)
+
+    report = await health_of(store, scripted_server, flaky)
+    assert report.status == "completed"
+    finding = only(report, "provider_errors", "retried")
+    assert finding.figures == {"requests": 1, "retries": 2}
+    assert finding.calls == (root_of(store, report),)
+    assert ("ended_early", "completed") not in rules(report)

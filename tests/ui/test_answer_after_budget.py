@@ -20,7 +20,7 @@ def test_an_answer_after_refused_calls_is_kept_and_named_so(qtbot: QtBot) -> Non
         )
     )  # fmt: skip
 
-    assert panel.title.text() == "Answered after the budget ran out (80 calls refused)"
+    assert panel.title.text() == "Answer (the budget refused 80 calls)"
     assert panel.tone == "limit"
     assert "The total is 42." in panel.text.toPlainText()
     assert panel.answer == "The total is 42."

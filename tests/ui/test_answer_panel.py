@@ -14,7 +14,11 @@ from rlm_desktop.ui.run.answer_panel import AnswerPanel
 
 
 def _finished(status: ev.RunStatus, answer: str = "", error: str | None = None) -> ev.RunFinished:
+    """As the engine ends a run: only a completed one has an answer; another keeps the model's
+    last words (`RunFinished.answer_kind`)."""
+    kind: ev.AnswerKind = "answer" if status == "completed" else "last_reply" if answer else "none"
     return ev.RunFinished(
+        answer_kind=kind,
         run_id="r",
         status=status,
         answer=answer,
@@ -34,11 +38,11 @@ def _finished(status: ev.RunStatus, answer: str = "", error: str | None = None) 
     ("status", "title", "tone", "colour"),
     [
         ("completed", "Answer", "ok", LIGHT.ok),
-        ("cancelled", "Stopped", "stopped", LIGHT.warning),
-        ("max_turns", "Stopped at the turn limit", "limit", LIGHT.warning),
-        ("budget_exceeded", "Stopped by the budget", "limit", LIGHT.warning),
-        ("timeout", "Stopped by the time limit", "limit", LIGHT.warning),
-        ("error", "The run failed", "error", LIGHT.error),
+        ("cancelled", "No answer (cancelled)", "stopped", LIGHT.warning),
+        ("max_turns", "No answer (turn limit)", "limit", LIGHT.warning),
+        ("budget_exceeded", "No answer (over budget)", "limit", LIGHT.warning),
+        ("timeout", "No answer (timed out)", "limit", LIGHT.warning),
+        ("error", "No answer (error)", "error", LIGHT.error),
     ],
 )
 def test_the_card_follows_how_the_run_ended(
@@ -80,7 +84,8 @@ def test_markup_in_an_answer_or_an_error_is_shown_as_text_not_rendered(qtbot: Qt
     assert panel.text.toPlainText() == page
 
     answer = "**Three** incidents: see <b>the log</b> and model_name_v2 (not *italic*)"
-    panel.show_result(_finished("max_turns", answer=answer, error="HTTP 404: gpt_4_x not found"))
+    answered_late = _finished("budget_exceeded", answer=answer, error="HTTP 404: gpt_4_x not found")
+    panel.show_result(dataclasses.replace(answered_late, answer_kind="answer", refused_calls=2))
     shown = panel.text.toPlainText()
     assert shown.startswith("Three incidents: see <b>the log</b> and model_name_v2")
     assert shown.endswith("HTTP 404: gpt_4_x not found")
@@ -111,4 +116,4 @@ def test_a_run_without_an_answer_says_why_first_then_a_labelled_excerpt(
     assert why == "the run passed its 600 s time limit"
     assert left.startswith(f"{label}\nThe ledger shows amounts.")
     assert len(left) < 800
-    assert panel.title.text() == "Stopped by the time limit"
+    assert panel.title.text() == "No answer (timed out)"

@@ -369,4 +369,4 @@ def test_a_partial_answer_is_not_shown_as_a_full_one(console: ConsoleView) -> No
     assert card is not None
     assert card.property("tone") == "limit"
     titles = [label.text() for label in card.findChildren(QLabel)]
-    assert "Partial answer (turn limit)" in titles
+    assert "No answer (turn limit)" in titles

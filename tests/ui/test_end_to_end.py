@@ -112,7 +112,7 @@ def test_stop_cancels_a_long_fan_out(
     finished = ws.model.tree.run.finished
     assert finished is not None
     assert finished.status == "cancelled"
-    assert ws.answer.title.text() == "Stopped"
+    assert ws.answer.title.text() == "No answer (cancelled)"
     assert ws.answer.tone == "stopped"
     root = ws.model.tree.root
     assert root is not None
@@ -199,7 +199,7 @@ def test_a_refused_key_says_where_to_change_it(
     assert window.start_run()
     answer = window.workspace.answer
     qtbot.waitUntil(answer.isVisible, timeout=30_000)
-    assert answer.title.text() == "The run failed"
+    assert answer.title.text() == "No answer (error)"
     text = answer.text.toPlainText()
     assert "HTTP 401" in text
     assert "Settings → Providers" in text

@@ -15,6 +15,8 @@ Kind = Literal[
     "short_input",
     "truncated",
     "no_reply",
+    "ended_early",
+    "provider_errors",
 ]
 Severity = Literal["warning", "info"]
 TurnRef = tuple[str, int]

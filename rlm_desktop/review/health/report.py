@@ -13,6 +13,7 @@ from rlm_desktop.review.health.cost import PastRun, cost_findings, resent_docume
 from rlm_desktop.review.health.coverage import Coverage, CoverageIndex
 from rlm_desktop.review.health.depth import depth_findings
 from rlm_desktop.review.health.duplicates import duplicate_findings
+from rlm_desktop.review.health.ending import ending_findings, retry_findings
 from rlm_desktop.review.health.finding import Finding
 from rlm_desktop.review.health.replies import no_reply_findings, repeating_output_findings
 from rlm_desktop.review.health.serial import serial_findings
@@ -66,6 +67,8 @@ def analyse(
     view = RunView(detail)
     texts = [text for _, text in documents]
     findings = [
+        *ending_findings(view),
+        *retry_findings(view),
         *no_reply_findings(view),
         *weak_coder_findings(view),
         *repeating_output_findings(view),

@@ -275,7 +275,7 @@ class ConsoleView(QWidget):
         assert self._answer_title is not None
         tone = "ok" if node.running else fmt.status_tone(node.status)
         if node.answer_source == "partial" or tone != "ok":
-            title = f"Partial answer ({fmt.status_text(node.status)})"
+            title = fmt.ending_title(node.status, answered=False)
         else:
             title = f"Answer (via {node.answer_source})" if node.answer_source else "Answer"
         self._answer_title.setText(title)

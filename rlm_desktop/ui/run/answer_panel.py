@@ -33,14 +33,6 @@ MARKDOWN = (
 MAX_HEIGHT = 260
 ICON_SIZE = 16
 KEY_ADVICE = "Check the API key in Settings → Providers (Ctrl+,)."
-_TITLES = {
-    "completed": "Answer",
-    "max_turns": "Stopped at the turn limit",
-    "budget_exceeded": "Stopped by the budget",
-    "timeout": "Stopped by the time limit",
-    "cancelled": "Stopped",
-    "error": "The run failed",
-}
 
 
 class AnswerPanel(QFrame):
@@ -90,11 +82,11 @@ class AnswerPanel(QFrame):
         """Show how the run ended."""
         self.answer = finished.answer
         self.tone = fmt.status_tone(finished.status)
-        title = _TITLES.get(finished.status, fmt.status_text(finished.status))
         answered = finished.answer_kind == "answer"
-        if answered and finished.refused_calls and finished.answer and finished.error:
-            title = finished.error[:1].upper() + finished.error[1:]  # "Answered after the budget…"
-        self.title.setText(title)
+        refused = finished.refused_calls if answered and finished.error else 0
+        self.title.setText(
+            fmt.ending_title(finished.status, answered=answered, refused_calls=refused)
+        )
         self.icon.setPixmap(status_icon(finished.status).pixmap(ICON_SIZE, ICON_SIZE))
         self.icon.setToolTip(fmt.status_text(finished.status))
         for widget in (self, self.title):
