@@ -80,6 +80,8 @@ class Turn:
     stopped_at_code: int | None = None
     """When the app stopped reading the reply at its first code block: how many more tokens its
     output cap would have let the model write (the most the stop saved), else None."""
+    retrying: str = ""
+    """Why the turn's request is being sent again, while it is ("" otherwise)."""
 
     @property
     def finished(self) -> bool:
@@ -93,7 +95,10 @@ class Turn:
 
     def summary(self) -> str:
         """The turn's cells, errors, duration and how its reply ended, in one line."""
-        meta = [fmt.plural(len(self.cells), "cell")]
+        running = self.closed is None and not self.finished and bool(self.reply)
+        meta = [fmt.plural(len(self.cells), "cell")] if self.cells or not running else []
+        if running:
+            meta.append("more code running" if self.cells else "its code running")
         if self.compacted is not None:
             before, after = self.compacted
             meta.insert(0, f"history compacted first: {before:,} → {after:,} tokens")
@@ -116,7 +121,10 @@ class Turn:
         if self.closed is None:
             if self.reply:
                 return "running code…"
-            return "the model is writing…" if self.streaming else "waiting for the model…"
+            if self.streaming:
+                return "the model is writing…"
+            waiting = "waiting for the model…"
+            return f"{waiting} ({self.retrying})" if self.retrying else waiting
         verb = "Failed" if fmt.status_tone(self.closed) == "error" else "Stopped"
         where = "while its code ran" if self.reply else "before the model replied"
         why = fmt.one_line(error, 300) if error else fmt.status_text(self.closed)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.engine import events as ev
 from rlm_desktop.engine.reply_stream import CUT_AT_CODE
 from rlm_desktop.review.call_nodes import FINISHED_OK, CallNode, RunInfo, Totals, Turn
@@ -93,7 +94,7 @@ class CallTree:
             case ev.LLMRetried():
                 self._count(event.call_id, "retries", changes)
                 self.run.writing.restart(event.request_id)
-                self._drop_streamed(event.call_id, changes)
+                self._drop_streamed(event.call_id, changes, event)
             case ev.WorkerRestarted():
                 self._count(event.call_id, "worker_restarts", changes)
             case ev.HistoryCompacted():
@@ -212,15 +213,21 @@ class CallTree:
             node.turns[-1].streaming += e.text
             changes.turns.add(node)
 
-    def _drop_streamed(self, call_id: str, changes: Changes) -> None:
-        """A request is sent again: what its failed attempt streamed is gone."""
+    def _drop_streamed(self, call_id: str, changes: Changes, retried: ev.LLMRetried) -> None:
+        """A request is sent again: what its failed attempt streamed is gone, and the turn
+        waiting for it says why it waits longer."""
         node = self.nodes.get(call_id)
         if node is None:
             return
         if node.kind == "llm":
             node.response = ""
         elif node.turns and not node.turns[-1].reply:
-            node.turns[-1].streaming = ""
+            turn = node.turns[-1]
+            turn.streaming = ""
+            turn.retrying = (
+                f"attempt {retried.attempt} failed: {fmt.one_line(retried.reason, 160)};"
+                f" trying again in {fmt.seconds(retried.delay_s)}"
+            )
         changes.turns.add(node)
 
     def _on_responded(self, e: ev.LLMResponded, changes: Changes) -> None:

@@ -17,7 +17,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from rlm_desktop.engine.events import Event, LLMResponded, ReplyStreamed, TurnExecuted
+from rlm_desktop import formatting as fmt
+from rlm_desktop.engine import events as ev
+from rlm_desktop.engine.events import Event, LLMResponded, ReplyStreamed, TurnExecuted, TurnStarted
 
 WAIT_CAP_S = 0.2
 """With "skip waits", any quiet stretch of the run longer than this plays in this long."""
@@ -32,7 +34,15 @@ class Speed:
     factor: float | None
 
 
-SPEEDS = (Speed("1x", 1.0), Speed("4x", 4.0), Speed("16x", 16.0), Speed("Skip waits", None))
+NORMAL_SPEED = Speed("1x", 1.0)
+SPEEDS = (
+    Speed("0.25x", 0.25),
+    Speed("0.5x", 0.5),  # slower than the run, for an audience to follow
+    NORMAL_SPEED,
+    Speed("4x", 4.0),
+    Speed("16x", 16.0),
+    Speed("Skip waits", None),
+)
 
 
 @dataclass(frozen=True)
@@ -99,9 +109,10 @@ class ReplayPlayer:
         self._clock = clock
         self._offsets = _offsets(self.events)
         self._turn_ends = [i + 1 for i, e in enumerate(self.events) if isinstance(e, TurnExecuted)]
+        self._turn_starts = [i + 1 for i, e in enumerate(self.events) if isinstance(e, TurnStarted)]
         self.position = 0
         self.playing = False
-        self.speed = SPEEDS[0]
+        self.speed = NORMAL_SPEED
         self._play = _play_offsets(self._offsets, self.speed)
         self._time = 0.0
         self._anchor = 0.0
@@ -131,13 +142,23 @@ class ReplayPlayer:
 
     @property
     def turns(self) -> int:
-        """How many turns (of any call) the run executed."""
-        return len(self._turn_ends)
+        """How many turns (of any call) the run began (one cut short counts too)."""
+        return max(len(self._turn_ends), len(self._turn_starts))
 
     @property
     def turns_done(self) -> int:
         """How many of those turns are in view."""
         return bisect_right(self._turn_ends, self.position)
+
+    @property
+    def turns_begun(self) -> int:
+        """How many turns have begun in view: the turn the console shows as running counts."""
+        return bisect_right(self._turn_starts, self.position)
+
+    @property
+    def last_event(self) -> str:
+        """What the last event in view was, in words ("" before the first)."""
+        return event_words(self.events[self.position - 1]) if self.position else ""
 
     def play(self) -> Move:
         """Start playing from the current moment; from the end, start over (a rebuild)."""
@@ -257,3 +278,39 @@ def _map(source: Sequence[float], target: Sequence[float], value: float) -> floa
     if span_source <= 0:
         return target[left]
     return target[left] + (value - source[left]) * span_target / span_source
+
+
+def event_words(event: Event) -> str:
+    """One event as a person would say it, for a replay that steps event by event."""
+    match event:
+        case ev.RunStarted():
+            return "the run started"
+        case ev.CallStarted():
+            return f"{event.call_id} started ({event.kind} call, depth {event.depth})"
+        case ev.TurnStarted():
+            return f"{event.call_id} began turn {event.index + 1}"
+        case ev.LLMRequestSent():
+            return f"{event.call_id} asked {fmt.model_name(event.model)}"
+        case ev.ReplyStreamed():
+            return f"{event.call_id}'s reply came in"
+        case LLMResponded():
+            if event.error:
+                return f"{event.call_id}'s request failed: {fmt.one_line(event.error, 80)}"
+            return f"{event.call_id} got its reply ({fmt.plural(event.output_tokens, 'token')})"
+        case ev.LLMRetried():
+            return f"{event.call_id}'s request is sent again (attempt {event.attempt})"
+        case ev.CellExecuted():
+            ran = "raised an error" if event.error else "ran"
+            return f"{event.call_id}'s cell {ran}"
+        case TurnExecuted():
+            return f"{event.call_id} ended turn {event.index + 1}"
+        case ev.AnswerSubmitted():
+            return f"{event.call_id} submitted its answer ({event.source})"
+        case ev.CallFinished():
+            return f"{event.call_id} ended: {fmt.status_text(event.status)}"
+        case ev.RunFinished():
+            return f"the run ended: {fmt.status_text(event.status)}"
+        case ev.BudgetUpdated():
+            return "the budget's figures were updated"
+    name = type(event).__name__
+    return "".join(f" {c.lower()}" if c.isupper() else c for c in name).strip()

@@ -233,7 +233,7 @@ def test_replay_at_16x_of_1000_calls_keeps_the_loop_responsive(
     assert window.open_session(session_id)
     if timeline:
         window.timeline_action.trigger()
-    ws.replay.bar.speed.setCurrentIndex(SPEEDS.index(SPEEDS[2]))
+    ws.replay.bar.speed.setCurrentIndex(SPEEDS.index(SPEEDS[4]))
     ws.replay.play()
     probe = StallProbe()
     probe.start()

@@ -57,6 +57,7 @@ def test_live_reply_shows_before_the_turn_is_executed() -> None:
     assert not node.turns[0].finished
     assert node.running
     assert node.preview() == "What is this about?"
+    assert node.turns[0].summary() == "its code running"  # not "0 cells" while it runs
 
 
 def test_incremental_changes_name_only_touched_nodes_and_ancestors() -> None:
@@ -242,3 +243,22 @@ def test_calls_without_a_reply_read_their_cost_like_their_siblings(
     )
     assert tree.nodes["cut"].cost_text == cost
     assert tree.nodes["root"].subtree.cost_text == tree.nodes["root"].cost_text
+
+
+def test_a_turn_waiting_on_a_retried_request_says_why_it_waits() -> None:
+    tree = CallTree()
+    tree.apply(
+        [
+            call_started("r", "c1", None, kind="rlm", prompt="q"),
+            ev.TurnStarted(run_id="r", call_id="c1", index=0),
+            ev.LLMRetried(
+                run_id="r", call_id="c1", request_id="q1", attempt=2, delay_s=1.0,
+                reason="HTTP 500: the server is overloaded",
+            ),
+        ]
+    )  # fmt: skip
+    turn = tree.nodes["c1"].turns[0]
+    assert turn.progress() == (
+        "waiting for the model… (attempt 2 failed: HTTP 500: the server is overloaded;"
+        " trying again in 1.00 s)"
+    )

@@ -21,7 +21,7 @@ from rlm_desktop.review.call_tree import CallTree
 from rlm_desktop.review.replay import SPEEDS, WAIT_CAP_S, ReplayPlayer
 from tests.review.recorded_runs import FANOUT, LOOP, TURNS, HandClock, record, stored_events
 
-ONE, FOUR, SIXTEEN, SKIP_WAITS = SPEEDS
+QUARTER, HALF, ONE, FOUR, SIXTEEN, SKIP_WAITS = SPEEDS
 
 
 def offsets(events: list[Event]) -> list[float]:
@@ -67,7 +67,7 @@ async def test_each_speed_plays_the_run_in_its_share_of_the_time() -> None:
     # A moment between two events half-way through the run.
     k = next(i for i in range(len(events) // 2, len(events) - 1) if runtime[i] < runtime[i + 1])
     moment = (runtime[k] + runtime[k + 1]) / 2
-    for speed in (ONE, FOUR, SIXTEEN):
+    for speed in (QUARTER, HALF, ONE, FOUR, SIXTEEN):
         assert speed.factor is not None
         clock = HandClock()
         player = ReplayPlayer(events, clock)

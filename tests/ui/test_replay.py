@@ -59,7 +59,7 @@ def test_a_replay_renders_the_live_runs_events_through_the_live_path(
     seen: list[Event] = []
     ws.bridge.batch.connect(seen.extend)
 
-    ws.replay.bar.speed.setCurrentIndex(SPEEDS.index(SPEEDS[2]))
+    ws.replay.bar.speed.setCurrentIndex(SPEEDS.index(SPEEDS[4]))
     qtbot.mouseClick(ws.replay.bar.play_button, Qt.MouseButton.LeftButton)
     assert ws.replay.playing
     assert ws.replay.bar.play_button.text() == "Pause"
@@ -94,7 +94,9 @@ def test_steps_show_the_run_turn_by_turn_and_event_by_event(
     assert [t.finished for t in root.turns] == [True]
     assert [c.stdout for c in root.turns[0].cells] == ["one\n"]
     assert len(ws.console.cell_views()) == 1
-    assert bar.where.text() == f"event {turn_ends[0]} of {len(events)} · turn 1 of 4"
+    assert bar.where.text() == (
+        f"event {turn_ends[0]} of {len(events)} · turn 1 of 4 · {root.call_id} ended turn 1"
+    )  # the step says what it was
     assert not ws.answer.isVisible()
 
     qtbot.mouseClick(bar.next_turn_button, Qt.MouseButton.LeftButton)
@@ -108,6 +110,7 @@ def test_steps_show_the_run_turn_by_turn_and_event_by_event(
     assert root is not None
     assert ws.console.node is root  # the selection survives the rebuild
     assert [t.finished for t in root.turns] == [True, False]
+    assert " · turn 2 of 4 · " in bar.where.text()  # the console shows turn 2 running: so does the bar
     assert ws.replay.player is not None
     assert ws.replay.player.position == turn_ends[1] - 1
 

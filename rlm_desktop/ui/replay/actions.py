@@ -37,14 +37,14 @@ def replay_actions(window: QWidget, controller: ReplayController) -> list[QActio
         window_action(
             window,
             "Next &turn",
-            QKeySequence("Alt+Shift+Right"),
+            QKeySequence("Alt+PgDown"),
             controller.next_turn,
             bar.next_turn_button,
         ),
         window_action(
             window,
             "Previous t&urn",
-            QKeySequence("Alt+Shift+Left"),
+            QKeySequence("Alt+PgUp"),
             controller.previous_turn,
             bar.previous_turn_button,
         ),

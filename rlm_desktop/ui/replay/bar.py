@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import formatting as fmt
-from rlm_desktop.review.replay import SPEEDS, ReplayPlayer, Speed
+from rlm_desktop.review.replay import NORMAL_SPEED, SPEEDS, ReplayPlayer, Speed
 from rlm_desktop.ui.shared.widgets import plain_label, tool_button
 
 SCRUB_STEPS_PER_S = 1000
@@ -58,6 +58,7 @@ class ReplayBar(QWidget):
         self.speed.setToolTip("How fast the run plays; skip waits cuts every quiet stretch short")
         for speed in SPEEDS:
             self.speed.addItem(speed.label, speed)
+        self.speed.setCurrentIndex(SPEEDS.index(NORMAL_SPEED))
         self.speed.currentIndexChanged.connect(self._speed_changed)
         self.scrubber = QSlider(Qt.Orientation.Horizontal)
         self.scrubber.setAccessibleName("Replay position")
@@ -105,7 +106,7 @@ class ReplayBar(QWidget):
     def chosen_speed(self) -> Speed:
         """The speed picked in the list."""
         speed = self.speed.currentData()
-        return speed if isinstance(speed, Speed) else SPEEDS[0]
+        return speed if isinstance(speed, Speed) else NORMAL_SPEED
 
     def show_state(self, player: ReplayPlayer) -> None:
         """Bring every control up to date with `player`."""
@@ -125,7 +126,8 @@ class ReplayBar(QWidget):
             self.scrubber.setMaximum(int(player.duration * SCRUB_STEPS_PER_S))
             self.scrubber.setValue(int(player.time * SCRUB_STEPS_PER_S))
         self.clock.setText(f"{fmt.seconds(player.time)} / {fmt.seconds(player.duration)}")
+        last = player.last_event
         self.where.setText(
             f"event {player.position:,} of {total:,} · "
-            f"turn {player.turns_done:,} of {player.turns:,}"
+            f"turn {player.turns_begun:,} of {player.turns:,}" + (f" · {last}" if last else "")
         )
