@@ -67,6 +67,8 @@ class Zoom:
             prefs.get_str("appearance/code_font"),
             prefs.get_int("appearance/code_font_size"),
         )
+        # The style sheet holds the widgets' fonts once polished: set again, it lets them go.
+        self._app.setStyleSheet(self._app.styleSheet())
         for _ in range(3):
             self._app.processEvents()  # layouts take the new font before the size is judged
 
