@@ -60,6 +60,8 @@ class DocumentsPane(QWidget):
 
     changed = Signal()
     loading_changed = Signal(bool)
+    folder_chosen = Signal(str)
+    """The folder the file dialogs open at next, after the user picked something in one."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -72,6 +74,8 @@ class DocumentsPane(QWidget):
         self._loads: set[asyncio.Future[LoadResult]] = set()
         self._live_entries: list[Entry] | None = None
         self._names_kept: dict[str, str] = {}
+        self.last_folder = ""
+        """Where the next file dialog opens ("" for the platform's choice)."""
 
         title = QLabel("Documents")
         title.setObjectName("cardTitle")
@@ -178,16 +182,24 @@ class DocumentsPane(QWidget):
         return bool(self._loads)
 
     def choose_files(self) -> None:
-        """Ask for files and add them."""
-        paths, _ = QFileDialog.getOpenFileNames(self, "Add documents")
+        """Ask for files (the dialog opens where the last pick was) and add them."""
+        paths, _ = QFileDialog.getOpenFileNames(self, "Add documents", self.last_folder)
         if paths:
+            self._remember_folder(Path(paths[0]).parent)
             self.add_paths([Path(p) for p in paths])
 
     def choose_folder(self) -> None:
-        """Ask for a folder and add the documents in it."""
-        folder = QFileDialog.getExistingDirectory(self, "Add a folder of documents")
+        """Ask for a folder (the dialog opens where the last pick was) and add its documents."""
+        folder = QFileDialog.getExistingDirectory(
+            self, "Add a folder of documents", self.last_folder
+        )
         if folder:
+            self._remember_folder(Path(folder).parent)
             self.add_paths([Path(folder)])
+
+    def _remember_folder(self, folder: Path) -> None:
+        self.last_folder = str(folder)
+        self.folder_chosen.emit(self.last_folder)
 
     def add_paths(self, paths: Sequence[Path]) -> asyncio.Future[LoadResult] | None:
         """Load `paths` in a worker thread and add the results; returns the pending load."""

@@ -83,6 +83,9 @@ class MainWindow(QMainWindow):
         self._connect()
         self.layout_memory = WindowLayout(self, self.workspace, self.prefs)
         self.layout_memory.restore()
+        documents = self.workspace.documents
+        documents.last_folder = self.prefs.get_str("window/last_folder")
+        documents.folder_chosen.connect(lambda folder: self.prefs.set("window/last_folder", folder))
         with QSignalBlocker(self.documents_action):
             self.documents_action.setChecked(self.workspace.documents_shown())
         self.starter.apply_preferences()
@@ -267,7 +270,10 @@ class MainWindow(QMainWindow):
             dialog.providers.focus_key(registry.provider_for_run(request.model, request.api_base))
 
     def open_sample(self, path: Path, question: str) -> None:
-        """Load a sample document and suggest a question about it."""
+        """Load a sample document and suggest a question about it (leaving a saved session
+        being reviewed: its documents cannot be added to)."""
+        if self.workspace.reviewing:
+            self.leave_review()
         self.pages.setCurrentWidget(self.workspace)
         self.workspace.documents.add_paths([path])
         if not self.workspace.controls.question.toPlainText().strip():
@@ -277,6 +283,7 @@ class MainWindow(QMainWindow):
 
     def show_welcome(self) -> None:
         """Go to the welcome page."""
+        self.welcome.show_configured(self.provider_configured())
         self.pages.setCurrentWidget(self.welcome)
 
     def show_settings(self, page: str = "") -> SettingsDialog:

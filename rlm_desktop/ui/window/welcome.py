@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -18,6 +19,13 @@ from PySide6.QtWidgets import (
 from rlm_desktop.paths import resource
 from rlm_desktop.ui.appearance.theme import icon
 
+NEEDS_PROVIDER = (
+    "To run, RLM Desktop needs a model provider: an API key for OpenAI, Anthropic, Gemini or "
+    "OpenRouter, or a local server (Ollama or any OpenAI-compatible one) on this machine."
+)
+HAS_PROVIDER = (
+    "A model provider is set up: open a sample document, or go to the workspace and add your own."
+)
 TEXT_COLUMN_CHARS = 95
 """The welcome text's widest line, in average characters of the interface font."""
 INTRO = (
@@ -70,11 +78,7 @@ class WelcomePage(QWidget):
         steps = QLabel(STEPS)
         steps.setWordWrap(True)
         steps.setTextFormat(Qt.TextFormat.RichText)
-        note = QLabel(
-            "To run, RLM Desktop needs a model provider: an API key for OpenAI, "
-            "Anthropic, Gemini or OpenRouter, or a local server (Ollama or any "
-            "OpenAI-compatible one) on this machine."
-        )
+        note = self.note = QLabel(NEEDS_PROVIDER)
         note.setWordWrap(True)
         note.setObjectName("muted")
 
@@ -121,6 +125,26 @@ class WelcomePage(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroller)
+
+    def show_configured(self, configured: bool) -> None:
+        """Say whether a provider is set up, and lead with what comes next."""
+        self.note.setText(HAS_PROVIDER if configured else NEEDS_PROVIDER)
+        self.settings_button.setText("Providers…" if configured else "Set up a provider…")
+        self.settings_button.setObjectName("" if configured else "primary")
+        self.skip_button.setObjectName("primary" if configured else "")
+        for button in (self.settings_button, self.skip_button):
+            button.style().unpolish(button)
+            button.style().polish(button)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt's name)
+        """Enter presses the button that has the focus, as in a dialog."""
+        focused = self.focusWidget()
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and isinstance(
+            focused, QPushButton
+        ):
+            focused.click()
+            return
+        super().keyPressEvent(event)
 
     def _open_sample(self) -> None:
         if self.samples:
