@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from html import escape
 
 from PySide6.QtCore import Qt
@@ -29,12 +30,15 @@ def _text_tab(name: str) -> QPlainTextEdit:
 
 
 class DetailPanel(QWidget):
-    """Facts about one call and tabs with its prompt, response and error."""
+    """Facts about one call and tabs with its prompt, response and error, and the exact messages
+    each of its requests sent (*Messages*, read from the store through `trace_source`, a call
+    id to the trace's text, when that tab is shown)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.node: CallNode | None = None
         self.clock = time.time
+        self.trace_source: Callable[[str], str] | None = None
         self.summary = QLabel("No call selected.")
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setObjectName("muted")
@@ -44,11 +48,17 @@ class DetailPanel(QWidget):
         self.prompt = _text_tab("Prompt")
         self.response = _text_tab("Response")
         self.error = _text_tab("Error")
+        self.messages = _text_tab("Messages sent")
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.prompt, "Prompt")
         self.tabs.addTab(self.response, "Response")
         self.tabs.addTab(self.error, "Error")
+        self.tabs.addTab(self.messages, "Messages")
+        self.tabs.setTabToolTip(
+            3, "Every request of the call: the messages it sent, with their tokens, and its reply"
+        )
+        self.tabs.currentChanged.connect(lambda _index: self.show_trace())
         self.tabs.setAccessibleName("Call details")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
@@ -60,11 +70,21 @@ class DetailPanel(QWidget):
         self.node = node
         if node is None:
             self.summary.setText("No call selected.")
-            for edit in (self.prompt, self.response, self.error):
+            for edit in (self.prompt, self.response, self.error, self.messages):
                 edit.clear()
             return
         self.prompt.setPlainText(node.prompt)
         self.refresh()
+        self.show_trace()
+
+    def show_trace(self) -> None:
+        """Read the shown call's trace into *Messages*, when that tab is the one in view."""
+        if self.tabs.currentWidget() is not self.messages or self.node is None:
+            return
+        if self.trace_source is None:
+            self.messages.setPlainText("No session to read the messages from.")
+            return
+        self.messages.setPlainText(self.trace_source(self.node.call_id))
 
     def refresh(self) -> None:
         """Update the facts, response and error of the shown call."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,9 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.providers import keys, registry
+from rlm_desktop.review.trace import call_trace, trace_text
+from rlm_desktop.store.detail import load_detail
+from rlm_desktop.store.store import StoreError
 from rlm_desktop.ui.appearance.theme import icon, monospace_font
 from rlm_desktop.ui.console.blocks import CodeView
 from rlm_desktop.ui.replay.actions import replay_actions
@@ -83,6 +87,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self.layout_memory = WindowLayout(self, self.workspace, self.prefs)
         self.layout_memory.restore()
+        self.workspace.details.trace_source = self._trace_of
         documents = self.workspace.documents
         documents.last_folder = self.prefs.get_str("window/last_folder")
         documents.folder_chosen.connect(lambda folder: self.prefs.set("window/last_folder", folder))
@@ -496,6 +501,17 @@ class MainWindow(QMainWindow):
         documents = self.workspace.documents
         if not documents.model.entries and not documents.loading:
             documents.reload(self.prefs.workspace_documents())
+
+    def _trace_of(self, call_id: str) -> str:
+        """The messages `call_id`'s requests sent and what came back, as the store has them."""
+        run_id = self.workspace.model.tree.run.run_id
+        if not run_id:
+            return "No run in view."
+        try:
+            detail = load_detail(self.starter.store(), run_id)
+        except (StoreError, sqlite3.Error, OSError) as error:
+            return f"The messages cannot be read from the session store: {error}"
+        return trace_text(call_trace(detail, call_id))
 
     def prime_view(self) -> None:
         """Make now, while the window is idle, what the first run's view would make on the spot
