@@ -6,7 +6,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, QSize
 from PySide6.QtGui import QColor, QPainter, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QPlainTextEdit,
@@ -21,6 +21,7 @@ from rlm_desktop.ui.documents.model import SHARE_ROLE
 from rlm_desktop.ui.shared.indexes import Index
 
 BAR_HEIGHT = 6
+BAR_GAP = 2
 READ_SHADE_ALPHA = 60
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
@@ -29,11 +30,15 @@ class CoverageBarDelegate(QStyledItemDelegate):
     """The "Read" column: the share as text over a thin bar of that length."""
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
-        """Draw the cell as usual, then the bar along its bottom edge."""
-        super().paint(painter, option, index)
+        """Draw the cell's text above the bar, then the bar along its bottom edge (the text
+        drawn over the whole cell was struck through by its own bar)."""
         share = index.data(SHARE_ROLE)
         if share is None:
+            super().paint(painter, option, index)
             return
+        above = QStyleOptionViewItem(option)
+        above.rect = option.rect.adjusted(0, 0, 0, -(BAR_HEIGHT + BAR_GAP))
+        super().paint(painter, above, index)
         rect: QRect = option.rect.adjusted(3, 0, -3, -2)
         track = QRect(rect.left(), rect.bottom() - BAR_HEIGHT, rect.width(), BAR_HEIGHT)
         painter.save()
@@ -42,6 +47,11 @@ class CoverageBarDelegate(QStyledItemDelegate):
         filled.setWidth(round(track.width() * float(share)))
         painter.fillRect(filled, QColor(colors().accent))
         painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:  # noqa: N802
+        """Room for the text and, under it, the bar."""
+        size = super().sizeHint(option, index)
+        return size + QSize(0, BAR_HEIGHT + BAR_GAP)
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: Index) -> None:
         """No focus frame over the bar."""
