@@ -74,6 +74,7 @@ def test_the_read_share_is_written_above_its_bar_not_through_it(
     option = QStyleOptionViewItem()
     option.initFrom(pane.view)
     size = delegate.sizeHint(option, index)
+    assert pane.view.visualRect(index).height() >= size.height()  # the view gives it that room
     option.rect = QRect(0, 0, max(size.width(), 60), size.height())
     image = QImage(option.rect.size(), QImage.Format.Format_RGB32)
     image.fill(QColor("white"))

@@ -98,6 +98,7 @@ class DocumentsPane(QWidget):
         self.view.setRootIsDecorated(False)
         self.view.setUniformRowHeights(True)
         self.view.setAlternatingRowColors(True)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "memos/…-budget.md", not "memos/20…"
         self.view.setAccessibleName("Documents")
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -287,7 +288,10 @@ class DocumentsPane(QWidget):
     def show_coverage(self, coverage: Coverage | None) -> None:
         """Show what of each document reached a model in the run shown (None: hide it)."""
         self.model.set_coverage(() if coverage is None else coverage.documents)
-        self.view.setColumnHidden(READ, coverage is None or not coverage.documents)
+        hidden = coverage is None or not coverage.documents
+        self.view.setColumnHidden(READ, hidden)
+        # Uniform rows take their height from the first name alone; the Read bar needs more.
+        self.view.setUniformRowHeights(hidden)
         current = self.view.currentIndex()
         self._show_preview(current, current)
 
