@@ -45,11 +45,13 @@ def test_a_reopened_session_shows_findings_linked_to_calls(
     assert panel.summary.text() == "3 warnings"
     tops = [panel.findings.topLevelItem(i) for i in range(panel.findings.topLevelItemCount())]
     texts = [item.text(0) for item in tops if item is not None]
-    assert any(text.startswith("⚠ weak_coder: 2 of 4 turns (50%)") for text in texts)
+    assert any(text.startswith("⚠ Weak coder: 2 of 4 turns (50%)") for text in texts)
     (bar,) = panel.bars.findChildren(QProgressBar)
     assert bar.format() == f"{520 / len(NOTE.text):.0%} read · {NOTE.name}"
 
-    weak = next(item for item in tops if item is not None and "weak_coder" in item.text(0))
+    weak = next(item for item in tops if item is not None and "Weak coder" in item.text(0))
+    advice = weak.child(0).text(0)
+    assert "--" not in advice  # named as the window's fields, not the command line's flags
     evidence = weak.child(1)
     assert evidence.text(0) == "c1 turn 1"
     tree = window.workspace.model.tree

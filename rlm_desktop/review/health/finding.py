@@ -18,6 +18,31 @@ Kind = Literal[
     "ended_early",
     "provider_errors",
 ]
+KIND_TITLES: dict[str, str] = {
+    "weak_coder": "Weak coder",
+    "depth": "Depth",
+    "brittle_answer": "Brittle answer",
+    "cost_tail": "Cost tail",
+    "duplicate_sub_calls": "Duplicate sub-calls",
+    "serial_sub_calls": "Serial sub-calls",
+    "short_input": "Short input",
+    "truncated": "Truncated replies",
+    "no_reply": "No reply",
+    "ended_early": "Ended early",
+    "provider_errors": "Provider errors",
+}
+"""Each kind as the window names it (the id stays in JSON, the CLI and the docs)."""
+WINDOW_SETTINGS = {
+    "--max-sub-calls": "Budget → Sub-calls",
+    "--max-turns": "Budget → Turns per call",
+    "--max-cost": "Budget → Cost",
+    "--max-depth": "Depth",
+    "--api-base": "Endpoint",
+    "--profile": "Profile",
+    "--model": "Model",
+    "--mode": "Mode",
+}
+"""The command line's flags that advice names, as the window's fields are labelled."""
 Severity = Literal["warning", "info"]
 TurnRef = tuple[str, int]
 """A turn as `(call_id, index)`, the index 0-based as the store keeps it."""
@@ -64,3 +89,11 @@ def listed(names: list[str] | tuple[str, ...], limit: int = 5) -> str:
     """`a, b, c` — or the first `limit` and how many more."""
     shown = ", ".join(names[:limit])
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit:,} more"
+
+
+def for_the_window(advice: str) -> str:
+    """`advice` with the command line's flags named as the window's fields ("--max-depth" as
+    "Depth"), longest first so "--max-sub-calls" is not read as "--max-..."."""
+    for flag, field_name in sorted(WINDOW_SETTINGS.items(), key=lambda item: -len(item[0])):
+        advice = advice.replace(flag, field_name)
+    return advice

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import formatting as fmt
-from rlm_desktop.review.health.finding import Finding, turn_name
+from rlm_desktop.review.health.finding import KIND_TITLES, Finding, for_the_window, turn_name
 from rlm_desktop.ui.shared.widgets import plain_label
 
 if TYPE_CHECKING:
@@ -169,9 +169,11 @@ class HealthPanel(QWidget):
 
 
 def _finding_item(finding: Finding) -> QTreeWidgetItem:
-    item = QTreeWidgetItem([f"{MARKS[finding.severity]} {finding.kind}: {finding.message}"])
-    item.setToolTip(0, finding.advice)
-    item.addChild(QTreeWidgetItem([f"What to do: {finding.advice}"]))
+    title = KIND_TITLES.get(finding.kind, finding.kind)
+    item = QTreeWidgetItem([f"{MARKS[finding.severity]} {title}: {finding.message}"])
+    advice = for_the_window(finding.advice)
+    item.setToolTip(0, advice)
+    item.addChild(QTreeWidgetItem([f"What to do: {advice}"]))
     evidence: list[tuple[str, str, int]] = [
         (turn_name(turn), turn[0], turn[1]) for turn in finding.turns
     ]
