@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,9 +23,6 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.providers import keys, registry
-from rlm_desktop.review.trace import call_trace, trace_text
-from rlm_desktop.store.detail import load_detail
-from rlm_desktop.store.store import StoreError
 from rlm_desktop.ui.appearance.theme import icon, monospace_font
 from rlm_desktop.ui.console.blocks import CodeView
 from rlm_desktop.ui.replay.actions import replay_actions
@@ -504,6 +500,12 @@ class MainWindow(QMainWindow):
 
     def _trace_of(self, call_id: str) -> str:
         """The messages `call_id`'s requests sent and what came back, as the store has them."""
+        import sqlite3  # the store's stack loads after the first paint
+
+        from rlm_desktop.review.trace import call_trace, trace_text
+        from rlm_desktop.store.detail import load_detail
+        from rlm_desktop.store.store import StoreError
+
         run_id = self.workspace.model.tree.run.run_id
         if not run_id:
             return "No run in view."
