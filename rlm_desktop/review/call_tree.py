@@ -39,6 +39,9 @@ class CallTree:
         self.run = RunInfo()
         self.sub_calls_running = 0
         self.sub_calls_done = 0
+        self.sub_call_endings: dict[str, int] = {}
+        """The ended sub-calls by how they ended (`fmt.status_tone`: "ok", "stopped", "limit",
+        "error"), so a stopped or failed one is never counted as done."""
         self._held_output: dict[str, int] = {}
         """The output tokens each request in flight was sent with, by request id."""
 
@@ -130,6 +133,8 @@ class CallTree:
         if node.parent is not None:
             self.sub_calls_running -= 1
             self.sub_calls_done += 1
+            tone = fmt.status_tone(status)
+            self.sub_call_endings[tone] = self.sub_call_endings.get(tone, 0) + 1
         self._touch(node, changes)
         changes.turns.add(node)
 

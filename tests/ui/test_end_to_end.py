@@ -114,6 +114,8 @@ def test_stop_cancels_a_long_fan_out(
     assert finished.status == "cancelled"
     assert ws.answer.title.text() == "No answer (cancelled)"
     assert ws.answer.tone == "stopped"
+    window.status.update_from(ws.model.tree)
+    assert window.status.calls.text() == "Sub-calls 0 running · 0 done · 7 stopped"
     root = ws.model.tree.root
     assert root is not None
     assert ws.tree_panel.select(root)

@@ -85,9 +85,7 @@ class RunStatusBar(QStatusBar):
         )
         token_cap = f" of {fmt.tokens(self.max_tokens)}" if self.max_tokens else ""
         self.tokens.setText(f"Tokens {fmt.tokens(tokens)}{token_cap}")
-        self.calls.setText(
-            f"Sub-calls {tree.sub_calls_running} running · {tree.sub_calls_done} done"
-        )
+        self.calls.setText(sub_calls_text(tree))
         rate = run.writing.per_second(run.now()) if finished is None else None
         self.writing.setText(f"Writing {rate:,.0f} tokens/s" if rate is not None else "")
         self.writing.setVisible(rate is not None)
@@ -105,3 +103,16 @@ class RunStatusBar(QStatusBar):
                     field.setProperty("warning", True)
                     field.setToolTip(passed.text)
                     repolish(field)
+
+
+def sub_calls_text(tree: CallTree) -> str:
+    """The sub-calls in flight and how the others ended: "done" only for those that
+    succeeded, stopped (by the user or a cap) and failed ones said apart."""
+    endings = tree.sub_call_endings
+    parts = [f"Sub-calls {tree.sub_calls_running:,} running", f"{endings.get('ok', 0):,} done"]
+    stopped = endings.get("stopped", 0) + endings.get("limit", 0)
+    if stopped:
+        parts.append(f"{stopped:,} stopped")
+    if endings.get("error"):
+        parts.append(f"{endings['error']:,} failed")
+    return " · ".join(parts)
