@@ -285,6 +285,10 @@ class RunTotals:
     `process-only`, ...), or `unused` when the run started no REPL."""
     refused_calls: int = 0
     """Calls a budget cap refused; with any, a run the model still answered is `budget_exceeded`."""
+    held_tokens: int = 0
+    """Of `input_tokens` + `output_tokens`, those counted at what a request held because it was
+    stopped in flight (its reply never read): the provider may have billed them, nothing
+    reported them."""
     answer_kind: AnswerKind = "answer"
     """What `answer` holds; anything but `answer` is no answer and must not be shown as one."""
     warnings: list[str] = field(default_factory=list)

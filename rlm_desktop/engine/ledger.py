@@ -90,6 +90,8 @@ class BudgetLedger:
         self.spent_cost_usd = 0.0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.held_tokens = 0
+        """Of those, the tokens of requests charged at what they held (stopped in flight)."""
         self.sub_calls = 0
         self.unpriced_calls = 0
         self.refusals: Counter[str] = Counter()
@@ -182,6 +184,7 @@ class BudgetLedger:
         if self._drop(reservation):
             cost = reservation.model.cost(reservation.input_tokens, reservation.output_tokens)
             self._spend(reservation.input_tokens, reservation.output_tokens, cost)
+            self.held_tokens += reservation.input_tokens + reservation.output_tokens
             self._changed()
 
     def release(self, reservation: Reservation) -> None:

@@ -401,6 +401,7 @@ class Run:
             http_status=None if status == "completed" else outcome.http_status,
             sandbox=runtime.launcher.sandbox.level if runtime.launcher.sandbox else NOT_USED,
             refused_calls=ledger.refused_calls,
+            held_tokens=ledger.held_tokens,
             answer_kind=self._answer_kind(outcome.answer, answered),
         )
         fields = dataclasses.asdict(totals)

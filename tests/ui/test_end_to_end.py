@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.paths import data_dir, database_path, resource
 from rlm_desktop.providers import keys
 from rlm_desktop.ui.tree.columns import COLUMNS
@@ -116,6 +117,10 @@ def test_stop_cancels_a_long_fan_out(
     assert ws.answer.tone == "stopped"
     window.status.update_from(ws.model.tree)
     assert window.status.calls.text() == "Sub-calls 0 running · 0 done · 7 stopped"
+    assert finished.held_tokens > 0  # the seven stopped requests count what they held...
+    assert f"({fmt.tokens(finished.held_tokens)} held by requests stopped in flight)" in (
+        ws.answer.stats.text()
+    )  # ...and the card says so, where the details count only what was reported
     root = ws.model.tree.root
     assert root is not None
     assert ws.tree_panel.select(root)

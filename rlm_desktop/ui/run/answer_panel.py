@@ -95,8 +95,13 @@ class AnswerPanel(QFrame):
         cost = fmt.cost(finished.cost_usd, finished.unpriced, long=True)
         tokens = finished.input_tokens + finished.output_tokens
         sandbox = shown_level(finished.sandbox)
+        held = (
+            f" ({fmt.tokens(finished.held_tokens)} held by requests stopped in flight)"
+            if finished.held_tokens
+            else ""
+        )
         self.stats.setText(
-            f"{cost} · {fmt.tokens(tokens)} tokens · {fmt.seconds(finished.wall_s)} · "
+            f"{cost} · {fmt.tokens(tokens)} tokens{held} · {fmt.seconds(finished.wall_s)} · "
             f"{finished.sub_calls} sub-calls · depth {finished.max_depth_reached}"
             + (f" · sandbox {sandbox}" if sandbox else "")
         )
