@@ -38,7 +38,6 @@ class CallTree:
         self.nodes: dict[str, CallNode] = {}
         self.run = RunInfo()
         self.sub_calls_running = 0
-        self.sub_calls_done = 0
         self.sub_call_endings: dict[str, int] = {}
         """The ended sub-calls by how they ended (`fmt.status_tone`: "ok", "stopped", "limit",
         "error"), so a stopped or failed one is never counted as done."""
@@ -61,6 +60,11 @@ class CallTree:
     def root(self) -> CallNode | None:
         """The first top-level call (the run's root call), if it started."""
         return self.roots[0] if self.roots else None
+
+    @property
+    def sub_calls_done(self) -> int:
+        """How many sub-calls have ended, however they ended."""
+        return sum(self.sub_call_endings.values())
 
     def apply(self, events: Iterable[ev.Event]) -> Changes:
         """Fold `events` into the tree; unknown call ids are ignored."""
@@ -132,7 +136,6 @@ class CallTree:
         self._propagate(node, running=-1, **node.ending_counts())
         if node.parent is not None:
             self.sub_calls_running -= 1
-            self.sub_calls_done += 1
             tone = fmt.status_tone(status)
             self.sub_call_endings[tone] = self.sub_call_endings.get(tone, 0) + 1
         self._touch(node, changes)

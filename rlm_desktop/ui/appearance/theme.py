@@ -140,7 +140,8 @@ def set_code_font(family: str, size: int) -> None:
 def apply_fonts(
     app: QApplication, ui_family: str, ui_size: int, code_family: str, code_size: int
 ) -> None:
-    """Apply the user's interface font and remember the code font."""
+    """Apply the user's interface font, to the widgets already made too, and remember the code
+    font."""
     if ui_family or ui_size > 0:
         font = app.font()
         if ui_family:
@@ -148,6 +149,9 @@ def apply_fonts(
         if ui_size > 0:
             font.setPointSize(ui_size)
         app.setFont(font)
+        if app.topLevelWidgets():
+            # The style sheet holds polished widgets' fonts; set again, it lets them go.
+            app.setStyleSheet(app.styleSheet())
     set_code_font(code_family, code_size)
 
 

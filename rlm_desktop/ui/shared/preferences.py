@@ -150,8 +150,7 @@ class Preferences:
 
     def set_run_defaults(self, defaults: RunDefaults, only: list[str] | None = None) -> None:
         """Save the defaults for new runs (only the settings named in `only`, if given)."""
-        chosen = {n: v for n, v in vars(defaults).items() if only is None or n in only}
-        self.set_many({f"run/{name}": value for name, value in chosen.items()})
+        self.set_many(_run_values("run", defaults, only))
 
     def workspace_choices(self) -> RunDefaults:
         """The run settings the workspace was left with (`set_workspace`), each one missing
@@ -160,12 +159,7 @@ class Preferences:
 
     def workspace_documents(self) -> list[tuple[str, str]]:
         """The documents the workspace held when it was left, in order: (path, name) each."""
-        try:
-            saved = json.loads(self.get_str(f"{WORKSPACE}/documents", "[]"))
-        except ValueError:
-            return []
-        if not isinstance(saved, list):
-            return []
+        saved = self._json_list(f"{WORKSPACE}/documents")
         return [
             (str(item[0]), str(item[1]))
             for item in saved
@@ -176,7 +170,7 @@ class Preferences:
         self, choices: RunDefaults, documents: Sequence[tuple[str, str]]
     ) -> None:
         """Remember the workspace's run settings and documents for the next start."""
-        values: dict[str, Plain | None] = {f"{WORKSPACE}/{n}": v for n, v in vars(choices).items()}
+        values = _run_values(WORKSPACE, choices)
         values[f"{WORKSPACE}/documents"] = json.dumps([list(pair) for pair in documents])
         self.set_many(values)
 
@@ -190,11 +184,15 @@ class Preferences:
 
     def allowed_folders(self) -> list[str]:
         """The folders the user opened to model code (read-only), as saved, missing ones included."""
+        return [str(f) for f in self._json_list("sandbox/allow_read") if f]
+
+    def _json_list(self, key: str) -> list[object]:
+        """The JSON list stored under `key` ([] when missing, damaged or not a list)."""
         try:
-            folders = json.loads(self.get_str("sandbox/allow_read", "[]"))
+            value = json.loads(self.get_str(key, "[]"))
         except ValueError:
             return []
-        return [str(f) for f in folders if f] if isinstance(folders, list) else []
+        return value if isinstance(value, list) else []
 
     def opened_folders(self) -> tuple[str, ...]:
         """The saved folders that exist now: what runs open to model code (a missing one is
@@ -260,3 +258,14 @@ class Preferences:
         """Remember the window's geometry and splitter states and its switches, in one write."""
         values: dict[str, Plain] = {f"window/{n}": bytes(s.data()) for n, s in states.items()}
         self.set_many(values | {f"window/{name}": on for name, on in switches.items()})
+
+
+def _run_values(
+    section: str, settings: RunDefaults, only: list[str] | None = None
+) -> dict[str, Plain | None]:
+    """`settings` as the values kept under `section` (only those named in `only`, if given)."""
+    return {
+        f"{section}/{name}": value
+        for name, value in vars(settings).items()
+        if only is None or name in only
+    }

@@ -3,12 +3,11 @@ splitters, a dialog's button row, and a timer that waits for typing to settle.""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, QSize, Qt, QTimer, SignalInstance
 from PySide6.QtWidgets import (
     QDialog,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -77,27 +76,6 @@ def when_settled(
     timer.timeout.connect(slot)
     changed.connect(lambda *_args: timer.start())
     return timer
-
-
-GridCell = tuple[int, int, str, QWidget]
-"""(row, column, caption, field): the caption goes at `column`, the field just right of it."""
-
-
-def captioned_grid(
-    grid: QGridLayout, cells: Sequence[GridCell], left_aligned: Collection[QWidget] = ()
-) -> None:
-    """Lay out captioned fields in `grid`; each caption is its field's buddy (for its shortcut).
-
-    Fields in `left_aligned` keep their own width instead of filling their column.
-    """
-    for row, column, caption, field in cells:
-        label = QLabel(caption)
-        label.setBuddy(field)
-        grid.addWidget(label, row, column)
-        if field in left_aligned:
-            grid.addWidget(field, row, column + 1, Qt.AlignmentFlag.AlignLeft)
-        else:
-            grid.addWidget(field, row, column + 1)
 
 
 def splitter(

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QSize
+from PySide6.QtCore import QPoint, QRect, QSize
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtWidgets import QMainWindow, QWidget
 
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.window.workspace import Workspace
@@ -43,10 +43,9 @@ class WindowLayout:
         """Keep the window, frame and all, inside its screen's available area: a small screen,
         or a size remembered from a larger one."""
         window = self.window
-        screen = window.screen() or QGuiApplication.primaryScreen()
-        area = screen.availableGeometry()
-        frame = self._frame = window.frameGeometry().size() - window.size()
-        window.resize(window.size().boundedTo(area.size() - frame))
+        area = available_area(window)
+        self._frame = window.frameGeometry().size() - window.size()
+        window.resize(window.size().boundedTo(room_on_screen(window)))
         outer = window.frameGeometry()
         x = min(max(outer.x(), area.x()), area.x() + area.width() - outer.width())
         y = min(max(outer.y(), area.y()), area.y() + area.height() - outer.height())
@@ -73,3 +72,15 @@ class WindowLayout:
             "wrap_code": self.workspace.console.wrap.isChecked(),
         }
         self.prefs.set_window(states, switches)
+
+
+def available_area(window: QWidget) -> QRect:
+    """The available geometry of the screen `window` is on (the primary one before it is)."""
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    return screen.availableGeometry()
+
+
+def room_on_screen(window: QWidget) -> QSize:
+    """The most `window` may measure inside its frame and stay within its screen's available
+    area."""
+    return available_area(window).size() - (window.frameGeometry().size() - window.size())

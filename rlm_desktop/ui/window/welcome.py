@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.paths import resource
-from rlm_desktop.ui.appearance.theme import icon
+from rlm_desktop.ui.appearance.theme import icon, repolish
 
 NEEDS_PROVIDER = (
     "To run, RLM Desktop needs a model provider: an API key for OpenAI, Anthropic, Gemini or "
@@ -133,8 +133,7 @@ class WelcomePage(QWidget):
         self.settings_button.setObjectName("" if configured else "primary")
         self.skip_button.setObjectName("primary" if configured else "")
         for button in (self.settings_button, self.skip_button):
-            button.style().unpolish(button)
-            button.style().polish(button)
+            repolish(button)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt's name)
         """Enter presses the button that has the focus, as in a dialog."""

@@ -5,11 +5,12 @@ available area (its frame counted) is not taken, and the status bar says why."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from rlm_desktop.ui.appearance.theme import apply_fonts
 from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.window.layout_memory import room_on_screen
 
 SMALLEST_POINTS = 6
 LARGEST_POINTS = 32
@@ -67,15 +68,11 @@ class Zoom:
             prefs.get_str("appearance/code_font"),
             prefs.get_int("appearance/code_font_size"),
         )
-        # The style sheet holds the widgets' fonts once polished: set again, it lets them go.
-        self._app.setStyleSheet(self._app.styleSheet())
         for _ in range(3):
             self._app.processEvents()  # layouts take the new font before the size is judged
 
     def _fits(self) -> bool:
         window = self._window
-        screen = window.screen() or QGuiApplication.primaryScreen()
-        frame = window.frameGeometry().size() - window.size()
-        room = screen.availableGeometry().size() - frame
+        room = room_on_screen(window)
         least = window.minimumSizeHint()
         return least.width() <= room.width() and least.height() <= room.height()
