@@ -57,7 +57,7 @@ def test_continue_goes_on_from_a_saved_session_in_a_new_process(
     assert (answer["status"], answer["answer"]) == ("completed", "24")
     opening = rlm_requests(scripted_server, SECOND)[0]["messages"][1]["content"]
     assert f"Q: {FIRST}" in opening
-    assert "totals restored" in opening
+    assert "Your variables restored: totals." in opening
 
     third = run_cli(
         *_run(scripted_server, THIRD, "--continue", answer["session_id"], "--doc", str(addendum)),

@@ -152,6 +152,10 @@ class RunConfig(RunBasics):
     engine from `follows` when not given)."""
     repl_state_cap_mb: int = DEFAULT_STATE_CAP_MB
     """The most the root's REPL variables may take when kept for a follow-up (0: keep none)."""
+    evaluation_id: str | None = None
+    """The evaluation this run is a trial of (set by the evaluation runner; None: a user's own
+    question). Recorded with the settings, so a review can tell a trial's chosen settings from
+    a user's."""
 
     @property
     def effective_sub_model(self) -> str:

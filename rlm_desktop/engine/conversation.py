@@ -257,9 +257,16 @@ def follow_up_note(
     new_documents: Sequence[str],
     groups: Sequence[int],
 ) -> str:
-    """What a follow-up's first message adds: the earlier questions and answers, which variables
-    came back and which are gone, and where documents added since are."""
-    lines = ["", "This question follows earlier ones over the same documents. Earlier questions:"]
+    """What a follow-up's first message says in place of "you have not looked at `context`": the
+    earlier questions and answers, what came back (their histories, the variables) and what is
+    gone, where the documents added since are, and that the earlier questions did look."""
+    count = len(thread.earlier)
+    one = count == 1
+    lines = [
+        "This question follows "
+        + ("an earlier question" if one else f"{count} earlier questions")
+        + " over the same documents:"
+    ]
     for number, question in enumerate(thread.earlier):
         answer = question.answer
         if len(answer) > SHOWN_ANSWER_CHARS:
@@ -267,38 +274,69 @@ def follow_up_note(
         lines.append(f"  [{number}] Q: {question.query}")
         lines.append(f"      A ({question.status}): {answer or '(no answer)'}")
     lines.append(
-        "Their full messages are in `history_0` ... `history_"
-        f"{len(thread.earlier) - 1}` (lists of messages); `history` holds this question's."
+        f"Restored: {name_range('history', 0, count)}, "
+        + ("its full messages (a list" if one else "their full messages (lists")
+        + " of messages); `history` holds this question's own."
     )
     lines += _variables_lines(thread.state_report, restored)
-    if len(groups) > 1:
-        lines.append(
-            "`context` is still the first question's documents (`context_0`); documents added "
-            f"later are `context_1` ... `context_{len(groups) - 1}`."
-        )
-    if new_documents and len(groups) > 1:
-        names = ", ".join(new_documents[:SHOWN_LOST])
-        lines.append(f"Added for this question: `context_{len(groups) - 1}` ({names}).")
+    lines += _contexts_lines(new_documents, groups)
+    lines.append(
+        ("The earlier question" if one else "The earlier questions")
+        + " already examined `context`: build on "
+        + ("its answer" if one else "their answers")
+        + " and what was restored, and examine `context` with code only for what this "
+        "question still needs."
+    )
     return "\n".join(lines)
+
+
+def name_range(prefix: str, start: int, stop: int) -> str:
+    """The REPL names `prefix_start` up to `prefix_{stop - 1}`, each named once: one name, two
+    joined by "and", more as a range."""
+    names = [f"`{prefix}_{index}`" for index in range(start, stop)]
+    if len(names) <= 2:
+        return " and ".join(names)
+    return f"{names[0]} ... {names[-1]}"
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(names[:SHOWN_LOST]) + (" ..." if len(names) > SHOWN_LOST else "")
 
 
 def _variables_lines(kept: StateReport, restored: StateReport) -> list[str]:
     if restored.error is not None and not restored.kept:
         gone = [*kept.kept, *kept.lost]
-        listed = ", ".join(gone[:SHOWN_LOST]) + (" ..." if len(gone) > SHOWN_LOST else "")
         return [
-            "Your REPL starts empty: the variables of earlier questions could not be restored "
-            f"({restored.error})" + (f"; gone: {listed}." if gone else ".")
+            "Your variables could not be restored "
+            f"({restored.error})" + (f"; gone: {_listed(gone)}." if gone else ".")
         ]
     lines = [
-        "Your REPL keeps its state from the earlier questions: "
-        + (", ".join(restored.kept) if restored.kept else "no variables")
-        + " restored."
+        f"Your variables restored: {_listed(restored.kept)}."
+        if restored.kept
+        else "No variables of yours were kept."
     ]
     lost = {**kept.lost, **restored.lost}
     if lost:
         shown = list(lost.items())[:SHOWN_LOST]
         lines.append("Not restored: " + "; ".join(f"{name} ({why})" for name, why in shown) + ".")
+    return lines
+
+
+def _contexts_lines(new_documents: Sequence[str], groups: Sequence[int]) -> list[str]:
+    """Where the documents are when questions added some: `context_0` is the first question's,
+    then those earlier follow-ups added, then (named as new) those this question added."""
+    if len(groups) <= 1:
+        return []
+    new = bool(new_documents)
+    earlier_stop = len(groups) - 1 if new else len(groups)
+    line = "`context` is still the first question's documents (`context_0`)"
+    if earlier_stop > 1:
+        line += f"; {name_range('context', 1, earlier_stop)} hold those added by earlier questions"
+    lines = [line + "."]
+    if new:
+        lines.append(
+            f"New for this question: `context_{len(groups) - 1}` ({_listed(new_documents)})."
+        )
     return lines
 
 

@@ -43,8 +43,14 @@ def system_prompt(runtime: Runtime, context: Any) -> str:
     return filled + constraint.instructions if constraint is not None else filled
 
 
-def first_user_message(prompt: str, context: Any, meta: list[dict[str, Any]]) -> str:
-    """The question plus what the documents are, never their text."""
+FRESH_START = "You have not looked at `context` yet. Start by examining it with code."
+
+
+def first_user_message(
+    prompt: str, context: Any, meta: list[dict[str, Any]], follow_up: str = ""
+) -> str:
+    """The question plus what the documents are, never their text; then, for a follow-up, what
+    the earlier questions found and what came back (`follow_up`), else that `context` is unseen."""
     lines = [f"Question: {prompt}", "", f"`context` is {describe_context(context)}."]
     if len(meta) > 1 or (meta and meta[0].get("name") != "context"):
         lines.append("Documents:")
@@ -54,5 +60,5 @@ def first_user_message(prompt: str, context: Any, meta: list[dict[str, Any]]) ->
             lines.append(f"  [{index}] {entry.get('name')} ({size})")
         if len(meta) > MAX_LISTED_DOCUMENTS:
             lines.append(f"  ... and {len(meta) - MAX_LISTED_DOCUMENTS:,} more (see context_meta)")
-    lines += ["", "You have not looked at `context` yet. Start by examining it with code."]
+    lines += ["", follow_up or FRESH_START]
     return "\n".join(lines)

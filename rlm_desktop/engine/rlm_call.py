@@ -139,10 +139,11 @@ class RLMCall:
     async def _loop(self) -> CallOutcome:
         budget = self.rt.config.budget
         try:
-            opening = first_user_message(self.prompt, self.context, self.meta)
+            follow_up = await self._restore_state()
+            opening = first_user_message(self.prompt, self.context, self.meta, follow_up)
             messages: list[Message] = [
                 {"role": "system", "content": system_prompt(self.rt, self.context)},
-                {"role": "user", "content": opening + await self._restore_state()},
+                {"role": "user", "content": opening},
             ]
             self.rt.call_opened(self.call_id, messages)
             self._remember(messages)
@@ -253,7 +254,8 @@ class RLMCall:
 
     async def _restore_state(self) -> str:
         """A follow-up's root gets the previous question's variables back before its first
-        turn; returns what its first message adds (the earlier questions, what came back)."""
+        turn; returns what its first message says of the earlier questions and what came back
+        ("" for a fresh call)."""
         if self._memory is None or self._memory.thread is None:
             return ""
         await self._worker_ready()

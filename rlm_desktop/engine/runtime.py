@@ -73,7 +73,7 @@ class Runtime:
     reply_constraint: ReplyConstraint | None = None
     """How the server holds an RLM turn's reply to prose and one block, when the profile asks
     (`constrained_replies`) and the server can; learnt before the root starts."""
-    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _ids: dict[str, itertools.count[int]] = field(default_factory=dict)
     _last_budget_event: float = 0.0
 
     def emit(self, event: Event) -> None:
@@ -85,8 +85,11 @@ class Runtime:
         self.emit(kind(run_id=self.run_id, **fields))
 
     def new_id(self, prefix: str) -> str:
-        """A short id unique within the run, e.g. `c12`."""
-        return f"{prefix}{next(self._ids)}"
+        """A short id unique within the run, e.g. `c12`: each prefix counts from 1 on its own,
+        so the calls of the tree are c1, c2, ... with no gaps however many requests (r1, r2,
+        ...) they make."""
+        counter = self._ids.setdefault(prefix, itertools.count(1))
+        return f"{prefix}{next(counter)}"
 
     def ledger_changed(self, totals: LedgerTotals, force: bool = False) -> None:
         """Emit `BudgetUpdated`, at most every 100 ms unless forced."""

@@ -228,7 +228,9 @@ class Evaluation:
 
     async def _execute(self, setting: Setting, task: Task, grant: Grant) -> TrialResult:
         documents = [ContextDocument(name=name, text=text) for name, text in task.documents]
-        config = run_config(setting, task, self.options, grant)
+        config = dataclasses.replace(
+            run_config(setting, task, self.options, grant), evaluation_id=self.evaluation_id
+        )
         try:
             run = Run(
                 config,

@@ -162,6 +162,8 @@ class CallNode:
     compactions: int = 0
     cells_run: int = 0
     cell_errors: int = 0
+    spawned_by: str = ""
+    """The parent's cell whose code made this call ("cell 3, turn 2"), "" for the root."""
     """Cells of this call that raised an exception or ran out of time."""
     turns: list[Turn] = field(default_factory=list)
     children: list[CallNode] = field(default_factory=list)

@@ -192,6 +192,7 @@ class CallTree:
             parent=parent,
             row=len(siblings),
             level=0 if parent is None else parent.level + 1,
+            spawned_by=_running_cell(parent),
         )
         siblings.append(node)
         self.nodes[e.call_id] = node
@@ -355,3 +356,11 @@ class CallTree:
         self.run.last_ts = e.ts
         self._close_running("cancelled" if e.status == "cancelled" else "interrupted", changes)
         changes.run = True
+
+
+def _running_cell(parent: CallNode | None) -> str:
+    """The parent's cell that is running now, so the one that made a call starting now: the one
+    after the cells already reported, in the parent's latest turn ("" without a turn)."""
+    if parent is None or not parent.turns:
+        return ""
+    return f"cell {parent.cells_run + 1}, turn {len(parent.turns)}"

@@ -18,7 +18,8 @@ replay/       a saved run played through the live views: bar.py, controller.py, 
 sessions/     the session browser: dialog.py, snippet.py (search hits), export_target.py
 dashboard/    the history of all runs: dialog.py, filters.py, histogram.py, tables.py
 compare/      two saved runs side by side: dialog.py, side.py
-evaluation/   the evaluation page: dialog.py, form.py, plot.py
+evaluation/   the evaluation page: dialog.py, form.py, memory.py (its fields kept), past.py,
+              results.py, plot.py
 settings/     the settings dialog: dialog.py, providers.py, sandbox.py, profiles.py
 appearance/   how it looks: theme.py (light and dark palettes, colours, fonts, icons)
 shared/       what several parts are built from: widgets.py, indexes.py (the item index type),

@@ -10,11 +10,16 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlm_desktop.evaluation.tasks import Task
 from tests.scripted_rlm import QUESTION, asked, repl
 from tests.scripted_server import Reply
+
+if TYPE_CHECKING:
+    from rlm_desktop.evaluation.task_sets import TaskSpec
+    from rlm_desktop.ui.evaluation.dialog import EvaluationDialog
+    from tests.scripted_server import ScriptedServer
 
 GOOD, BAD = "good-model", "bad-model"
 MODELS = (GOOD, BAD)
@@ -71,3 +76,19 @@ def numeric_tasks_file(folder: Path, count: int = 2) -> Path:
     path = folder / "tasks.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def fill_form(dialog: EvaluationDialog, server: ScriptedServer, spec: TaskSpec) -> None:
+    """The evaluation page's form set for `spec`'s needle tasks: a good and a bad setting over
+    `server`, priced, with a budget, one trial at a time."""
+    form = dialog.form
+    form.lengths.setText("200")
+    form.count.setValue(spec.count)
+    form.seed.setValue(spec.seed)
+    form.settings.setPlainText(
+        f"good:model=openai/{GOOD},mode=rlm,depth=1\nbad:model=openai/{BAD},mode=direct"
+    )
+    form.api_base.setText(server.base_url)
+    form.prices.setText(f"openai/{GOOD} = 1, 2; openai/{BAD} = 1, 2")
+    form.max_cost.setValue(5.0)
+    form.concurrency.setValue(1)

@@ -15,7 +15,7 @@ from rlm_desktop.evaluation.runner import TrialFinished
 from rlm_desktop.evaluation.task_sets import TaskSpec, generate
 from rlm_desktop.ui.evaluation.dialog import EvaluationDialog
 from rlm_desktop.ui.window.main_window import MainWindow
-from tests.evaluation.scripting import BAD, GOOD, MODELS, responder
+from tests.evaluation.scripting import MODELS, fill_form, responder
 from tests.qt_fixtures import qloop as qloop
 from tests.qt_fixtures import window as window
 from tests.scripted_server import ScriptedServer
@@ -31,20 +31,6 @@ def server() -> Iterator[ScriptedServer]:
     server.stop()
 
 
-def fill_form(dialog: EvaluationDialog, server: ScriptedServer) -> None:
-    form = dialog.form
-    form.lengths.setText("200")
-    form.count.setValue(SPEC.count)
-    form.seed.setValue(SPEC.seed)
-    form.settings.setPlainText(
-        f"good:model=openai/{GOOD},mode=rlm,depth=1\nbad:model=openai/{BAD},mode=direct"
-    )
-    form.api_base.setText(server.base_url)
-    form.prices.setText(f"openai/{GOOD} = 1, 2; openai/{BAD} = 1, 2")
-    form.max_cost.setValue(5.0)
-    form.concurrency.setValue(1)
-
-
 def test_evaluate_stop_resume_plot_and_open_a_run(
     window: MainWindow, server: ScriptedServer, qtbot: QtBot
 ) -> None:
@@ -53,7 +39,7 @@ def test_evaluate_stop_resume_plot_and_open_a_run(
     dialog = window.findChild(EvaluationDialog)
     assert dialog is not None
     qtbot.waitExposed(dialog)
-    fill_form(dialog, server)
+    fill_form(dialog, server, SPEC)
 
     assert dialog.start()
     qtbot.waitUntil(lambda: dialog.evaluation is not None, timeout=30_000)  # after the check
@@ -113,7 +99,7 @@ def test_closing_the_page_mid_run_stops_it_and_keeps_what_finished(
 ) -> None:
     dialog = window.show_evaluation()
     qtbot.waitExposed(dialog)
-    fill_form(dialog, server)
+    fill_form(dialog, server, SPEC)
     assert dialog.start()
     qtbot.waitUntil(lambda: dialog.evaluation is not None, timeout=30_000)  # after the check
     evaluation, task = dialog.evaluation, dialog.task

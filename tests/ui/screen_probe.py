@@ -5,7 +5,8 @@ screen's size is fixed when Qt starts).
 `{"screen": [x, y, w, h], "frame": [...], "window": [...], "states": {state: {control:
 {"rect": [...], "visible": bool}}}}`: rectangles in global coordinates, `screen` being the
 available area; one state with the budget folded, one with it open and a problem shown, one with
-the timeline shown too. On a real X display the report waits for the window manager to frame the
+the timeline shown too. A run setting the window had no room for is scrolled into view (the
+settings scroll when the window is short) and marked `scrolled`. On a real X display the report waits for the window manager to frame the
 window (`framed` says whether it did), since the frame is what must fit.
 """
 
@@ -27,11 +28,15 @@ def _rect(rect: QRect) -> list[int]:
 
 
 def _where(widget: QWidget) -> dict[str, object]:
-    top_left = widget.mapToGlobal(widget.rect().topLeft())
-    return {
-        "rect": _rect(QRect(top_left, widget.size())),
-        "visible": widget.isVisible(),
-    }
+    """Where the part of `widget` that can be seen is: a pane squeezed below its least size
+    by a short window, or scrolled, is cut off by its parents, and only what they leave of it
+    counts."""
+    shown = _whole(widget)
+    parent = widget.parentWidget()
+    while parent is not None:
+        shown &= QRect(parent.mapToGlobal(parent.rect().topLeft()), parent.size())
+        parent = parent.parentWidget()
+    return {"rect": _rect(shown), "visible": widget.isVisible() and not shown.isEmpty()}
 
 
 def _controls(window: MainWindow) -> dict[str, dict[str, object]]:
@@ -53,7 +58,19 @@ def _controls(window: MainWindow) -> dict[str, dict[str, object]]:
         widgets["timeout"] = ws.controls.timeout
     if ws.controls.fix_button.isVisible():
         widgets["fix"] = ws.controls.fix_button
-    return {name: _where(widget) for name, widget in widgets.items()}
+    found = {name: _where(widget) for name, widget in widgets.items()}
+    area = ws.controls.settings_area
+    for name, widget in widgets.items():
+        if area.isAncestorOf(widget) and found[name]["rect"] != _rect(_whole(widget)):
+            area.ensureWidgetVisible(widget, 0, 0)
+            settle(QApplication.instance())  # type: ignore[arg-type]
+            found[name] = {**_where(widget), "scrolled": True}
+    area.verticalScrollBar().setValue(0)
+    return found
+
+
+def _whole(widget: QWidget) -> QRect:
+    return QRect(widget.mapToGlobal(widget.rect().topLeft()), widget.size())
 
 
 FRAME_WAIT_S = 5.0

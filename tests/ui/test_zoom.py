@@ -33,11 +33,11 @@ def test_ctrl_plus_and_minus_resize_the_text_at_once_and_ctrl_0_resets_it(
 ) -> None:
     start = app.font().pointSize()
     question = window.workspace.controls.question
-    height = question.height()
+    height = question.maximumHeight()
     qtbot.keyClick(window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClick(window, Qt.Key.Key_Equal, Qt.KeyboardModifier.ControlModifier)
     assert app.font().pointSize() == start + 2
-    assert question.height() > height  # three lines of the larger text
+    assert question.maximumHeight() > height  # three lines of the larger text
     assert Preferences().get_int("appearance/ui_font_size") == start + 2
     qtbot.keyClick(window, Qt.Key.Key_Minus, Qt.KeyboardModifier.ControlModifier)
     assert app.font().pointSize() == start + 1

@@ -1,24 +1,26 @@
-"""The evaluation page: the form, a progress bar per setting with the spend against the budget
-and an ETA, the runs as they finish (double-click opens one in the main view), the results
-table and the score-against-cost plot. Everything it shows is computed by `evaluation`."""
+"""The evaluation page: the form, the spend against the budget and an ETA, and the results
+(`results`: a progress bar per setting, the runs as they finish, the results table and the
+score-against-cost plot). Everything it shows is computed by `evaluation`.
+
+The form's fields are remembered (`memory`) for the next page and the next start; beside it,
+the past evaluations (`past`): choosing one shows its runs, table and chart as after a run,
+read from the store, and a partial one can be resumed."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
-    QTabWidget,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -26,13 +28,17 @@ from PySide6.QtWidgets import (
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
 from rlm_desktop.engine.config import ConfigError
-from rlm_desktop.evaluation.report import HEADERS, conclude, table_rows
+from rlm_desktop.evaluation.form_fields import default_fields
+from rlm_desktop.evaluation.history import EvaluationView, past_evaluations, reopen_view
+from rlm_desktop.evaluation.report import conclude
 from rlm_desktop.evaluation.runner import EvaluationEvent, TrialFinished, TrialSkipped
 from rlm_desktop.evaluation.summary import summarize_all
-from rlm_desktop.evaluation.trial import TrialResult
 from rlm_desktop.ui.evaluation.form import FIELD_NAMES, EvaluationForm
-from rlm_desktop.ui.evaluation.plot import ScoreCostPlot
-from rlm_desktop.ui.shared.widgets import plain_label, resize_within_screen
+from rlm_desktop.ui.evaluation.memory import remember_fields, remembered_fields
+from rlm_desktop.ui.evaluation.past import PastEvaluations, when
+from rlm_desktop.ui.evaluation.results import EvaluationResults
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.shared.widgets import plain_label, resize_within_screen, when_settled
 
 if TYPE_CHECKING:
     from rlm_desktop.evaluation.options import EvaluationOptions
@@ -41,12 +47,14 @@ if TYPE_CHECKING:
     from rlm_desktop.evaluation.task_sets import TaskSpec
     from rlm_desktop.store import Store
 
-RUN_COLUMNS = ("setting", "task", "score", "status", "cost", "wall", "session")
-SESSION_ROLE = Qt.ItemDataRole.UserRole
+REMEMBER_AFTER_MS = 500
+"""How long the form must be left alone before its fields are written to the preferences."""
+PAST_WIDTH = 280
 
 
 class EvaluationDialog(QDialog):
-    """Runs evaluations; `open_session(id, "")` asks the window to open a run."""
+    """Runs evaluations and shows past ones; `open_session(id, "")` asks the window to open a
+    run. `prefs` keeps the form's fields (the app's settings file unless given)."""
 
     open_session = Signal(str, str)
     finished_evaluation = Signal(str)
@@ -59,63 +67,95 @@ class EvaluationDialog(QDialog):
         api_base: str | None = None,
         prices_text: str = "",
         parent: QWidget | None = None,
+        prefs: Preferences | None = None,
     ) -> None:
         super().__init__(parent)
         self.store = store
+        self.prefs = prefs or Preferences()
         self.evaluation: Evaluation | None = None
+        self.shown: EvaluationView | None = None
+        """The past evaluation on the page, when one was chosen from the list."""
+        self._live: str | None = None
+        """The id of the evaluation running on this page."""
         self.task: asyncio.Task[None] | None = None
         self._started = 0.0
         self._finished_now = 0
         self._closed = False
         self.setWindowTitle("Evaluation")
         self.setAccessibleName("Evaluation")
-        self.form = EvaluationForm(model, api_base, prices_text)
+        defaults = default_fields(model, api_base, prices_text)
+        self.form = EvaluationForm(
+            model, api_base, prices_text, remembered_fields(self.prefs, defaults)
+        )
+        self._remember = when_settled(
+            self.form.changed, REMEMBER_AFTER_MS, self.remember_fields, self
+        )
         self.start_button = QPushButton("&Start")
         self.start_button.clicked.connect(self.start)
         self.stop_button = QPushButton("S&top")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self.stop)
+        self.new_button = QPushButton("&New evaluation")
+        self.new_button.setToolTip("Clear the page for a new evaluation from the form")
+        self.new_button.clicked.connect(self.new_evaluation)
         self.message = plain_label()
         self.message.setWordWrap(True)
         self.spend = QLabel()
         self.eta = QLabel()
-        self.bars: dict[str, QProgressBar] = {}
-        self._bars_box = QGridLayout()
-        self.runs = QTableWidget(0, len(RUN_COLUMNS))
-        self.runs.setHorizontalHeaderLabels(RUN_COLUMNS)
-        self.runs.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.runs.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.runs.cellDoubleClicked.connect(self._open_row)
-        self.summary = QTableWidget(0, len(HEADERS))
-        self.summary.setHorizontalHeaderLabels(HEADERS)
-        self.summary.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.footer = plain_label()
-        self.footer.setWordWrap(True)
-        self.footer.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.plot = ScoreCostPlot()
+        self.results = EvaluationResults()
+        self.results.open_session.connect(lambda session_id: self.open_session.emit(session_id, ""))
+        self.runs = self.results.runs
+        self.summary = self.results.summary
+        self.plot = self.results.plot
+        self.footer = self.results.footer
+        self.tabs = self.results.tabs
+        self.past = PastEvaluations()
+        self.past.chosen.connect(self.show_past)
         self._layout()
+        self.refresh_past()
 
     def _layout(self) -> None:
         buttons = QHBoxLayout()
         buttons.addWidget(self.start_button)
         buttons.addWidget(self.stop_button)
+        buttons.addWidget(self.new_button)
         buttons.addWidget(self.spend, 1)
         buttons.addWidget(self.eta)
-        summary_page = QWidget()
-        summary_layout = QVBoxLayout(summary_page)
-        summary_layout.addWidget(self.summary, 1)
-        summary_layout.addWidget(self.footer)
-        tabs = self.tabs = QTabWidget()
-        tabs.addTab(self.runs, "Runs (double-click to open)")
-        tabs.addTab(summary_page, "Results")
-        tabs.addTab(self.plot, "Score vs cost")
-        layout = QVBoxLayout(self)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.form)
         layout.addLayout(buttons)
         layout.addWidget(self.message)
-        layout.addLayout(self._bars_box)
-        layout.addWidget(tabs, 1)
-        resize_within_screen(self, 900, 780)
+        layout.addWidget(self.results, 1)
+        split = self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        split.setObjectName("evaluationSplitter")
+        split.addWidget(self.past)
+        split.addWidget(page)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
+        split.setSizes([PAST_WIDTH, 900])
+        QVBoxLayout(self).addWidget(split)
+        resize_within_screen(self, 900 + PAST_WIDTH, 780)
+
+    def remember_fields(self) -> None:
+        """Keep the form's fields for the next page and the next start."""
+        self._remember.stop()
+        remember_fields(self.prefs, self.form.fields())
+
+    def refresh_past(self) -> None:
+        """List the past evaluations again (the one running here as running), keeping the
+        one on the page selected."""
+        entries = past_evaluations(self.store)
+        live = self._live
+        entries = [dataclasses.replace(p, state="running") if p.id == live else p for p in entries]
+        current = live or (self.evaluation.evaluation_id if self.evaluation else None)
+        self.past.refresh(entries, current or (self.shown.past.id if self.shown else None))
+
+    @property
+    def bars(self) -> dict[str, QProgressBar]:
+        """The progress bar of each setting on the page."""
+        return self.results.bars
 
     @property
     def running(self) -> bool:
@@ -131,6 +171,9 @@ class EvaluationDialog(QDialog):
         if self.evaluation is not None and self.evaluation.cancelled:
             self.task = asyncio.ensure_future(self._run(self._prepare(self.evaluation)))
             return True
+        if self._resumable() is not None:
+            return self._resume_shown()
+        self.remember_fields()
         try:
             spec, settings, options = self.form.evaluation_input()
         except ConfigError as error:
@@ -164,20 +207,50 @@ class EvaluationDialog(QDialog):
             return
         await self._run(self._prepare(evaluation))
 
+    def _resumable(self) -> EvaluationView | None:
+        """The past evaluation on the page when it is partial and no process is running it."""
+        shown = self.shown
+        return shown if shown is not None and shown.past.state == "partial" else None
+
+    def _resume_shown(self) -> bool:
+        """Reopen the partial past evaluation on the page and run what it has not run."""
+        from rlm_desktop.commands.run import credentials_for
+        from rlm_desktop.evaluation.opening import reopen_evaluation
+
+        shown = self._resumable()
+        assert shown is not None
+        try:
+            evaluation = reopen_evaluation(
+                self.store, shown.past.id, {}, folders=paths.engine_folders(),
+                credentials=credentials_for,
+            )  # fmt: skip
+        except ConfigError as error:
+            self.message.setText(f"Cannot resume it: {error.worded(FIELD_NAMES)}")
+            return False
+        self.task = asyncio.ensure_future(self._run(self._prepare(evaluation)))
+        return True
+
     def _busy(self, busy: bool) -> None:
         self.start_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
+        self.new_button.setEnabled(not busy)
+        self.past.setEnabled(not busy)
         self.form.setEnabled(not busy)
 
     def _prepare(self, evaluation: Evaluation) -> Evaluation:
         """Show `evaluation` (new or resumed) on the page, about to run."""
         if evaluation is not self.evaluation:
             evaluation.add_listener(self._on_event)
-        self.evaluation = evaluation
-        self._show_bars(evaluation)
+        self.evaluation, self.shown = evaluation, None
+        self.results.clear([(s.name, len(evaluation.tasks)) for s in evaluation.settings])
+        for result in evaluation.results():
+            self.results.add_run(result)
+        self._refresh(evaluation)
         self.message.setText(f"Evaluation {evaluation.evaluation_id}")
         self._started, self._finished_now = time.monotonic(), 0
         self._busy(True)
+        self._live = evaluation.evaluation_id
+        self.refresh_past()
         return evaluation
 
     def stop(self) -> None:
@@ -194,10 +267,10 @@ class EvaluationDialog(QDialog):
             self._ended(evaluation)
 
     def _ended(self, evaluation: Evaluation) -> None:
+        self._live = None
         if self._closed:  # the page is gone; the runs that finished are saved
             return
-        self.stop_button.setEnabled(False)
-        self.start_button.setEnabled(True)
+        self._busy(False)
         self.start_button.setText("&Resume" if evaluation.cancelled else "&Start")
         self.form.setEnabled(not evaluation.cancelled)
         out = paths.data_dir() / "evaluations" / evaluation.evaluation_id
@@ -211,29 +284,11 @@ class EvaluationDialog(QDialog):
             )
         else:
             self.message.setText(f"Evaluation {evaluation.evaluation_id} is complete.")
+        self.refresh_past()
+        self.past.select(evaluation.evaluation_id)
         if not evaluation.cancelled:
             self.evaluation = None
         self.finished_evaluation.emit(evaluation.evaluation_id)
-
-    def _show_bars(self, evaluation: Evaluation) -> None:
-        while self._bars_box.count():
-            item = self._bars_box.takeAt(0)
-            if item is not None and (widget := item.widget()) is not None:
-                widget.deleteLater()
-        self.bars = {}
-        self.runs.setRowCount(0)
-        for row, setting in enumerate(evaluation.settings):
-            bar = QProgressBar()
-            bar.setRange(0, len(evaluation.tasks))
-            bar.setValue(0)
-            bar.setFormat(f"{setting.name}: %v of %m")
-            bar.setAccessibleName(f"Progress of {setting.name}")
-            self._bars_box.addWidget(QLabel(setting.name), row, 0)
-            self._bars_box.addWidget(bar, row, 1)
-            self.bars[setting.name] = bar
-        for result in evaluation.results():
-            self._add_run(result)
-        self._refresh(evaluation)
 
     def _on_event(self, event: EvaluationEvent) -> None:
         evaluation = self.evaluation
@@ -241,42 +296,22 @@ class EvaluationDialog(QDialog):
             return
         if isinstance(event, TrialFinished):
             self._finished_now += 1
-            self._add_run(event.result)
+            self.results.add_run(event.result)
             self._refresh(evaluation)
+            self.refresh_past()
         elif isinstance(event, TrialSkipped):
             self.message.setText(f"Not started: {event.setting} on {event.task_id}: {event.reason}")
 
-    def _add_run(self, result: TrialResult) -> None:
-        row = self.runs.rowCount()
-        self.runs.insertRow(row)
-        cells = (
-            result.setting, result.task_id, f"{result.score:.2f}", fmt.status_text(result.status),
-            fmt.cost(result.cost_usd, result.unpriced), fmt.seconds(result.wall_s),
-            result.session_id or "",
-        )  # fmt: skip
-        for column, text in enumerate(cells):
-            item = QTableWidgetItem(text)
-            item.setData(SESSION_ROLE, result.session_id or "")
-            self.runs.setItem(row, column, item)
-        bar = self.bars.get(result.setting)
-        if bar is not None:
-            bar.setValue(bar.value() + 1)
+    def _show_spend(self, spent: float, cap: float | None) -> None:
+        self.spend.setText(
+            f"Spent {fmt.dollars(spent)}" + (f" of {fmt.dollars(cap)}" if cap else "")
+        )
 
     def _refresh(self, evaluation: Evaluation) -> None:
         results = evaluation.results()
         summaries = summarize_all([s.name for s in evaluation.settings], results)
-        self.summary.setRowCount(0)
-        for cells in table_rows(summaries):
-            row = self.summary.rowCount()
-            self.summary.insertRow(row)
-            for column, text in enumerate(cells):
-                self.summary.setItem(row, column, QTableWidgetItem(text))
-        self.plot.show_summaries(summaries)
-        cap = evaluation.options.max_cost_usd
-        spent = evaluation.allowance.spent_usd
-        self.spend.setText(
-            f"Spent {fmt.dollars(spent)}" + (f" of {fmt.dollars(cap)}" if cap else "")
-        )
+        self.results.show_summaries(summaries)
+        self._show_spend(evaluation.allowance.spent_usd, evaluation.options.max_cost_usd)
         left = len(evaluation.settings) * len(evaluation.tasks) - len(results)
         if self._finished_now and left:
             per_run = (time.monotonic() - self._started) / self._finished_now
@@ -284,15 +319,61 @@ class EvaluationDialog(QDialog):
         else:
             self.eta.setText("")
 
-    def _open_row(self, row: int, _column: int) -> None:
-        item = self.runs.item(row, 0)
-        session_id = item.data(SESSION_ROLE) if item is not None else ""
-        if session_id:
-            self.open_session.emit(str(session_id), "")
+    def show_past(self, evaluation_id: str) -> bool:
+        """Show the stored evaluation `evaluation_id` as after a run (its runs, table, chart and
+        footer), read from the store; False (and nothing changes) when it cannot be read or an
+        evaluation is running here."""
+        if self.running:
+            return False
+        view = reopen_view(self.store, evaluation_id)
+        if view is None:
+            self.message.setText(f"Evaluation {evaluation_id} cannot be read from the store.")
+            return False
+        self.evaluation, self.shown = None, view
+        per_setting = view.tasks_per_setting
+        self.results.clear(
+            [
+                (name, sum(1 for r in view.results if r.setting == name))
+                if per_setting is None
+                else (name, per_setting)
+                for name in view.setting_names
+            ]
+        )
+        for result in view.results:
+            self.results.add_run(result)
+        self.results.show_summaries(view.summaries)
+        self.footer.setText("\n".join(view.footer))
+        self._show_spend(view.spent_usd, view.max_cost_usd)
+        self.eta.setText("")
+        past = view.past
+        line = f"Evaluation {past.id} · {when(past.created_at)} · {past.state}: {past.trials}"
+        if past.state == "partial":
+            line += ". Resume runs what is left."
+        elif past.state == "running":
+            line += " (another process is running it)."
+        self.message.setText(line)
+        self.start_button.setText("&Resume" if past.state == "partial" else "&Start")
+        self.form.setEnabled(past.state != "partial")
+        self.past.select(evaluation_id)
+        return True
+
+    def new_evaluation(self) -> None:
+        """Clear the page (a stopped or a past evaluation stays listed) for a new evaluation
+        from the form."""
+        if self.running:
+            return
+        self.evaluation, self.shown = None, None
+        self.results.clear()
+        for label in (self.spend, self.eta, self.message):
+            label.setText("")
+        self.start_button.setText("&Start")
+        self.form.setEnabled(True)
+        self.past.select(None)
 
     def done(self, result: int) -> None:
         """Closing the page stops a running evaluation (it can be resumed from the command
         line: `rlm-desktop eval --resume ID`)."""
         self._closed = True
+        self.remember_fields()
         self.stop()
         super().done(result)

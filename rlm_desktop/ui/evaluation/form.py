@@ -1,8 +1,10 @@
 """What to evaluate: task kinds (or a task file), lengths, count and seed; the settings, one a
-line in the command line's `--setting` form; endpoint, total budget and concurrency."""
+line in the command line's `--setting` form; endpoint, total budget and concurrency. The form
+reads and shows its fields as `FormFields`, which the page remembers for the next time."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -18,7 +20,15 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.engine.pricing import parse_prices
-from rlm_desktop.evaluation.options import DEFAULT_CONCURRENCY, EvaluationOptions
+from rlm_desktop.evaluation.form_fields import (
+    CONCURRENCY_RANGE,
+    COST_RANGE,
+    COUNT_RANGE,
+    SEED_RANGE,
+    FormFields,
+    default_fields,
+)
+from rlm_desktop.evaluation.options import EvaluationOptions
 from rlm_desktop.evaluation.settings import Setting, parse_setting
 from rlm_desktop.evaluation.task_sets import GENERATORS, TaskSpec
 
@@ -37,10 +47,18 @@ FIELD_NAMES = {
 class EvaluationForm(QWidget):
     """The evaluation's inputs; `evaluation_input()` reads them, or raises `ConfigError`."""
 
-    def __init__(self, model: str, api_base: str | None, prices_text: str = "") -> None:
+    changed = Signal()
+    """Emitted when any field is edited."""
+
+    def __init__(
+        self,
+        model: str,
+        api_base: str | None,
+        prices_text: str = "",
+        fields: FormFields | None = None,
+    ) -> None:
         super().__init__()
         self.kinds = {kind: QCheckBox(kind) for kind in GENERATORS}
-        self.kinds["needle"].setChecked(True)
         kinds_row = QHBoxLayout()
         for box in self.kinds.values():
             kinds_row.addWidget(box)
@@ -50,25 +68,31 @@ class EvaluationForm(QWidget):
         browse.clicked.connect(self._browse)
         kinds_row.addWidget(self.task_file, 1)
         kinds_row.addWidget(browse)
-        self.lengths = QLineEdit("4000, 16000")
+        self.lengths = QLineEdit()
         self.lengths.setToolTip("input lengths in tokens, separated by commas")
-        self.count = QSpinBox(minimum=1, maximum=1000, value=5)
-        self.seed = QSpinBox(minimum=0, maximum=1_000_000, value=0)
-        self.settings = QPlainTextEdit(
-            f"direct:model={model},mode=direct\nrlm:model={model},mode=rlm,depth=2"
-        )
+        self.count = QSpinBox(minimum=COUNT_RANGE[0], maximum=COUNT_RANGE[1])
+        self.seed = QSpinBox(minimum=SEED_RANGE[0], maximum=SEED_RANGE[1])
+        self.settings = QPlainTextEdit()
         self.settings.setToolTip(
             "one setting a line: NAME:model=M,sub_model=M,mode=rlm|direct|auto,depth=N,profile=P"
         )
         self.settings.setMaximumHeight(90)
-        self.api_base = QLineEdit(api_base or "")
+        self.api_base = QLineEdit()
         self.api_base.setPlaceholderText("the provider's API")
-        self.prices = QLineEdit(prices_text.replace("\n", "; "))
+        self.prices = QLineEdit()
         self.prices.setPlaceholderText("model = input, output; … (USD per million tokens)")
-        self.max_cost = QDoubleSpinBox(minimum=0, maximum=100_000, decimals=2, value=2.0)
+        self.max_cost = QDoubleSpinBox(minimum=COST_RANGE[0], maximum=COST_RANGE[1], decimals=2)
         self.max_cost.setPrefix("$")
         self.max_cost.setSpecialValueText("no cap")
-        self.concurrency = QSpinBox(minimum=1, maximum=64, value=DEFAULT_CONCURRENCY)
+        self.concurrency = QSpinBox(minimum=CONCURRENCY_RANGE[0], maximum=CONCURRENCY_RANGE[1])
+        self.set_fields(fields or default_fields(model, api_base, prices_text))
+        for box in self.kinds.values():
+            box.toggled.connect(self.changed)
+        for line in (self.task_file, self.lengths, self.api_base, self.prices):
+            line.textChanged.connect(self.changed)
+        for spin in (self.count, self.seed, self.max_cost, self.concurrency):
+            spin.valueChanged.connect(self.changed)
+        self.settings.textChanged.connect(self.changed)
         layout = QFormLayout(self)
         layout.addRow("Tasks", kinds_row)
         layout.addRow("Lengths (tokens)", self.lengths)
@@ -84,6 +108,37 @@ class EvaluationForm(QWidget):
         path, _ = QFileDialog.getOpenFileName(self, "Task file", "", "Task files (*.jsonl)")
         if path:
             self.task_file.setText(path)
+
+    def fields(self) -> FormFields:
+        """What the form holds now, as plain values."""
+        return FormFields(
+            kinds=tuple(kind for kind, box in self.kinds.items() if box.isChecked()),
+            task_file=self.task_file.text().strip(),
+            lengths=self.lengths.text(),
+            count=self.count.value(),
+            seed=self.seed.value(),
+            settings=tuple(
+                line.strip() for line in self.settings.toPlainText().splitlines() if line.strip()
+            ),
+            api_base=self.api_base.text().strip(),
+            prices=self.prices.text(),
+            max_cost_usd=self.max_cost.value(),
+            concurrency=self.concurrency.value(),
+        )
+
+    def set_fields(self, fields: FormFields) -> None:
+        """Show `fields` in the form."""
+        for kind, box in self.kinds.items():
+            box.setChecked(kind in fields.kinds)
+        self.task_file.setText(fields.task_file)
+        self.lengths.setText(fields.lengths)
+        self.count.setValue(fields.count)
+        self.seed.setValue(fields.seed)
+        self.settings.setPlainText("\n".join(fields.settings))
+        self.api_base.setText(fields.api_base)
+        self.prices.setText(fields.prices)
+        self.max_cost.setValue(fields.max_cost_usd)
+        self.concurrency.setValue(fields.concurrency)
 
     def evaluation_input(self) -> tuple[TaskSpec, list[Setting], EvaluationOptions]:
         """The task set, settings and options the form describes."""

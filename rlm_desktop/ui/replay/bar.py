@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.replay import NORMAL_SPEED, SPEEDS, ReplayPlayer, Speed
-from rlm_desktop.ui.shared.widgets import plain_label, tool_button
+from rlm_desktop.ui.shared.widgets import ElidedLabel, tool_button
 
 SCRUB_STEPS_PER_S = 1000
 """The scrubber moves in milliseconds of run time."""
@@ -66,7 +66,7 @@ class ReplayBar(QWidget):
         self.scrubber.valueChanged.connect(self._scrubbed)
         self.clock = QLabel()
         self.clock.setAccessibleName("Replay time")
-        self.where = plain_label()
+        self.where = ElidedLabel()
         self.where.setObjectName("muted")
         self.where.setAccessibleName("Replay position in events and turns")
 
@@ -83,7 +83,7 @@ class ReplayBar(QWidget):
         layout.addWidget(self.speed)
         layout.addWidget(self.scrubber, 1)
         layout.addWidget(self.clock)
-        layout.addWidget(self.where)
+        layout.addWidget(self.where, 2)
 
     def _button(self, text: str, tip: str, pixmap: QStyle.StandardPixmap) -> QToolButton:
         button = tool_button(text, tip, self._step)

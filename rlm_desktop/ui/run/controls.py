@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QStringListModel, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, QStringListModel, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -30,11 +31,13 @@ from rlm_desktop.ui.run.follow_up import FollowUpBar
 from rlm_desktop.ui.run.model_picker import ModelPicker, short_names
 from rlm_desktop.ui.shared.preferences import RunDefaults
 from rlm_desktop.ui.shared.reflow_grid import ReflowGrid
+from rlm_desktop.ui.shared.scroll_when_short import ScrollWhenShort
 from rlm_desktop.ui.shared.widgets import plain_label
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.config import Budget, ConfigError, Mode
 
+QUESTION_LINES, QUESTION_LEAST_LINES, QUESTION_PADDING = 3, 2, 16
 MODES = (("auto", "Auto"), ("rlm", "RLM (REPL)"), ("direct", "Direct call"))
 REQUIRE_ISOLATION = "Refuse to run model code without filesystem and network isolation"
 """The choice on Settings → Sandbox, named here as its check box reads."""
@@ -157,6 +160,7 @@ class RunControls(QWidget):
         self.fix_button = QPushButton()
         self.fix_button.hide()
         self.fix_button.clicked.connect(lambda: self.fix_requested.emit(self._fix_setting))
+        self._in_form = as_form
         if as_form:
             self._form_layout()
             return
@@ -202,9 +206,43 @@ class RunControls(QWidget):
         layout.setSpacing(4)
         layout.addLayout(top)
         layout.addWidget(self.follow_up)
-        layout.addWidget(self.settings_grid)
-        layout.addWidget(self.budget)
+        settings = QWidget()
+        settings_layout = QVBoxLayout(settings)
+        settings_layout.setContentsMargins(0, 0, 0, 0)
+        settings_layout.setSpacing(4)
+        settings_layout.addWidget(self.settings_grid)
+        settings_layout.addWidget(self.budget)
+        self.settings_area = ScrollWhenShort(settings, keep=self.model)
+        layout.addWidget(self.settings_area)
         layout.addLayout(problem)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
+        """False, so that the window's layout may give the controls less than their full
+        height (the settings then scroll) rather than taking a wrapped problem's height for
+        their least; `sizeHint` and `minimumSizeHint` follow the width instead."""
+        return False
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        """The full height at the present width, the settings unscrolled."""
+        hint = super().sizeHint()
+        layout = self.layout()
+        if self._in_form or layout is None or not layout.hasHeightForWidth():
+            return hint
+        return QSize(hint.width(), layout.totalHeightForWidth(self.width()))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        """The question, one line of settings and the problem, wrapped at the present width."""
+        least = super().minimumSizeHint()
+        layout = self.layout()
+        if self._in_form or layout is None or not layout.hasHeightForWidth():
+            return least
+        return QSize(least.width(), layout.totalMinimumHeightForWidth(self.width()))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        """A new width wraps the problem anew: ask the window's layout again."""
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()
 
     def _form_layout(self) -> None:
         hidden: list[QWidget] = [self.question, self.run_button, self.stop_button]
@@ -282,10 +320,13 @@ class RunControls(QWidget):
         self.profile.setCurrentIndex(max(0, self.profile.findData(current)))
 
     def _fit_question(self) -> None:
-        self.question.setFixedHeight(self.question.fontMetrics().lineSpacing() * 3 + 16)
+        """Three lines high, or two when the window is short."""
+        line = self.fontMetrics().lineSpacing()  # the question's own may not have changed yet
+        self.question.setMinimumHeight(line * QUESTION_LEAST_LINES + QUESTION_PADDING)
+        self.question.setMaximumHeight(line * QUESTION_LINES + QUESTION_PADDING)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
-        """Keep the question box three lines high when the interface size changes."""
+        """Keep the question box's height in lines when the interface size changes."""
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._fit_question()

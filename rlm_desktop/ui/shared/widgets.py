@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject, QSize, Qt, QTimer, SignalInstance
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QToolButton,
     QWidget,
@@ -24,6 +26,42 @@ def plain_label(text: str = "") -> QLabel:
     label = QLabel(text)
     label.setTextFormat(Qt.TextFormat.PlainText)
     return label
+
+
+class ElidedLabel(QLabel):
+    """A one-line plain label that never holds its window wider: it takes the room it is given
+    and ends its text with "…" where that is too short, the whole text in its tooltip."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._full = ""
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        """Show `text`, elided to the present width."""
+        self._full = text
+        self.setToolTip(text)
+        self._elide()
+
+    def text(self) -> str:
+        """The whole text, as set (what is painted may end in "…")."""
+        return self._full
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        """Elide again for the new width."""
+        super().resizeEvent(event)
+        self._elide()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        """The whole text's size (it is shown whole where there is room)."""
+        metrics = self.fontMetrics()
+        return QSize(metrics.horizontalAdvance(self._full) + 4, super().sizeHint().height())
+
+    def _elide(self) -> None:
+        metrics = self.fontMetrics()
+        super().setText(metrics.elidedText(self._full, Qt.TextElideMode.ElideRight, self.width()))
 
 
 def note_label(text: str) -> QLabel:

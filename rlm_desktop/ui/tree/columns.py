@@ -38,6 +38,14 @@ def _call_text(node: CallNode, _run: RunInfo) -> str:
     return f"{node.kind.upper()} {fmt.short_id(node.call_id)}  {node.about()}"
 
 
+def _made_by(node: CallNode) -> str:
+    """Which of the parent's cells made the call, as a row's tooltip says it."""
+    parent = node.parent
+    if parent is None or not node.spawned_by:
+        return ""
+    return f", made by {parent.call_id}'s {node.spawned_by}"
+
+
 def _status_tooltip(node: CallNode) -> str | None:
     if not node.cell_errors:
         return None
@@ -74,7 +82,9 @@ COLUMNS: tuple[Column, ...] = (
         width=300,
         alarm=True,
         status_icon=True,
-        tooltip=lambda n: f"{n.kind.upper()} {n.call_id}\n{fmt.one_line(n.prompt, 500)}",
+        tooltip=lambda n: (
+            f"{n.kind.upper()} {n.call_id}{_made_by(n)}\n{fmt.one_line(n.prompt, 500)}"
+        ),
     ),
     Column("Model", lambda n, _r: fmt.model_name(n.model), width=120),
     Column(

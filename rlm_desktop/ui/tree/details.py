@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from html import escape
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
@@ -20,9 +20,22 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.review.call_tree import CallNode
 from rlm_desktop.ui.appearance.theme import monospace_font
 
+TEXT_LEAST_LINES = 2
+"""Lines a tab's text keeps when the window is short (the tree and console need the room)."""
+
+
+class _TextTab(QPlainTextEdit):
+    """A tab's read-only text, as low as `TEXT_LEAST_LINES` lines when room is short."""
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        """`TEXT_LEAST_LINES` lines and the frame (Qt's own takes room for two scroll bars)."""
+        least = super().minimumSizeHint()
+        lines = self.fontMetrics().lineSpacing() * TEXT_LEAST_LINES
+        return QSize(least.width(), min(least.height(), lines + 2 * self.frameWidth() + 4))
+
 
 def _text_tab(name: str) -> QPlainTextEdit:
-    edit = QPlainTextEdit()
+    edit = _TextTab()
     edit.setReadOnly(True)
     edit.setAccessibleName(name)
     edit.setFont(monospace_font())
@@ -97,6 +110,11 @@ class DetailPanel(QWidget):
             f"model {escape(fmt.model_and_id(node.model))}",  # a saved session's names are data
             f"status <b>{fmt.status_text(node.status)}</b>",
             f"depth {node.depth}",
+            *(
+                [f"made by {escape(node.parent.call_id)}'s {node.spawned_by}"]
+                if node.parent is not None and node.spawned_by
+                else []
+            ),
             f"{fmt.tokens(node.input_tokens)} in / {fmt.tokens(node.output_tokens)} out",
             node.cost_text,
             f"{fmt.seconds(node.duration(self.clock()))} wall",

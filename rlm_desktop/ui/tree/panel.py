@@ -9,7 +9,7 @@ actions.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QRect, Signal
+from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QRect, Signal
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QVBoxLayout, QWidget
 
 from rlm_desktop import formatting as fmt
@@ -24,6 +24,9 @@ from rlm_desktop.ui.tree.search_filter import SearchFilter
 AUTO_EXPAND_LEVELS = 2
 TICKING = tuple(number for number, column in enumerate(COLUMNS) if column.ticks)
 FILTER_SETTLE_MS = 150
+LEAST_ROWS = 4
+ROW_PADDING = 4
+"""Pixels a tree row takes beyond its text's height."""
 
 
 class TreePanel(QWidget):
@@ -80,6 +83,22 @@ class TreePanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(tools)
         layout.addWidget(self.view, 1)
+        self._fit_view()
+
+    def _fit_view(self) -> None:
+        """Keep room for the header and `LEAST_ROWS` calls, so a short window takes its room
+        from other panes (the run settings scroll instead) rather than from the tree."""
+        view = self.view
+        row = self.fontMetrics().height() + ROW_PADDING  # the view's may not have changed yet
+        bar = view.horizontalScrollBar().sizeHint().height()
+        frame = 2 * view.frameWidth()
+        view.setMinimumHeight(view.header().sizeHint().height() + LEAST_ROWS * row + bar + frame)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        """Fit the tree's least height to a new interface size."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_view()
 
     def _apply_filter(self) -> None:
         text = self.filter.text().strip()

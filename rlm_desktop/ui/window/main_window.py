@@ -31,6 +31,7 @@ from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.shared.actions import window_action
 from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.window.layout_memory import WindowLayout
+from rlm_desktop.ui.window.presentation import Presentation
 from rlm_desktop.ui.window.welcome import WelcomePage
 from rlm_desktop.ui.window.workspace import Workspace
 from rlm_desktop.ui.window.zoom import Zoom
@@ -207,9 +208,28 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         for action in zoom_actions:
             view_menu.addAction(action)
+        replay = replay_actions(self, ws.replay)
         replay_menu = bar.addMenu("Re&play")
-        for action in replay_actions(self, ws.replay):
+        for action in replay:
             replay_menu.addAction(action)
+        _play, _next_event, _previous_event, next_turn, previous_turn = replay
+        self.presentation = Presentation(
+            self,
+            ws,
+            self.zoom,
+            [(next_turn, "PgDown"), (previous_turn, "PgUp")],
+            self.refresh_console,
+        )
+        self.presentation_action = window_action(
+            self, "&Presentation", QKeySequence("F5"), lambda: None
+        )
+        self.presentation_action.setCheckable(True)
+        self.presentation_action.setToolTip(
+            "Full screen, large type, the tree and console first (F5 to leave)"
+        )
+        self.presentation_action.toggled.connect(self._present)
+        view_menu.addSeparator()
+        view_menu.addAction(self.presentation_action)
         help_menu = bar.addMenu("&Help")
         help_menu.addAction(self.welcome_action)
         help_menu.addAction(self.about_action)
@@ -303,6 +323,12 @@ class MainWindow(QMainWindow):
         dialog.providers.models_found.connect(self.starter.models.found)
         dialog.open()
         return dialog
+
+    def _present(self, active: bool) -> None:
+        """Enter or leave the Presentation view (from the welcome page too: it shows the run)."""
+        if active:
+            self.pages.setCurrentWidget(self.workspace)
+        self.presentation.set_active(active)
 
     def _zoom_in(self) -> None:
         if self.zoom.zoom_in():
@@ -532,6 +558,7 @@ class MainWindow(QMainWindow):
             self.starter.stop()
             asyncio.ensure_future(self._close_when_stopped())
             return
+        self.presentation_action.setChecked(False)  # the layout from before presenting is kept
         self.save_layout()
         self.shutdown()
         super().closeEvent(event)

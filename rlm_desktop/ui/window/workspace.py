@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from rlm_desktop.engine.events import Event
@@ -25,7 +25,7 @@ from rlm_desktop.ui.review.health_panel import HealthPanel
 from rlm_desktop.ui.run.answer_panel import AnswerPanel
 from rlm_desktop.ui.run.controls import RunControls
 from rlm_desktop.ui.shared.pacer import Pacer
-from rlm_desktop.ui.shared.widgets import plain_label, splitter
+from rlm_desktop.ui.shared.widgets import ElidedLabel, splitter
 from rlm_desktop.ui.timeline.pane import TimelinePane
 from rlm_desktop.ui.tree.details import CallInspector, DetailPanel
 from rlm_desktop.ui.tree.model import CallTreeModel
@@ -33,6 +33,15 @@ from rlm_desktop.ui.tree.panel import TreePanel
 
 TICK_MS = 500
 FIGURES_MS = 200
+
+
+class TakesWhatIsLeft(QSplitter):
+    """The tree, console and timeline: they ask only for their least height, so that the run
+    controls above them get their full height first, and they take all that is left."""
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        """The least height (and the natural width)."""
+        return QSize(super().sizeHint().width(), self.minimumSizeHint().height())
 
 
 class Workspace(QWidget):
@@ -53,7 +62,7 @@ class Workspace(QWidget):
         self.console = ConsoleView()
         self.answer = AnswerPanel()
         self.details.clock = lambda: self.model.tree.run.now()
-        self.review_label = plain_label()
+        self.review_label = ElidedLabel()
         self.review_label.setObjectName("banner")
         self.review_label.setAccessibleName("Review banner")
         self.new_run_button = QPushButton("Back to a new run")
@@ -82,11 +91,11 @@ class Workspace(QWidget):
         )
         self.timeline = TimelinePane(self.model)
         self.timeline.hide()
-        self.timeline_splitter = splitter(
-            Qt.Orientation.Vertical,
-            "timelineSplitter",
-            [(self.run_splitter, 3), (self.timeline, 1)],
-        )
+        self.timeline_splitter = TakesWhatIsLeft(Qt.Orientation.Vertical)
+        self.timeline_splitter.setObjectName("timelineSplitter")
+        for index, (pane, stretch) in enumerate([(self.run_splitter, 3), (self.timeline, 1)]):
+            self.timeline_splitter.addWidget(pane)
+            self.timeline_splitter.setStretchFactor(index, stretch)
         self.replay = ReplayController(self)
 
         center = QWidget()

@@ -5,10 +5,12 @@ available area (its frame counted) is not taken, and the status bar says why."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QApplication, QMainWindow
 
-from rlm_desktop.ui.appearance.theme import apply_fonts
+from rlm_desktop.ui.appearance.theme import apply_fonts, monospace_font
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.window.layout_memory import room_on_screen
 
@@ -28,6 +30,8 @@ class Zoom:
         self._app = app
         general = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
         self._default_points = general.pointSize()  # the platform's, whatever was chosen
+        self.persist = True
+        """Whether a step is saved as the Interface size (not while presenting)."""
 
     @property
     def points(self) -> int:
@@ -46,27 +50,57 @@ class Zoom:
         """The size the font has without a choice."""
         return self._set(self._default_points, chosen=0)
 
-    def _set(self, points: int, chosen: int | None = None) -> bool:
-        before = self.points
-        if points == before:
-            return False
+    def enlarge_to(self, points: int, room: Callable[[], bool] = lambda: True) -> int:
+        """The largest size up to `points` that fits and leaves `room` true, the code growing
+        by as many points (unsaved); the size reached. Sizes are tried by halving the range,
+        since each costs the whole window's restyling (about half a second at 2x)."""
+        start, code = self.points, monospace_font().pointSize()
+        low, high = start, min(points, LARGEST_POINTS)
+        while low < high:
+            middle = (low + high + 1) // 2
+            self._apply(middle, code + middle - start)
+            if self._fits() and room():
+                low = middle
+            else:
+                high = middle - 1
+        if self.points != low:
+            self._apply(low, code + low - start)
+        return low
+
+    def restore(self, points: int) -> None:
+        """Go back to `points` and the chosen code size (unsaved): those from before
+        `enlarge_to`."""
         self._apply(points)
-        if points > before and not self._fits():
-            self._apply(before)
+
+    def _set(self, points: int, chosen: int | None = None) -> bool:
+        if points == self.points:
+            return False
+        if not self._step(points):
             self._window.statusBar().showMessage(TOO_LARGE, 6000)
             return False
-        self._prefs.set("appearance/ui_font_size", points if chosen is None else chosen)
+        if self.persist:
+            self._prefs.set("appearance/ui_font_size", points if chosen is None else chosen)
         self._window.statusBar().showMessage(f"Interface size {points} pt", 2000)
         return True
 
-    def _apply(self, points: int) -> None:
+    def _step(self, points: int, code_points: int | None = None) -> bool:
+        """Apply `points` (and `code_points`, else the chosen code size); a larger size that
+        does not fit is taken back (False)."""
+        before, code_before = self.points, monospace_font().pointSize()
+        self._apply(points, code_points)
+        if points > before and not self._fits():
+            self._apply(before, code_before if code_points is not None else None)
+            return False
+        return True
+
+    def _apply(self, points: int, code_points: int | None = None) -> None:
         prefs = self._prefs
         apply_fonts(
             self._app,
             prefs.get_str("appearance/ui_font"),
             points,
             prefs.get_str("appearance/code_font"),
-            prefs.get_int("appearance/code_font_size"),
+            prefs.get_int("appearance/code_font_size") if code_points is None else code_points,
         )
         for _ in range(3):
             self._app.processEvents()  # layouts take the new font before the size is judged

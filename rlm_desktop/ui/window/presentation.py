@@ -1,0 +1,134 @@
+"""The Presentation view (View → Presentation, F5), for showing a run on a projector: the window
+full screen, the type as large as the screen allows (up to `PRESENT_POINTS`), the call tree and
+the console given the room (the documents pane, the run settings and the call details put
+away), and a clicker's Page Down / Page Up stepping a replay turn by turn.
+
+Leaving it (F5 again) puts back exactly what was there: the window's state, the type size, the
+panes and the splitters. Nothing of it is saved: the interface size chosen in Settings or by
+zooming stays the user's, and a window closed while presenting remembers the layout it had
+before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QByteArray, QRect, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+from rlm_desktop.ui.window.workspace import Workspace
+from rlm_desktop.ui.window.zoom import Zoom
+
+PRESENT_POINTS = 20
+"""The type size a presentation aims for; less where the screen has no room for it."""
+CONSOLE_SHARE = 0.55
+"""The share of the run area's width the console takes while presenting."""
+ENTERED = "Presenting: F5 leaves"
+
+
+@dataclass
+class _Before:
+    """What the presentation changed, to be put back."""
+
+    points: int
+    window_state: Qt.WindowState
+    geometry: QRect
+    splitters: dict[str, QByteArray] = field(default_factory=dict)
+    documents_shown: bool = True
+    settings_shown: bool = True
+    details_shown: bool = True
+
+
+class Presentation:
+    """Enters and leaves the Presentation view of `window`. `steps` are replay actions and the
+    key each also takes while presenting (a clicker's); `after_zoom` is called after each change
+    of type size (the console rebuilds its code boxes)."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        workspace: Workspace,
+        zoom: Zoom,
+        steps: Sequence[tuple[QAction, str]],
+        after_zoom: Callable[[], object],
+    ) -> None:
+        self._window = window
+        self._workspace = workspace
+        self._zoom = zoom
+        self._steps = steps
+        self._step_keys = [list(action.shortcuts()) for action, _key in steps]
+        self._after_zoom = after_zoom
+        self._before: _Before | None = None
+
+    @property
+    def active(self) -> bool:
+        """True while the window is in the Presentation view."""
+        return self._before is not None
+
+    def set_active(self, active: bool) -> None:
+        """Enter or leave the Presentation view."""
+        if active and self._before is None:
+            self._enter()
+        elif not active and self._before is not None:
+            self._leave(self._before)
+
+    def _enter(self) -> None:
+        window, ws = self._window, self._workspace
+        splitters = [*ws.splitters(), ws.timeline_splitter]
+        self._before = _Before(
+            points=self._zoom.points,
+            window_state=window.windowState(),
+            geometry=window.geometry(),
+            splitters={s.objectName(): s.saveState() for s in splitters},
+            documents_shown=not ws.documents.isHidden(),
+            settings_shown=not ws.controls.settings_area.isHidden(),
+            details_shown=not ws.details.isHidden(),
+        )
+        self._zoom.persist = False
+        window.showFullScreen()
+        ws.documents.hide()  # hidden, not folded: its least width then leaves room for type
+        ws.controls.settings_area.hide()
+        ws.details.hide()
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # restyling takes a moment
+        try:
+            self._zoom.enlarge_to(max(PRESENT_POINTS, self._zoom.points), self._console_has_room)
+            self._after_zoom()
+        finally:
+            QApplication.restoreOverrideCursor()
+        width = sum(ws.run_splitter.sizes())
+        ws.run_splitter.setSizes([round(width * (1 - CONSOLE_SHARE)), round(width * CONSOLE_SHARE)])
+        for (action, key), keys in zip(self._steps, self._step_keys, strict=True):
+            action.setShortcuts([*keys, QKeySequence(key)])
+        window.statusBar().showMessage(ENTERED, 8000)
+
+    def _console_has_room(self) -> bool:
+        """True while the tree, at its least, leaves the console its share of the width."""
+        ws = self._workspace
+        least = ws.inspector.minimumSizeHint().width()
+        return least <= ws.run_splitter.width() * (1 - CONSOLE_SHARE)
+
+    def _leave(self, before: _Before) -> None:
+        window, ws = self._window, self._workspace
+        for (action, _key), keys in zip(self._steps, self._step_keys, strict=True):
+            action.setShortcuts(keys)
+        self._zoom.restore(before.points)
+        self._zoom.persist = True
+        ws.documents.setVisible(before.documents_shown)
+        ws.controls.settings_area.setVisible(before.settings_shown)
+        ws.details.setVisible(before.details_shown)
+        if before.window_state & Qt.WindowState.WindowFullScreen:
+            pass  # it was full screen before presenting: it stays so
+        elif before.window_state & Qt.WindowState.WindowMaximized:
+            window.showMaximized()
+        else:
+            window.showNormal()
+            window.setGeometry(before.geometry)
+        for splitter in [*ws.splitters(), ws.timeline_splitter]:
+            state = before.splitters.get(splitter.objectName())
+            if state is not None:
+                splitter.restoreState(state)
+        self._before = None
+        self._after_zoom()
+        window.statusBar().clearMessage()
