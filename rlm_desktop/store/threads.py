@@ -77,3 +77,59 @@ def threaded(rows: Sequence[Row], links: dict[str, tuple[str, str]]) -> list[tup
         for place, row in enumerate(members):
             listed.append((row, place if first_is_root else place + 1))
     return listed
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One thread of the conversations sidebar: a question and the follow-ups that went on from
+    it, as the store has them."""
+
+    id: str
+    """The conversation's first session."""
+    title: str
+    """The first question."""
+    latest_id: str
+    """The newest session: what opening the conversation shows."""
+    questions: int
+    latest_status: str
+    latest_at: float
+    """When the newest session started (epoch seconds)."""
+
+
+EVALUATION_TRIALS = "evaluation_sessions"
+"""The table the evaluation harness tags its trials in (they are not a user's conversations)."""
+
+
+def conversations(store: Store, limit: int = 200) -> list[Conversation]:
+    """The user's conversations, the one asked in most recently first (at most `limit`);
+    evaluation trials left out."""
+    with store.lock:
+        conn = store.db.conn
+        trials = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [EVALUATION_TRIALS]
+        ).fetchone()
+        not_a_trial = f"id NOT IN (SELECT session_id FROM {EVALUATION_TRIALS})" if trials else "1"
+        found = conn.execute(
+            "SELECT coalesce(conversation_id, follows, id) AS thread, id, query, status,"
+            " coalesce(started_at, 0) FROM sessions"
+            f" WHERE {not_a_trial}"
+            " AND (settings IS NULL OR NOT json_valid(settings)"
+            " OR json_extract(settings, '$.evaluation_id') IS NULL)"
+            " ORDER BY started_at"
+        ).fetchall()
+    threads: dict[str, list[tuple[str, str, str, float]]] = {}
+    for thread, session_id, query, status, started in found:
+        threads.setdefault(thread, []).append((session_id, query or "", status or "", started))
+    listed = [
+        Conversation(
+            id=thread,
+            title=members[0][1],
+            latest_id=members[-1][0],
+            questions=len(members),
+            latest_status=members[-1][2],
+            latest_at=members[-1][3],
+        )
+        for thread, members in threads.items()
+    ]
+    listed.sort(key=lambda c: c.latest_at, reverse=True)
+    return listed[:limit]

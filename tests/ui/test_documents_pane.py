@@ -83,7 +83,7 @@ def test_files_dropped_from_a_file_manager_are_added(
     qtbot: QtBot, qloop: object, tmp_path: Path
 ) -> None:
     from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent, QDropEvent
 
     doc = tmp_path / "dropped.txt"
     doc.write_text("dropped text", encoding="utf-8")
@@ -99,6 +99,10 @@ def test_files_dropped_from_a_file_manager_are_added(
     )
     pane.dragEnterEvent(enter)
     assert enter.isAccepted()
+    assert pane.view.property("dropTarget") is True  # outlined while files are over it
+    pane.dragLeaveEvent(QDragLeaveEvent())
+    assert pane.view.property("dropTarget") is False
+    pane.dragEnterEvent(enter)
     drop = QDropEvent(
         QPointF(pane.rect().center()),
         Qt.DropAction.CopyAction,
@@ -107,6 +111,7 @@ def test_files_dropped_from_a_file_manager_are_added(
         Qt.KeyboardModifier.NoModifier,
     )
     pane.dropEvent(drop)
+    assert pane.view.property("dropTarget") is False
     qtbot.waitUntil(lambda: not pane.loading, timeout=10_000)
     assert [d.name for d in pane.documents()] == ["dropped.txt"]
     pane.set_read_only(True)

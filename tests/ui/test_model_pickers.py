@@ -132,3 +132,31 @@ def test_the_tree_names_a_call_by_its_model_s_short_name(qapp: object) -> None:
     tree.apply_events([call_started("r", "root", None, kind="rlm", model=f"openai/{GGUF}")])
     column = next(n for n, c in enumerate(COLUMNS) if c.title == "Model")
     assert tree.data(tree.index(0, column)) == SHORT
+
+
+def test_hosted_models_are_listed_only_for_providers_with_a_key(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
+    from rlm_desktop.providers import keys
+
+    window.prefs.set_base_url("local", scripted_server.base_url)
+    future = asyncio.ensure_future(window.starter.refresh_models())
+    qtbot.waitUntil(future.done, timeout=10_000)
+    assert window.workspace.controls.model_names.stringList() == ["openai/test-model"]
+
+    keys.set_key("anthropic", "sk-ant-test")  # into the test's in-memory keyring
+    future = asyncio.ensure_future(window.starter.refresh_models())
+    qtbot.waitUntil(future.done, timeout=10_000)
+    names = window.workspace.controls.model_names.stringList()
+    assert names[0] == "openai/test-model"
+    assert "anthropic/claude-haiku-4-5" in names
+    assert not any(name.startswith(("gemini/", "openrouter/")) for name in names[1:])
+    assert "openai/gpt-5-mini" not in names  # OpenAI has no key
+
+
+def test_with_nothing_set_up_every_model_is_listed(window: MainWindow, qtbot: QtBot) -> None:
+    future = asyncio.ensure_future(window.starter.refresh_models())
+    qtbot.waitUntil(future.done, timeout=10_000)
+    names = window.workspace.controls.model_names.stringList()
+    assert names[0] == "openai/gpt-5-mini"
+    assert len(names) > 500

@@ -158,3 +158,18 @@ def test_zoom_and_pan(window: MainWindow, qtbot: QtBot) -> None:
     assert not view.followed
     qtbot.mouseClick(ws.timeline.fit_button, Qt.MouseButton.LeftButton)
     assert view.followed
+
+
+def test_rows_are_labelled_with_their_calls_and_the_pane_opens_usable(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    fan_out = recorded(qtbot, FANOUT)
+    splitter = window.workspace.timeline_splitter
+    window.pages.setCurrentWidget(window.workspace)
+    splitter.setSizes([sum(splitter.sizes()), 0])  # as a pane dragged to a strip was left
+    ws, view = timeline_of(window, qtbot, fan_out.session_id)
+    ticks = view.rows_axis._tickLevels  # what the left axis was given to draw
+    assert ticks is not None
+    labels = dict(ticks[0])
+    assert labels == {row: node.call_id for row, node in enumerate(ws.model.tree.walk())}
+    assert ws.timeline.height() >= 0.29 * sum(splitter.sizes())

@@ -6,7 +6,15 @@ from dataclasses import dataclass
 from functools import cache
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontDatabase,
+    QGuiApplication,
+    QIcon,
+    QPainter,
+    QPalette,
+)
 from PySide6.QtWidgets import QApplication, QWidget
 
 from rlm_desktop.formatting import status_tone
@@ -180,6 +188,30 @@ def repolish(widget: QWidget) -> None:
 def icon(name: str) -> QIcon:
     """An icon from `resources/icons/NAME.svg`."""
     return QIcon(str(resource("icons", f"{name}.svg")))
+
+
+INKED_SIZES = (16, 24, 32, 48)
+"""The pixel sizes an inked icon is drawn at (2x screens pick the larger)."""
+
+
+def inked(source: QIcon, color: QColor) -> QIcon:
+    """`source`'s shape in `color`: the style's own media glyphs are dark, and would be dark on
+    dark in the dark theme."""
+    result = QIcon()
+    for size in INKED_SIZES:
+        for mode in (QIcon.Mode.Normal, QIcon.Mode.Disabled):
+            pixmap = source.pixmap(size, size)
+            if pixmap.isNull():
+                continue
+            painter = QPainter(pixmap)
+            painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
+            ink = QColor(color)
+            if mode == QIcon.Mode.Disabled:
+                ink.setAlphaF(0.35)
+            painter.fillRect(pixmap.rect(), ink)
+            painter.end()
+            result.addPixmap(pixmap, mode)
+    return result
 
 
 def status_icon(status: str) -> QIcon:

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QResizeEvent, QShortcut
+from PySide6.QtGui import (
+    QDragEnterEvent,
+    QDragLeaveEvent,
+    QDropEvent,
+    QKeySequence,
+    QResizeEvent,
+    QShortcut,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -32,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop.documents.model import Document, DocumentTotals, LoadResult
 from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS, DEFAULT_MODEL
-from rlm_desktop.ui.appearance.theme import monospace_font
+from rlm_desktop.ui.appearance.theme import monospace_font, repolish
 from rlm_desktop.ui.documents.coverage import CoverageBarDelegate, shade_read
 from rlm_desktop.ui.documents.model import COLUMNS, READ, DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.documents.skipped import SkippedList
@@ -98,7 +105,9 @@ class DocumentsPane(QWidget):
         self.view.setRootIsDecorated(False)
         self.view.setUniformRowHeights(True)
         self.view.setAlternatingRowColors(True)
-        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "memos/…-budget.md", not "memos/20…"
+        self.view.setTextElideMode(
+            Qt.TextElideMode.ElideMiddle
+        )  # "memos/…-budget.md", not "memos/20…"
         self.view.setAccessibleName("Documents")
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -377,12 +386,24 @@ class DocumentsPane(QWidget):
             self.view.setColumnHidden(column, narrow)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        """Accept files and folders dragged from a file manager."""
+        """Accept files and folders dragged from a file manager, and outline the list so the
+        user sees where they will land."""
         if event.mimeData().hasUrls() and not self.read_only:
             event.acceptProposedAction()
+            self._show_drop_target(True)
+
+    def dragLeaveEvent(self, event: QDragLeaveEvent) -> None:
+        """The drag went elsewhere: no outline."""
+        super().dragLeaveEvent(event)
+        self._show_drop_target(False)
+
+    def _show_drop_target(self, shown: bool) -> None:
+        self.view.setProperty("dropTarget", shown)
+        repolish(self.view)
 
     def dropEvent(self, event: QDropEvent) -> None:
         """Add the dropped files and folders."""
+        self._show_drop_target(False)
         paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
         if paths:
             event.acceptProposedAction()

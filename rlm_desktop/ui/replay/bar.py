@@ -3,7 +3,8 @@ run's time. It only shows a `ReplayPlayer`'s state and says what was asked of it
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.replay import NORMAL_SPEED, SPEEDS, ReplayPlayer, Speed
+from rlm_desktop.ui.appearance.theme import inked
 from rlm_desktop.ui.shared.widgets import ElidedLabel, tool_button
 
 SCRUB_STEPS_PER_S = 1000
@@ -36,7 +38,8 @@ class ReplayBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Replay")
-        style = self.style()
+        self._glyphs: dict[QToolButton, QStyle.StandardPixmap] = {}
+        """Each transport button's glyph, inked again in the text colour when the theme changes."""
         self.play_button = tool_button("Play", "Play the run back", self.play_requested.emit)
         pixmaps = QStyle.StandardPixmap
         self.previous_turn_button = self._button(
@@ -52,7 +55,7 @@ class ReplayBar(QWidget):
             "Next turn", "On to the end of the next turn", pixmaps.SP_MediaSkipForward
         )
         self.play_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.play_button.setIcon(style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay))
+        self._set_glyph(self.play_button, QStyle.StandardPixmap.SP_MediaPlay)
         self.speed = QComboBox()
         self.speed.setAccessibleName("Replay speed")
         self.speed.setToolTip("How fast the run plays; skip waits cuts every quiet stretch short")
@@ -88,9 +91,21 @@ class ReplayBar(QWidget):
     def _button(self, text: str, tip: str, pixmap: QStyle.StandardPixmap) -> QToolButton:
         button = tool_button(text, tip, self._step)
         button.setObjectName(text.lower().replace(" ", "_"))
-        button.setIcon(self.style().standardIcon(pixmap))
+        self._set_glyph(button, pixmap)
         button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
         return button
+
+    def _set_glyph(self, button: QToolButton, glyph: QStyle.StandardPixmap) -> None:
+        self._glyphs[button] = glyph
+        ink = self.palette().color(QPalette.ColorRole.ButtonText)
+        button.setIcon(inked(self.style().standardIcon(glyph), ink))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt's name)
+        """Ink the glyphs again for a new theme."""
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.StyleChange):
+            for button, glyph in self._glyphs.items():
+                self._set_glyph(button, glyph)
 
     def _step(self) -> None:
         button = self.sender()
@@ -116,7 +131,7 @@ class ReplayBar(QWidget):
         pixmap = (
             QStyle.StandardPixmap.SP_MediaPause if playing else QStyle.StandardPixmap.SP_MediaPlay
         )
-        self.play_button.setIcon(self.style().standardIcon(pixmap))
+        self._set_glyph(self.play_button, pixmap)
         total = len(player.events)
         self.previous_button.setEnabled(player.position > 0)
         self.previous_turn_button.setEnabled(player.position > 0)

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QLabel,
@@ -37,6 +37,34 @@ BARS_SHOWN = 2
 """Coverage bars shown at once; more documents scroll."""
 
 
+FINDING_ROWS_SHOWN = 6
+"""Rows of findings shown before the list scrolls: the console below keeps the room."""
+
+
+class FindingsTree(QTreeWidget):
+    """The findings, as high as their rows (up to `FINDING_ROWS_SHOWN`), not a fixed block:
+    one finding takes one line, and the console under the panel keeps the rest."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.itemExpanded.connect(lambda _item: self.updateGeometry())
+        self.itemCollapsed.connect(lambda _item: self.updateGeometry())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        """The shown rows' height, framed."""
+        heights: list[int] = []
+        item = self.topLevelItem(0)
+        while item is not None and len(heights) < FINDING_ROWS_SHOWN:
+            heights.append(max(self.visualItemRect(item).height(), self.fontMetrics().height()))
+            item = self.itemBelow(item)
+        rows = sum(heights) or self.fontMetrics().height()
+        return QSize(super().sizeHint().width(), rows + 2 * self.frameWidth() + 2)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        """One line."""
+        return QSize(super().minimumSizeHint().width(), self.fontMetrics().height() * 2)
+
+
 class HealthPanel(QWidget):
     """Findings and coverage of one run. `call_chosen(call_id, turn)` fires when a piece of
     evidence is clicked (`turn` is -1 for a call as a whole)."""
@@ -62,7 +90,7 @@ class HealthPanel(QWidget):
         self.bars_area.setWidgetResizable(True)
         self.bars_area.setFrameShape(QFrame.Shape.NoFrame)
         self.bars_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.findings = QTreeWidget()
+        self.findings = FindingsTree()
         self.findings.setHeaderHidden(True)
         self.findings.setWordWrap(True)
         self.findings.setAccessibleName("Findings")
@@ -72,7 +100,7 @@ class HealthPanel(QWidget):
         layout.addWidget(title)
         layout.addWidget(self.summary)
         layout.addWidget(self.bars_area)
-        layout.addWidget(self.findings, 1)
+        layout.addWidget(self.findings)
         self.report: HealthReport | None = None
         self._asked = 0
         self.checking: asyncio.Task[HealthReport | None] | None = None
@@ -136,6 +164,8 @@ class HealthPanel(QWidget):
             self.findings.addTopLevelItem(_finding_item(finding))
         self.findings.setVisible(bool(report.findings))
         self.show()
+        self.findings.updateGeometry()
+        QTimer.singleShot(0, self.findings.updateGeometry)  # once its rows are laid out
         self.reported.emit(report)
 
     def _show_coverage(self, report: HealthReport) -> None:

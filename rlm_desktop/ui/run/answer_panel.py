@@ -17,7 +17,15 @@ from PySide6.QtGui import (
     QTextCursor,
     QTextDocument,
 )
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTextBrowser, QVBoxLayout
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QTextBrowser,
+    QVBoxLayout,
+)
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import RunFinished
@@ -58,6 +66,8 @@ class AnswerPanel(QFrame):
         self.text.setFrameShape(QFrame.Shape.NoFrame)
         self.text.setStyleSheet("background: transparent;")
         self.stats.setWordWrap(True)
+        # Its longest word (the sandbox level) would otherwise set the window's least width.
+        self.stats.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.warnings = plain_label("")
         self.warnings.setObjectName("warningLabel")
         self.warnings.setAccessibleName("What could not be saved")
@@ -100,11 +110,13 @@ class AnswerPanel(QFrame):
             if finished.held_tokens
             else ""
         )
-        self.stats.setText(
-            f"{cost} · {fmt.tokens(tokens)} tokens{held} · {fmt.seconds(finished.wall_s)} · "
+        stats = (
+            f"{cost} · {fmt.tokens(tokens)} tokens{held} · {fmt.seconds(finished.wall_s)} in all · "
             f"{finished.sub_calls} sub-calls · depth {finished.max_depth_reached}"
             + (f" · sandbox {sandbox}" if sandbox else "")
         )
+        self.stats.setText(stats)
+        self.stats.setToolTip(stats)
         error = finished.error or ""
         if finished.http_status in AUTH_STATUS:
             error += f"\n\n{KEY_ADVICE}"

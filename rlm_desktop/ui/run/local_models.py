@@ -42,8 +42,17 @@ def discover(servers: list[Endpoint], local_key: str | None) -> dict[str, list[s
     return found
 
 
+def keyed_providers(catalog: list[str], extra: list[str]) -> set[str]:
+    """The hosted providers of `catalog` (and `extra`, added in Settings) that have a key (runs
+    in a worker thread: a keyring can be slow to answer)."""
+    providers = {registry.provider_for_model(name) for name in catalog} | set(extra)
+    return {name for name in providers if keys.get_key(name)}
+
+
 class ModelLists(QObject):
-    """What the model pickers list: local servers' models first, then litellm's names."""
+    """What the model pickers list: local servers' models first, then litellm's names of the
+    hosted providers that have a key (all of litellm's while nothing at all is set up, so a new
+    user still sees what there is to choose from)."""
 
     def __init__(self, controls: RunControls, prefs: Preferences, parent: QObject | None) -> None:
         super().__init__(parent)
@@ -51,11 +60,16 @@ class ModelLists(QObject):
         self.prefs = prefs
         self.local: dict[str, list[str]] = {}
         self.catalog: list[str] = []
+        self.keyed: set[str] | None = None
+        """The hosted providers with a key, once asked (None: not yet, list them all)."""
 
     def names(self) -> list[str]:
         """Every name the pickers offer, local servers' first, each once."""
         local = [name for found in self.local.values() for name in found]
-        return list(dict.fromkeys([*local, *self.catalog]))
+        hosted = self.catalog
+        if self.keyed is not None and (self.keyed or local):
+            hosted = [n for n in hosted if registry.provider_for_model(n) in self.keyed]
+        return list(dict.fromkeys([*local, *hosted]))
 
     async def refresh(self) -> list[str]:
         """Ask the configured local servers for their models and fill the pickers."""
@@ -64,6 +78,8 @@ class ModelLists(QObject):
         self.local = await loop.run_in_executor(None, discover, servers, keys.get_key("local"))
         if not self.catalog:
             self.catalog = await loop.run_in_executor(None, litellm_model_names, DEFAULT_MODEL)
+        extra = self.prefs.extra_providers()
+        self.keyed = await loop.run_in_executor(None, keyed_providers, self.catalog, extra)
         self.controls.set_model_names(self.names())
         self.adopt_local_server()
         return self.names()

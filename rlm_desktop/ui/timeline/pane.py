@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from rlm_desktop.review.call_tree import CallNode
 from rlm_desktop.review.timeline import layout
@@ -22,6 +22,8 @@ from rlm_desktop.ui.tree.model import CallTreeModel
 if TYPE_CHECKING:
     from rlm_desktop.ui.timeline.view import TimelineView
 
+FIRST_SHARE = 0.3
+"""The least share of the run area's height the timeline opens at."""
 REFRESH_MS = 250
 """The shortest pause between two redraws."""
 BUSY_SHARE = 10
@@ -104,8 +106,24 @@ class TimelinePane(QWidget):
             self.view.highlight(node)
 
     def toggle(self) -> None:
-        """Show the pane if hidden, hide it if shown."""
+        """Show the pane if hidden, hide it if shown; shown, it takes at least `FIRST_SHARE`
+        of its splitter's height (a pane dragged thin, or never sized, would be a strip)."""
         self.setVisible(not self.isVisible())
+        parent = self.parentWidget()
+        if self.isVisible() and isinstance(parent, QSplitter):
+            sizes = parent.sizes()
+            index = parent.indexOf(self)
+            total = sum(sizes)
+            wanted = max(self.minimumSizeHint().height(), round(total * FIRST_SHARE))
+            if sizes[index] < wanted:
+                others = total - wanted
+                rest = sum(size for i, size in enumerate(sizes) if i != index) or 1
+                parent.setSizes(
+                    [
+                        wanted if i == index else size * others // rest
+                        for i, size in enumerate(sizes)
+                    ]
+                )
 
     def zoom_in(self) -> None:
         """Twice as much detail on the time axis."""

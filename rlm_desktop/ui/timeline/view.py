@@ -17,6 +17,7 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QCursor, QPalette
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.review.call_tree import CallNode
 from rlm_desktop.review.timeline import BAR_HEIGHT, CELL_HEIGHT, Bar, CellBar, Timeline
 from rlm_desktop.ui.appearance.theme import DARK, colors
@@ -51,6 +52,18 @@ def bar_color(kind: str, tone: str) -> QColor:
     if tone == "running":
         color.setAlpha(120)
     return color
+
+
+LABELLED_ROWS = 80
+"""Up to this many rows, each is labelled with its call; beyond, every n-th, so labels stay
+legible and cheap."""
+
+
+def row_labels(timeline: Timeline) -> list[tuple[int, str]]:
+    """The left axis's labels: each row's call id (of a large run, every n-th row's)."""
+    bars = timeline.bars
+    step = max(1, -(-len(bars) // LABELLED_ROWS))
+    return [(bar.row, fmt.short_id(bar.node.call_id)) for bar in bars[::step]]
 
 
 def legend_html() -> str:
@@ -113,7 +126,8 @@ class TimelineView(QWidget):
         self.plot.setAccessibleName("Timeline plot")
         item = self.plot.getPlotItem()
         item.hideButtons()
-        item.hideAxis("left")
+        self.rows_axis = item.getAxis("left")
+        self.rows_axis.setStyle(tickLength=0)
         item.setLabel("bottom", "seconds since the run started")
         item.getAxis("bottom").enableAutoSIPrefix(False)  # not "(x0.001)" on a short run
         item.showGrid(x=True, y=False, alpha=0.2)
@@ -147,6 +161,7 @@ class TimelineView(QWidget):
         for failed, rects in cells.items():
             color = QColor(colors().error) if failed else kind_color("rlm").darker(160)
             self._draw(self.cell_items, failed, rects, color, z=5)
+        self.rows_axis.setTicks([row_labels(timeline)])
         if self.followed:
             self.fit()
 

@@ -51,6 +51,8 @@ class DetailPanel(QWidget):
         super().__init__(parent)
         self.node: CallNode | None = None
         self.clock = time.time
+        self.run_elapsed: Callable[[], float] | None = None
+        """The run's wall time so far, which the root call's own is compared with."""
         self.trace_source: Callable[[str], str] | None = None
         self.summary = QLabel("No call selected.")
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -99,6 +101,13 @@ class DetailPanel(QWidget):
             return
         self.messages.setPlainText(self.trace_source(self.node.call_id))
 
+    def _run_wall(self, node: CallNode) -> str:
+        """For the root: the run's time beside it (the answer card's figure, which counts the
+        run's start-up too, so the two differ)."""
+        if node.parent is not None or self.run_elapsed is None:
+            return ""
+        return f" (the run: {fmt.seconds(self.run_elapsed())} in all, its start-up included)"
+
     def refresh(self) -> None:
         """Update the facts, response and error of the shown call."""
         node = self.node
@@ -117,7 +126,7 @@ class DetailPanel(QWidget):
             ),
             f"{fmt.tokens(node.input_tokens)} in / {fmt.tokens(node.output_tokens)} out",
             node.cost_text,
-            f"{fmt.seconds(node.duration(self.clock()))} wall",
+            f"{fmt.seconds(node.duration(self.clock()))} wall" + self._run_wall(node),
             f"{fmt.seconds(node.provider_wait_s)} waiting for the model",
             f"{node.requests} request{'s' if node.requests != 1 else ''}",
         ]

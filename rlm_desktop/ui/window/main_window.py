@@ -15,6 +15,7 @@ from PySide6.QtGui import (
     QShowEvent,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QMainWindow,
     QMessageBox,
     QStackedWidget,
@@ -30,7 +31,7 @@ from rlm_desktop.ui.run.starter import RunStarter
 from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.shared.actions import window_action
 from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
-from rlm_desktop.ui.window.layout_memory import WindowLayout
+from rlm_desktop.ui.window.layout_memory import WindowLayout, available_area, room_on_screen
 from rlm_desktop.ui.window.presentation import Presentation
 from rlm_desktop.ui.window.welcome import WelcomePage
 from rlm_desktop.ui.window.workspace import Workspace
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
     from rlm_desktop.ui.settings.dialog import SettingsDialog
 
 TITLE = "RLM Desktop"
+CONVERSATIONS_SCREEN_WIDTH = 1600
+"""Logical pixels of screen width from which the conversations are shown at first start."""
 WARM_UP_DELAY_MS = 800
 """Start-up work waits this long after the first paint, so the window settles first."""
 
@@ -90,6 +93,12 @@ class MainWindow(QMainWindow):
         documents.folder_chosen.connect(lambda folder: self.prefs.set("window/last_folder", folder))
         with QSignalBlocker(self.documents_action):
             self.documents_action.setChecked(self.workspace.documents_shown())
+        if not self.workspace.documents_shown():
+            self.workspace.show_documents(False)  # left folded: hidden, as folding it now does
+        self._reviewed: str | None = None
+        self.conversations_action.setChecked(
+            self.prefs.get_bool("window/conversations", default=self._wide_screen())
+        )
         self.starter.apply_preferences()
         configured = self.provider_configured()
         self.pages.setCurrentWidget(self.workspace if configured else self.welcome)
@@ -189,6 +198,13 @@ class MainWindow(QMainWindow):
             lambda _pos, _index: self.documents_action.setChecked(ws.documents_shown())
         )
         view_actions.insert(0, self.documents_action)
+        self.conversations_action = window_action(
+            self, "Con&versations", QKeySequence("Ctrl+Shift+B"), lambda: None
+        )
+        self.conversations_action.setCheckable(True)
+        self.conversations_action.setToolTip("Your questions and their follow-ups, beside the run")
+        self.conversations_action.toggled.connect(self._show_conversations)
+        view_actions.insert(0, self.conversations_action)
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         for action in (self.add_files_action, self.add_folder_action, self.sessions_action):
@@ -247,6 +263,9 @@ class MainWindow(QMainWindow):
         )
         self.starter.unsaved.connect(ws.answer.show_warnings)
         ws.leave_review.connect(self.leave_review)
+        ws.conversations.open_requested.connect(self._open_conversation)
+        ws.conversations.new_requested.connect(self._new_conversation)
+        self.starter.run_finished.connect(self.refresh_conversations)
         self.welcome.open_settings.connect(lambda: self.show_settings("providers"))
         self.welcome.open_sample.connect(self.open_sample)
         self.welcome.skip.connect(lambda: self.pages.setCurrentWidget(self.workspace))
@@ -354,6 +373,8 @@ class MainWindow(QMainWindow):
 
     def _after_settings(self, before: RunDefaults) -> None:
         self.starter.apply_preferences(since=before)
+        if self._painted:  # keys and servers may have changed: the pickers list anew
+            asyncio.ensure_future(self.starter.refresh_models())
         self.refresh_console()
         self.fit_to_screen()  # a new interface size applies at once, within the screen
         if self.pages.currentWidget() is self.welcome and self.provider_configured():
@@ -381,6 +402,7 @@ class MainWindow(QMainWindow):
         dialog.open_session.connect(self.open_session)
         dialog.replay_session.connect(self.replay_session)
         dialog.compare_sessions.connect(self.compare_sessions)
+        dialog.finished.connect(lambda _code: self.refresh_conversations())  # some deleted
         dialog.open()
         return dialog
 
@@ -433,6 +455,9 @@ class MainWindow(QMainWindow):
             f"{fmt.status_text(head['status'])} · read-only"
         )
         self.workspace.begin_view(review=banner)
+        self._reviewed = str(head["id"])
+        settings = head.get("settings") or {}
+        self.workspace.conversations.mark(str(settings.get("conversation_id") or head["id"]))
         self.workspace.documents.show_saved(
             head.get("documents", []), store.document_texts(head["id"])
         )
@@ -449,6 +474,66 @@ class MainWindow(QMainWindow):
             self.workspace.replay.play()
         return True
 
+    def _wide_screen(self) -> bool:
+        """True where the screen has room for the conversations beside the run at first start."""
+        return available_area(self).width() >= CONVERSATIONS_SCREEN_WIDTH
+
+    def _show_conversations(self, shown: bool) -> None:
+        """Show or hide the conversations; where the screen has no room for them beside the
+        documents, the documents pane folds (and the status bar says so)."""
+        ws = self.workspace
+        ws.conversations.setVisible(shown)
+        self.prefs.set("window/conversations", shown)
+        if not shown:
+            return
+        room = room_on_screen(self).width()
+        QApplication.sendPostedEvents()  # the panes' new least sizes reach the window's layout
+        if self.minimumSizeHint().width() > room and ws.documents_shown():
+            self.documents_action.setChecked(False)
+            self.status.showMessage(
+                "The documents pane is folded to make room (View → Documents pane brings it back).",
+                8000,
+            )
+        if self._painted:
+            self.refresh_conversations()
+
+    def refresh_conversations(self) -> None:
+        """List the conversations again (after a run, a deletion, at start), if shown."""
+        pane = self.workspace.conversations
+        if pane.isHidden():
+            return
+        import sqlite3
+
+        from rlm_desktop.store.store import StoreError
+        from rlm_desktop.store.threads import conversations
+
+        try:
+            found = conversations(self.starter.store())
+        except (StoreError, sqlite3.Error, OSError) as error:
+            self.status.showMessage(f"The conversations cannot be read: {error}", 8000)
+            return
+        current = next((c.id for c in found if c.latest_id == self._reviewed), "")
+        pane.show_conversations(found, current)
+
+    def _open_conversation(self, session_id: str) -> None:
+        """Open a conversation's newest question (a sidebar choice); one gone since is dropped
+        from the list."""
+        if session_id == self._reviewed:
+            return
+        from rlm_desktop.store.store import SessionNotFound
+
+        try:
+            self.open_session(session_id)
+        except SessionNotFound:
+            self.status.showMessage("That conversation was deleted.", 6000)
+            self.refresh_conversations()
+
+    def _new_conversation(self) -> None:
+        if self.workspace.reviewing:
+            self.leave_review()
+        self.workspace.controls.question.clear()
+        self.workspace.controls.question.setFocus()
+
     def replay_session(self, session_id: str) -> bool:
         """Open a saved session and play it back from the start."""
         return self.open_session(session_id, play=True)
@@ -457,6 +542,8 @@ class MainWindow(QMainWindow):
         """Back to the live workspace after reviewing a saved session."""
         self.workspace.documents.restore_live()
         self.workspace.begin_view(None)
+        self._reviewed = None
+        self.workspace.conversations.mark("")
         self.status.clear_run()
         self.setWindowTitle(TITLE)
 
@@ -514,6 +601,7 @@ class MainWindow(QMainWindow):
             self._painted = True
             self.first_painted.emit()
             QTimer.singleShot(0, self._reload_documents)
+            QTimer.singleShot(WARM_UP_DELAY_MS, self.refresh_conversations)
             if self._warm_up:
                 QTimer.singleShot(WARM_UP_DELAY_MS, self.starter.warm_up)
                 QTimer.singleShot(WARM_UP_DELAY_MS, self.prime_view)

@@ -37,6 +37,7 @@ class _Before:
     geometry: QRect
     splitters: dict[str, QByteArray] = field(default_factory=dict)
     documents_shown: bool = True
+    conversations_shown: bool = False
     settings_shown: bool = True
     details_shown: bool = True
 
@@ -83,12 +84,14 @@ class Presentation:
             geometry=window.geometry(),
             splitters={s.objectName(): s.saveState() for s in splitters},
             documents_shown=not ws.documents.isHidden(),
+            conversations_shown=not ws.conversations.isHidden(),
             settings_shown=not ws.controls.settings_area.isHidden(),
             details_shown=not ws.details.isHidden(),
         )
         self._zoom.persist = False
         window.showFullScreen()
         ws.documents.hide()  # hidden, not folded: its least width then leaves room for type
+        ws.conversations.hide()
         ws.controls.settings_area.hide()
         ws.details.hide()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # restyling takes a moment
@@ -116,6 +119,7 @@ class Presentation:
         self._zoom.restore(before.points)
         self._zoom.persist = True
         ws.documents.setVisible(before.documents_shown)
+        ws.conversations.setVisible(before.conversations_shown)
         ws.controls.settings_area.setVisible(before.settings_shown)
         ws.details.setVisible(before.details_shown)
         if before.window_state & Qt.WindowState.WindowFullScreen:

@@ -24,6 +24,7 @@ from rlm_desktop.ui.replay.controller import ReplayController
 from rlm_desktop.ui.review.health_panel import HealthPanel
 from rlm_desktop.ui.run.answer_panel import AnswerPanel
 from rlm_desktop.ui.run.controls import RunControls
+from rlm_desktop.ui.sessions.conversations import ConversationsPane
 from rlm_desktop.ui.shared.pacer import Pacer
 from rlm_desktop.ui.shared.widgets import ElidedLabel, splitter
 from rlm_desktop.ui.timeline.pane import TimelinePane
@@ -62,6 +63,7 @@ class Workspace(QWidget):
         self.console = ConsoleView()
         self.answer = AnswerPanel()
         self.details.clock = lambda: self.model.tree.run.now()
+        self.details.run_elapsed = lambda: self.model.tree.run.elapsed()
         self.review_label = ElidedLabel()
         self.review_label.setObjectName("banner")
         self.review_label.setAccessibleName("Review banner")
@@ -111,9 +113,17 @@ class Workspace(QWidget):
         )
         self.main_splitter.setSizes([360, 1080])
         self.run_splitter.setSizes([620, 460])
+        self.conversations = ConversationsPane()
+        self.conversations.hide()
+        self.outer_splitter = splitter(
+            Qt.Orientation.Horizontal,
+            "conversationsSplitter",
+            [(self.conversations, 0), (self.main_splitter, 1)],
+        )
+        self.outer_splitter.setChildrenCollapsible(False)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 0)
-        layout.addWidget(self.main_splitter)
+        layout.addWidget(self.outer_splitter)
 
         self.bridge.batch.connect(self.apply_events)
         self.tree_panel.call_selected.connect(self._select)
@@ -136,10 +146,12 @@ class Workspace(QWidget):
         return not self.documents.isHidden() and self.main_splitter.sizes()[0] > 0
 
     def show_documents(self, shown: bool) -> None:
-        """Open the documents pane to a quarter of the width (at least its least), or shut it."""
+        """Open the documents pane to a quarter of the width (at least its least), or shut it
+        (hidden, so the window's least width is the run's alone)."""
         total = sum(self.main_splitter.sizes())
         if not shown:
             self.main_splitter.setSizes([0, total])
+            self.documents.hide()  # hidden too: a folded pane's least width would still count
         elif not self.documents_shown():
             self.documents.show()
             width = min(total // 2, max(self.documents.minimumSizeHint().width(), total // 4))
@@ -147,7 +159,13 @@ class Workspace(QWidget):
 
     def splitters(self) -> list[QSplitter]:
         """The splitters whose positions are remembered."""
-        return [self.main_splitter, self.run_splitter, self.inspector, self.documents.splitter]
+        return [
+            self.outer_splitter,
+            self.main_splitter,
+            self.run_splitter,
+            self.inspector,
+            self.documents.splitter,
+        ]
 
     def begin_view(self, review: str | None = None) -> None:
         """Clear the tree, console and answer for a new run, or to review a saved one."""
