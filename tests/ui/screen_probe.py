@@ -5,7 +5,7 @@ screen's size is fixed when Qt starts).
 `{"screen": [x, y, w, h], "frame": [...], "window": [...], "states": {state: {control:
 {"rect": [...], "visible": bool}}}}`: rectangles in global coordinates, `screen` being the
 available area; one state with the budget folded, one with it open and a problem shown, one with
-the timeline shown too. A run setting the window had no room for is scrolled into view (the
+the timeline shown too, and one with the conversations sidebar as well. A run setting the window had no room for is scrolled into view (the
 settings scroll when the window is short) and marked `scrolled`. On a real X display the report waits for the window manager to frame the
 window (`framed` says whether it did), since the frame is what must fit.
 """
@@ -53,6 +53,10 @@ def _controls(window: MainWindow) -> dict[str, dict[str, object]]:
         "console": ws.console,
         "documents": ws.documents,
     }
+    if not ws.conversations.isHidden():
+        widgets["conversations"] = ws.conversations
+    if ws.documents.isHidden():  # folded to make room for the conversations, and said so
+        del widgets["documents"]
     if ws.controls.budget.is_open:
         widgets["max_cost"] = ws.controls.max_cost
         widgets["timeout"] = ws.controls.timeout
@@ -119,6 +123,10 @@ def main() -> int:
     settle(app)
     states["timeline"] = _controls(window)
     frames["timeline"] = _rect(window.frameGeometry())
+    window.conversations_action.setChecked(True)
+    settle(app)
+    states["conversations"] = _controls(window)
+    frames["conversations"] = _rect(window.frameGeometry())
     screen = window.screen().availableGeometry()
     report = {
         "framed": framed,

@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.evaluation.records import EvaluationRecords
 from rlm_desktop.ui.sessions.conversations import LATEST_ROLE
 from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.window.conversations_link import WIDE_SCREEN_PX
 from rlm_desktop.ui.window.layout_memory import room_on_screen
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.scripted_rlm import repl, scripted
@@ -109,7 +110,14 @@ def test_showing_the_sidebar_keeps_the_window_on_its_screen(
     window.conversations_action.setChecked(True)
     qtbot.wait(100)
     room = room_on_screen(window).width()
+    assert room < WIDE_SCREEN_PX  # the offscreen screen is narrow: the two panes take turns
     assert window.minimumSizeHint().width() <= room
-    if not window.documents_action.isChecked():  # this screen had no room for both
-        assert "documents pane is folded" in window.statusBar().currentMessage()
-        assert window.workspace.documents.isHidden()
+    assert not window.documents_action.isChecked()
+    assert "documents pane is folded" in window.statusBar().currentMessage()
+    assert window.workspace.documents.isHidden()
+
+    window.documents_action.setChecked(True)  # and back: the sidebar makes way
+    assert not window.workspace.documents.isHidden()
+    assert not window.conversations_action.isChecked()
+    assert window.workspace.conversations.isHidden()
+    assert "conversations are put away" in window.statusBar().currentMessage()

@@ -272,3 +272,16 @@ def test_running_clocks_are_repainted_where_they_show(qtbot: QtBot) -> None:
     assert any(rect.contains(root_row) for rect in paints.rects), "the clock's cell is repainted"
     assert all(clock.contains(rect) for rect in paints.rects), "and only the clock column"
     viewport.removeEventFilter(paints)
+
+
+def test_a_narrowed_tree_keeps_the_status_beside_the_call_column(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    panel.model.apply_events(list(synthetic_run(fanout=3)))
+    view = panel.view
+    view.setColumnWidth(0, 300)
+    panel.resize(420, 300)
+    qtbot.waitUntil(lambda: view.viewport().width() < 420)
+    status = next(i for i, column in enumerate(COLUMNS) if column.title == "Status")
+    right = view.columnViewportPosition(status) + view.columnWidth(status)
+    assert view.columnWidth(0) < 300
+    assert right <= view.viewport().width()  # the status is in sight, unscrolled

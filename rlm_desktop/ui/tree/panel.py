@@ -61,6 +61,7 @@ class TreePanel(QWidget):
         )
 
         self.view = PinnedTreeView()
+        self.view.keep_in_sight = next(i for i, c in enumerate(COLUMNS) if c.title == "Status")
         self.view.setModel(model)
         self.view.setAccessibleName("Call tree")
         header = self.view.header()

@@ -25,6 +25,9 @@ from PySide6.QtWidgets import (
 
 from rlm_desktop.ui.shared.indexes import Index
 
+FIRST_LEAST_PX = 160
+"""The pinned column narrows for the columns beside it no further than this."""
+
 
 class _FirstColumnHeight(QStyledItemDelegate):
     """Rows as tall as their first column (with its icon), whichever columns are in sight.
@@ -59,6 +62,8 @@ class PinnedTreeView(QTreeView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.keep_in_sight = 0
+        """How many columns after the first a narrowing view keeps in sight."""
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -160,8 +165,14 @@ class PinnedTreeView(QTreeView):
             self.setColumnWidth(0, new)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        """Keep the pinned column over the left edge."""
+        """Keep the pinned column over the left edge; as the view narrows, the column gives
+        way (down to `FIRST_LEAST_PX`) so the `keep_in_sight` columns after it stay in view."""
         super().resizeEvent(event)
+        if event.size().width() < event.oldSize().width() or event.oldSize().width() < 0:
+            beside = sum(self.columnWidth(c) for c in range(1, self.keep_in_sight + 1))
+            cap = max(FIRST_LEAST_PX, self.viewport().width() - beside)
+            if self.columnWidth(0) > cap:
+                self.setColumnWidth(0, cap)
         if self.is_pinned:
             self._place()
 

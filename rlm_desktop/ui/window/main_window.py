@@ -15,7 +15,6 @@ from PySide6.QtGui import (
     QShowEvent,
 )
 from PySide6.QtWidgets import (
-    QApplication,
     QMainWindow,
     QMessageBox,
     QStackedWidget,
@@ -31,7 +30,8 @@ from rlm_desktop.ui.run.starter import RunStarter
 from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.shared.actions import window_action
 from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
-from rlm_desktop.ui.window.layout_memory import WindowLayout, available_area, room_on_screen
+from rlm_desktop.ui.window.conversations_link import ConversationsLink
+from rlm_desktop.ui.window.layout_memory import WindowLayout
 from rlm_desktop.ui.window.presentation import Presentation
 from rlm_desktop.ui.window.welcome import WelcomePage
 from rlm_desktop.ui.window.workspace import Workspace
@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from rlm_desktop.ui.settings.dialog import SettingsDialog
 
 TITLE = "RLM Desktop"
-CONVERSATIONS_SCREEN_WIDTH = 1600
-"""Logical pixels of screen width from which the conversations are shown at first start."""
 WARM_UP_DELAY_MS = 800
 """Start-up work waits this long after the first paint, so the window settles first."""
 
@@ -95,15 +93,20 @@ class MainWindow(QMainWindow):
             self.documents_action.setChecked(self.workspace.documents_shown())
         if not self.workspace.documents_shown():
             self.workspace.show_documents(False)  # left folded: hidden, as folding it now does
-        self._reviewed: str | None = None
-        self.conversations_action.setChecked(
-            self.prefs.get_bool("window/conversations", default=self._wide_screen())
-        )
+        self.conversations = ConversationsLink(self, self)
+        self.conversations_action.toggled.connect(self.conversations.show)
+        self.documents_action.toggled.connect(self.conversations.documents_toggled)
+        self.conversations_action.setChecked(self.conversations.shown_at_start())
         self.starter.apply_preferences()
         configured = self.provider_configured()
         self.pages.setCurrentWidget(self.workspace if configured else self.welcome)
         self.status.setVisible(configured)
         self.workspace.begin_view(None)
+
+    @property
+    def painted(self) -> bool:
+        """True once the window was first painted (start-up work waits for it)."""
+        return self._painted
 
     def provider_configured(self) -> bool:
         """True once a local server is set up or any provider has a key.
@@ -203,7 +206,6 @@ class MainWindow(QMainWindow):
         )
         self.conversations_action.setCheckable(True)
         self.conversations_action.setToolTip("Your questions and their follow-ups, beside the run")
-        self.conversations_action.toggled.connect(self._show_conversations)
         view_actions.insert(0, self.conversations_action)
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
@@ -263,9 +265,6 @@ class MainWindow(QMainWindow):
         )
         self.starter.unsaved.connect(ws.answer.show_warnings)
         ws.leave_review.connect(self.leave_review)
-        ws.conversations.open_requested.connect(self._open_conversation)
-        ws.conversations.new_requested.connect(self._new_conversation)
-        self.starter.run_finished.connect(self.refresh_conversations)
         self.welcome.open_settings.connect(lambda: self.show_settings("providers"))
         self.welcome.open_sample.connect(self.open_sample)
         self.welcome.skip.connect(lambda: self.pages.setCurrentWidget(self.workspace))
@@ -402,7 +401,7 @@ class MainWindow(QMainWindow):
         dialog.open_session.connect(self.open_session)
         dialog.replay_session.connect(self.replay_session)
         dialog.compare_sessions.connect(self.compare_sessions)
-        dialog.finished.connect(lambda _code: self.refresh_conversations())  # some deleted
+        dialog.finished.connect(lambda _code: self.conversations.refresh())  # some deleted
         dialog.open()
         return dialog
 
@@ -455,9 +454,7 @@ class MainWindow(QMainWindow):
             f"{fmt.status_text(head['status'])} · read-only"
         )
         self.workspace.begin_view(review=banner)
-        self._reviewed = str(head["id"])
-        settings = head.get("settings") or {}
-        self.workspace.conversations.mark(str(settings.get("conversation_id") or head["id"]))
+        self.conversations.opened(head)
         self.workspace.documents.show_saved(
             head.get("documents", []), store.document_texts(head["id"])
         )
@@ -474,66 +471,6 @@ class MainWindow(QMainWindow):
             self.workspace.replay.play()
         return True
 
-    def _wide_screen(self) -> bool:
-        """True where the screen has room for the conversations beside the run at first start."""
-        return available_area(self).width() >= CONVERSATIONS_SCREEN_WIDTH
-
-    def _show_conversations(self, shown: bool) -> None:
-        """Show or hide the conversations; where the screen has no room for them beside the
-        documents, the documents pane folds (and the status bar says so)."""
-        ws = self.workspace
-        ws.conversations.setVisible(shown)
-        self.prefs.set("window/conversations", shown)
-        if not shown:
-            return
-        room = room_on_screen(self).width()
-        QApplication.sendPostedEvents()  # the panes' new least sizes reach the window's layout
-        if self.minimumSizeHint().width() > room and ws.documents_shown():
-            self.documents_action.setChecked(False)
-            self.status.showMessage(
-                "The documents pane is folded to make room (View → Documents pane brings it back).",
-                8000,
-            )
-        if self._painted:
-            self.refresh_conversations()
-
-    def refresh_conversations(self) -> None:
-        """List the conversations again (after a run, a deletion, at start), if shown."""
-        pane = self.workspace.conversations
-        if pane.isHidden():
-            return
-        import sqlite3
-
-        from rlm_desktop.store.store import StoreError
-        from rlm_desktop.store.threads import conversations
-
-        try:
-            found = conversations(self.starter.store())
-        except (StoreError, sqlite3.Error, OSError) as error:
-            self.status.showMessage(f"The conversations cannot be read: {error}", 8000)
-            return
-        current = next((c.id for c in found if c.latest_id == self._reviewed), "")
-        pane.show_conversations(found, current)
-
-    def _open_conversation(self, session_id: str) -> None:
-        """Open a conversation's newest question (a sidebar choice); one gone since is dropped
-        from the list."""
-        if session_id == self._reviewed:
-            return
-        from rlm_desktop.store.store import SessionNotFound
-
-        try:
-            self.open_session(session_id)
-        except SessionNotFound:
-            self.status.showMessage("That conversation was deleted.", 6000)
-            self.refresh_conversations()
-
-    def _new_conversation(self) -> None:
-        if self.workspace.reviewing:
-            self.leave_review()
-        self.workspace.controls.question.clear()
-        self.workspace.controls.question.setFocus()
-
     def replay_session(self, session_id: str) -> bool:
         """Open a saved session and play it back from the start."""
         return self.open_session(session_id, play=True)
@@ -542,8 +479,7 @@ class MainWindow(QMainWindow):
         """Back to the live workspace after reviewing a saved session."""
         self.workspace.documents.restore_live()
         self.workspace.begin_view(None)
-        self._reviewed = None
-        self.workspace.conversations.mark("")
+        self.conversations.left()
         self.status.clear_run()
         self.setWindowTitle(TITLE)
 
@@ -601,7 +537,7 @@ class MainWindow(QMainWindow):
             self._painted = True
             self.first_painted.emit()
             QTimer.singleShot(0, self._reload_documents)
-            QTimer.singleShot(WARM_UP_DELAY_MS, self.refresh_conversations)
+            QTimer.singleShot(WARM_UP_DELAY_MS, self.conversations.refresh)
             if self._warm_up:
                 QTimer.singleShot(WARM_UP_DELAY_MS, self.starter.warm_up)
                 QTimer.singleShot(WARM_UP_DELAY_MS, self.prime_view)
