@@ -213,8 +213,8 @@ async def main_async(window: Any, server: Any) -> None:
 
 
 async def review_windows(window: Any) -> None:
-    """What a reviewer and a presenter open: the timeline, a replay mid-way, the dashboard,
-    two runs compared, and the evaluation page."""
+    """What a reviewer and a presenter open: the timeline, a replay mid-way and presented, the
+    conversations, the dashboard, two runs compared, and the evaluation page."""
     from rlm_desktop.paths import database_path
     from rlm_desktop.store import Store
 
@@ -236,6 +236,16 @@ async def review_windows(window: Any) -> None:
     window.workspace.replay.pause()
     await pump(0.3)
     save(window, "replay")
+    window.presentation_action.trigger()
+    await pump(1.5)
+    save(window, "presentation")
+    window.presentation_action.trigger()
+    await pump(0.8)
+    window.conversations_action.setChecked(True)
+    window.open_session(incidents)
+    await pump(1.0)
+    save(window, "conversations")
+    window.conversations_action.setChecked(False)
     dashboard = window.show_dashboard()
     await pump(1.5)
     save(dashboard, "dashboard")
