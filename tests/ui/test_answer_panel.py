@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QPalette
@@ -11,6 +12,8 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.engine import events as ev
 from rlm_desktop.ui.appearance.theme import LIGHT, style_sheet
 from rlm_desktop.ui.run.answer_panel import AnswerPanel
+from rlm_desktop.ui.window.main_window import MainWindow
+from tests.scripted_server import Reply, ScriptedServer
 
 
 def _finished(status: ev.RunStatus, answer: str = "", error: str | None = None) -> ev.RunFinished:
@@ -117,3 +120,25 @@ def test_a_run_without_an_answer_says_why_first_then_a_labelled_excerpt(
     assert left.startswith(f"{label}\nThe ledger shows amounts.")
     assert len(left) < 800
     assert panel.title.text() == "No answer (timed out)"
+
+
+def test_a_failure_after_retries_says_so_on_its_card(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer, tmp_path: Path
+) -> None:
+    from tests.ui.test_end_to_end import prepare
+    from tests.ui.test_follow_up import run_and_wait
+
+    scripted_server.respond_with(
+        lambda _request: Reply(status=500, content="down", headers={"Retry-After": "0"})
+    )
+    notes = tmp_path / "notes.txt"
+    notes.write_text("a note\n", encoding="utf-8")
+    prepare(window, qtbot, scripted_server, "What does the note say?", [notes])
+    run_and_wait(window, qtbot)
+    card = window.workspace.answer
+    retried = sum(node.retries for node in window.workspace.model.tree.walk())
+    assert retried > 0
+    assert card.tone == "error"
+    assert f"{retried:,} requests were sent again before the run gave up" in (
+        card.text.toPlainText()
+    )

@@ -34,3 +34,19 @@ def test_cost_with_and_without_prices(qtbot: QtBot) -> None:
     bar.update_from(tree)
     assert bar.cost.text() == "Cost $0.250 of $1.00"
     assert bar.cost.toolTip() == ""
+
+
+def test_a_long_message_is_read_whole_and_the_figures_come_back(qtbot: QtBot) -> None:
+    bar = RunStatusBar()
+    qtbot.addWidget(bar)
+    bar.resize(600, 30)
+    bar.show()
+    figures = (bar.elapsed, bar.cost, bar.tokens, bar.calls)
+    for label, text in zip(figures, ("Elapsed 6.51 s", "Cost $0 of $1.00", "Tokens 645", "Sub-calls 0 running · 4 done"), strict=True):  # fmt: skip
+        label.setText(text)
+    bar.showMessage("Saved")
+    assert all(label.isVisible() for label in figures)  # a short one fits beside them
+    bar.showMessage("The documents pane is folded to make room (View → Documents pane brings it back).")  # fmt: skip
+    assert not any(label.isVisible() for label in figures)
+    bar.clearMessage()
+    assert all(label.isVisible() for label in figures)

@@ -88,8 +88,9 @@ class AnswerPanel(QFrame):
         self.answer = ""
         self.hide()
 
-    def show_result(self, finished: RunFinished) -> None:
-        """Show how the run ended."""
+    def show_result(self, finished: RunFinished, retries: int = 0) -> None:
+        """Show how the run ended; `retries` (the requests sent again in the run) are told on a
+        failure's card, since a failure after retries is the provider's, not a first mishap."""
         self.answer = finished.answer
         self.tone = fmt.status_tone(finished.status)
         answered = finished.answer_kind == "answer"
@@ -120,6 +121,11 @@ class AnswerPanel(QFrame):
         error = finished.error or ""
         if finished.http_status in AUTH_STATUS:
             error += f"\n\n{KEY_ADVICE}"
+        if error and retries:
+            error += (
+                f"\n\n{fmt.plural(retries, 'request was', 'requests were')} sent again before "
+                "the run gave up (each call's details count its retries)."
+            )
         if answered:
             self._show_text(finished.answer, error)
         else:

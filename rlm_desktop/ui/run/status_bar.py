@@ -34,6 +34,7 @@ class RunStatusBar(QStatusBar):
             "sub_calls": self.calls,
             "seconds": self.elapsed,
         }
+        self.messageChanged.connect(self._fit_message)
         self.watch: CapWatch | None = None
         """The caps of the live run, to say when it passes half and four fifths of one (its
         figures are shown a few times a second, so a mark passed just before the end is said
@@ -46,6 +47,16 @@ class RunStatusBar(QStatusBar):
         label.setAccessibleName(name)
         self.addPermanentWidget(label)
         return label
+
+    def _fit_message(self, text: str) -> None:
+        """A message too long for the room the figures leave hides them while it is shown
+        (it had been cut to its first word at 1024 px); they come back when it goes."""
+        figures = (self.elapsed, self.cost, self.tokens, self.calls)
+        shown = sum(label.sizeHint().width() for label in figures if label.text())
+        room = self.width() - shown - 40
+        crowded = bool(text) and self.fontMetrics().horizontalAdvance(text) > room
+        for label in figures:
+            label.setHidden(crowded)
 
     def clear_run(self) -> None:
         """No run in view."""

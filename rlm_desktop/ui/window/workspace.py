@@ -203,7 +203,8 @@ class Workspace(QWidget):
                 self.console.limit = limit
         finished = self.model.tree.run.finished
         if finished is not None and changes.run and not self.answer.isVisible():
-            self.answer.show_result(finished)
+            retries = sum(node.retries for node in self.model.tree.walk())
+            self.answer.show_result(finished, retries)
             self._tick.stop()
         if changes.run:
             self._pace(self._figures_pacer, ended)
