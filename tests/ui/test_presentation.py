@@ -10,6 +10,7 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.engine.events import TurnExecuted
 from rlm_desktop.ui.appearance.theme import monospace_font
 from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.tree.columns import COLUMNS
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.recorded_runs import TURNS
 from tests.ui.test_replay import opened, recorded
@@ -25,6 +26,7 @@ def _layout(window: MainWindow) -> dict[str, object]:
         "presenting": window.presentation.active,
         "window state": window.windowState(),
         "splitters": [s.sizes() for s in ws.splitters()],
+        "columns": [ws.tree_panel.view.isColumnHidden(n) for n in range(len(COLUMNS))],
     }
 
 
@@ -50,6 +52,9 @@ def test_presenting_enlarges_the_type_and_gives_the_room_to_the_tree_and_console
     assert not now["details"]
     assert monospace_font().pointSize() > code_points  # the code grows with the text
     assert window.workspace.tree_panel.view.isVisible()
+    view = window.workspace.tree_panel.view
+    shown = [c.title for n, c in enumerate(COLUMNS) if not view.isColumnHidden(n)]
+    assert shown == ["Call", "Status", "Time"]  # what an audience reads
     assert window.workspace.console.width() > console_before
     assert window.prefs.get_int("appearance/ui_font_size") == saved_size  # not the user's choice
     assert "F5" in window.statusBar().currentMessage()

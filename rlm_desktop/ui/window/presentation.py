@@ -18,11 +18,14 @@ from PySide6.QtCore import QByteArray, QRect, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow
 
+from rlm_desktop.ui.tree.columns import COLUMNS
 from rlm_desktop.ui.window.workspace import Workspace
 from rlm_desktop.ui.window.zoom import Zoom
 
 PRESENT_POINTS = 20
 """The type size a presentation aims for; less where the screen has no room for it."""
+PRESENTED_COLUMNS = ("Call", "Status", "Time")
+"""The tree's columns an audience reads; the others are put away while presenting."""
 CONSOLE_SHARE = 0.55
 """The share of the run area's width the console takes while presenting."""
 ENTERED = "Presenting: F5 leaves"
@@ -36,6 +39,7 @@ class _Before:
     window_state: Qt.WindowState
     geometry: QRect
     splitters: dict[str, QByteArray] = field(default_factory=dict)
+    header: QByteArray = field(default_factory=QByteArray)
     documents_shown: bool = True
     conversations_shown: bool = False
     settings_shown: bool = True
@@ -83,6 +87,7 @@ class Presentation:
             window_state=window.windowState(),
             geometry=window.geometry(),
             splitters={s.objectName(): s.saveState() for s in splitters},
+            header=ws.tree_panel.view.header().saveState(),
             documents_shown=not ws.documents.isHidden(),
             conversations_shown=not ws.conversations.isHidden(),
             settings_shown=not ws.controls.settings_area.isHidden(),
@@ -102,9 +107,20 @@ class Presentation:
             QApplication.restoreOverrideCursor()
         width = sum(ws.run_splitter.sizes())
         ws.run_splitter.setSizes([round(width * (1 - CONSOLE_SHARE)), round(width * CONSOLE_SHARE)])
+        self._present_columns()
         for (action, key), keys in zip(self._steps, self._step_keys, strict=True):
             action.setShortcuts([*keys, QKeySequence(key)])
         window.statusBar().showMessage(ENTERED, 8000)
+
+    def _present_columns(self) -> None:
+        """The tree shows the call, its status and its time, the call's text taking the room."""
+        view = self._workspace.tree_panel.view
+        for number, column in enumerate(COLUMNS):
+            view.setColumnHidden(number, column.title not in PRESENTED_COLUMNS)
+        others = sum(
+            view.columnWidth(n) for n in range(1, len(COLUMNS)) if not view.isColumnHidden(n)
+        )
+        view.setColumnWidth(0, max(view.columnWidth(0), view.viewport().width() - others))
 
     def _console_has_room(self) -> bool:
         """True while the tree, at its least, leaves the console its share of the width."""
@@ -129,6 +145,7 @@ class Presentation:
         else:
             window.showNormal()
             window.setGeometry(before.geometry)
+        ws.tree_panel.view.header().restoreState(before.header)
         for splitter in [*ws.splitters(), ws.timeline_splitter]:
             state = before.splitters.get(splitter.objectName())
             if state is not None:
