@@ -1,6 +1,6 @@
-"""The history of all saved runs, with no Qt: how cost, wall time and sub-calls are spread
-(median, p90, p99, max and a histogram), what each model, depth setting and profile cost, and
-which runs sit in the tail.
+"""The history of all saved runs, with no Qt: how cost, wall time, tokens and sub-calls are
+spread (median, p90, p99, max and a histogram), what each model, depth setting and profile
+cost or took, and which runs sit in the tail.
 
 `load_history(store, HistoryFilter(...))` reads through `store.history_queries`; `History` is
 plain data that the dashboard draws.
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "METRICS",
+    "RESOLUTION",
     "Distribution",
     "FilterChoices",
     "Group",
@@ -56,6 +57,8 @@ class RunSummary:
     wall_s: float | None
     sub_calls: int
     started_at: float | None
+    tokens: int = 0
+    """Input and output tokens of all the run's calls."""
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> RunSummary:
@@ -72,16 +75,21 @@ class RunSummary:
             wall_s=row["wall_s"],
             sub_calls=int(row["sub_calls"]),
             started_at=row["started_at"],
+            tokens=int(row.get("input_tokens") or 0) + int(row.get("output_tokens") or 0),
         )
 
 
 METRICS: dict[str, Callable[[RunSummary], float | None]] = {
     "cost_usd": lambda run: run.cost_usd,
     "wall_s": lambda run: run.wall_s,
+    "tokens": lambda run: float(run.tokens),
     "sub_calls": lambda run: float(run.sub_calls),
 }
 """The measures whose spread the history shows, by name: cost per run (priced runs only),
-wall time (finished runs only) and sub-calls."""
+wall time (finished runs only), tokens (in and out) and sub-calls."""
+RESOLUTION = {"cost_usd": 0.001, "wall_s": 0.01, "tokens": 1.0, "sub_calls": 1.0}
+"""The least width of a histogram's bar, per measure: runs that all took the same value (every
+run of a local model cost $0) make one bar of this width, not of a billionth of a unit."""
 
 
 def percentile(ordered: Sequence[float], q: float) -> float:
@@ -95,14 +103,18 @@ def percentile(ordered: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def histogram(ordered: Sequence[float], bins: int = 0) -> tuple[list[float], list[int]]:
+def histogram(
+    ordered: Sequence[float], bins: int = 0, least: float = 1e-9
+) -> tuple[list[float], list[int]]:
     """Equal-width bins over ascending `ordered`: `(edges, counts)` with one more edge than
-    counts; `bins` 0 picks about the square root of the number of values."""
+    counts; `bins` 0 picks about the square root of the number of values. Values all the same
+    make one bar around them, a tenth of the value wide and at least `least`."""
     if not ordered:
         return [], []
     low, high = ordered[0], ordered[-1]
-    if high == low:  # one bar, a tenth of the value wide (or a hair, around zero)
-        return [low, low + (abs(low) / 10 or 1e-9)], [len(ordered)]
+    if high == low:  # centred on the value, so its marks sit in the bar's middle
+        half = max(abs(low) / 10, least) / 2
+        return [low - half, low + half], [len(ordered)]
     count = bins or min(MAX_BINS, max(1, math.ceil(math.sqrt(len(ordered)))))
     width = (high - low) / count
     edges = [low + width * i for i in range(count + 1)]
@@ -132,7 +144,7 @@ class Distribution:
         if not values:
             return None
         ordered = sorted(values)
-        edges, counts = histogram(ordered)
+        edges, counts = histogram(ordered, least=RESOLUTION.get(metric, 1e-9))
         return cls(
             metric=metric,
             values=ordered,
@@ -151,32 +163,34 @@ class Distribution:
 
 @dataclass(frozen=True)
 class Group:
-    """The runs that share a model, a depth setting or a profile, and what they cost."""
+    """The runs that share a model, a depth setting or a profile, and one measure over them."""
 
     key: str
     runs: int
-    priced_runs: int
-    total_cost_usd: float
-    median_cost_usd: float | None
+    measured_runs: int
+    """The runs that have the measure (for cost, the priced ones)."""
+    total: float
+    median: float | None
 
 
-def _groups(runs: list[RunSummary], key: Callable[[RunSummary], str]) -> list[Group]:
+def _groups(runs: list[RunSummary], key: Callable[[RunSummary], str], metric: str) -> list[Group]:
+    measure = METRICS[metric]
     grouped: dict[str, list[RunSummary]] = {}
     for run in runs:
         grouped.setdefault(key(run), []).append(run)
     result = []
     for name, members in grouped.items():
-        costs = sorted(run.cost_usd for run in members if run.cost_usd is not None)
+        values = sorted(v for v in (measure(run) for run in members) if v is not None)
         result.append(
             Group(
                 key=name,
                 runs=len(members),
-                priced_runs=len(costs),
-                total_cost_usd=sum(costs),
-                median_cost_usd=percentile(costs, 50) if costs else None,
+                measured_runs=len(values),
+                total=sum(values),
+                median=percentile(values, 50) if values else None,
             )
         )
-    return sorted(result, key=lambda group: (-group.total_cost_usd, group.key))
+    return sorted(result, key=lambda group: (-group.total, group.key))
 
 
 @dataclass
@@ -200,17 +214,25 @@ class History:
         """Runs left out of the cost distribution: some of their calls had no price."""
         return sum(1 for run in self.runs if run.cost_usd is None)
 
-    def by_model(self) -> list[Group]:
-        """Cost per (root) model, the costliest first."""
-        return _groups(self.runs, lambda run: run.model or "—")
+    @property
+    def costs_anything(self) -> bool:
+        """True when some run here cost more than $0 (every run of a local model costs $0, and
+        an unpriced run has no cost: such a history reads in tokens and time)."""
+        return any(run.cost_usd for run in self.runs)
 
-    def by_depth(self) -> list[Group]:
-        """Cost per depth setting (`max_depth`), the costliest first."""
-        return _groups(self.runs, lambda run: "—" if run.max_depth is None else str(run.max_depth))
+    def by_model(self, metric: str = "cost_usd") -> list[Group]:
+        """`metric` per (root) model, the largest total first."""
+        return _groups(self.runs, lambda run: run.model or "—", metric)
 
-    def by_profile(self) -> list[Group]:
-        """Cost per prompt profile, the costliest first."""
-        return _groups(self.runs, lambda run: run.profile or "—")
+    def by_depth(self, metric: str = "cost_usd") -> list[Group]:
+        """`metric` per depth setting (`max_depth`), the largest total first."""
+        return _groups(
+            self.runs, lambda run: "—" if run.max_depth is None else str(run.max_depth), metric
+        )
+
+    def by_profile(self, metric: str = "cost_usd") -> list[Group]:
+        """`metric` per prompt profile, the largest total first."""
+        return _groups(self.runs, lambda run: run.profile or "—", metric)
 
     def tail(self, metric: str, limit: int = 50) -> list[RunSummary]:
         """The runs at or above the p90 of `metric`, largest first."""

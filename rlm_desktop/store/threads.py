@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.store.trials import trial_condition
 
 if TYPE_CHECKING:
     from rlm_desktop.store.store import Store
@@ -96,25 +97,14 @@ class Conversation:
     """When the newest session started (epoch seconds)."""
 
 
-EVALUATION_TRIALS = "evaluation_sessions"
-"""The table the evaluation harness tags its trials in (they are not a user's conversations)."""
-
-
 def conversations(store: Store, limit: int = 200) -> list[Conversation]:
     """The user's conversations, the one asked in most recently first (at most `limit`);
     evaluation trials left out."""
     with store.lock:
         conn = store.db.conn
-        trials = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [EVALUATION_TRIALS]
-        ).fetchone()
-        not_a_trial = f"id NOT IN (SELECT session_id FROM {EVALUATION_TRIALS})" if trials else "1"
         found = conn.execute(
             "SELECT coalesce(conversation_id, follows, id) AS thread, id, query, status,"
-            " coalesce(started_at, 0) FROM sessions"
-            f" WHERE {not_a_trial}"
-            " AND (settings IS NULL OR NOT json_valid(settings)"
-            " OR json_extract(settings, '$.evaluation_id') IS NULL)"
+            f" coalesce(started_at, 0) FROM sessions WHERE NOT {trial_condition(conn)}"
             " ORDER BY started_at"
         ).fetchall()
     threads: dict[str, list[tuple[str, str, str, float]]] = {}

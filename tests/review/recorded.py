@@ -62,8 +62,13 @@ def _sub(prompt: str) -> Reply:
     return Reply(content="7", prompt_tokens=40 + 7 * number, completion_tokens=3 + number % 5)
 
 
-async def record_runs(server: ScriptedServer, plans: Sequence[Plan]) -> list[str]:
-    """Run every plan in turn against `server`, recorded by a real store; their session ids."""
+async def record_runs(
+    server: ScriptedServer,
+    plans: Sequence[Plan],
+    prices: dict[str, tuple[float, float]] | None = None,
+) -> list[str]:
+    """Run every plan in turn against `server`, recorded by a real store, with `prices` per
+    model (`PRICES` by default; a local model is priced at $0); their session ids."""
     server.respond_with(scripted({plan.query: _turns(plan) for plan in plans}, sub=_sub))
     store = Store(paths.database_path())
     ids = []
@@ -75,7 +80,7 @@ async def record_runs(server: ScriptedServer, plans: Sequence[Plan]) -> list[str
                 api_base=server.base_url,
                 mode="rlm",
                 profile=plan.profile,
-                prices=dict(PRICES),
+                prices=dict(PRICES if prices is None else prices),
                 budget=Budget(max_depth=plan.max_depth),
             )
             run = Run(config, [DOCUMENT], folders=paths.engine_folders())

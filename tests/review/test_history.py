@@ -65,6 +65,8 @@ async def test_percentiles_equal_those_of_the_database(
     _check_spread(history.distributions["cost_usd"], costs)
     _check_spread(history.distributions["wall_s"], walls)
     _check_spread(history.distributions["sub_calls"], subs)
+    tokens = _column(db, "SELECT input_tokens + output_tokens FROM sessions")
+    _check_spread(history.distributions["tokens"], tokens)
     assert history.unpriced_runs == 1
 
 
@@ -73,8 +75,10 @@ async def test_breakdowns_and_tail_agree_with_sql(
 ) -> None:
     history = load_history(store)
     by_model = dict(db.execute(f"SELECT model, sum(cost_usd) FROM sessions WHERE {PRICED} GROUP BY model").fetchall())  # fmt: skip
-    shown = {group.key: group.total_cost_usd for group in history.by_model() if group.priced_runs}
+    shown = {group.key: group.total for group in history.by_model() if group.measured_runs}
     assert shown == pytest.approx(by_model)
+    tokens = dict(db.execute("SELECT model, sum(input_tokens + output_tokens) FROM sessions GROUP BY model").fetchall())  # fmt: skip
+    assert {group.key: group.total for group in history.by_model("tokens")} == tokens
     by_profile = dict(db.execute("SELECT profile, count(*) FROM sessions GROUP BY profile").fetchall())  # fmt: skip
     assert {group.key: group.runs for group in history.by_profile()} == by_profile
     assert set(by_profile) == {"small", "local"}  # a model no pattern names, on its own server

@@ -5,6 +5,7 @@ narrow them, and a run in the tail is one double-click from opening."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 import statistics
 
@@ -16,13 +17,15 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
 from rlm_desktop.ui.dashboard.dialog import DashboardDialog
+from rlm_desktop.ui.dashboard.histogram import HistogramPlot
 from rlm_desktop.ui.dashboard.tables import ID_ROLE
 from rlm_desktop.ui.window.main_window import MainWindow
-from tests.review.recorded import HISTORY, MODELS, PRICED, record_runs
+from tests.review.recorded import HISTORY, MODELS, PRICED, Plan, record_runs
 from tests.scripted_server import ScriptedServer
 
 MEASURES = {
     "cost_usd": f"SELECT cost_usd FROM sessions WHERE {PRICED}",
+    "tokens": "SELECT input_tokens + output_tokens FROM sessions WHERE 1",
     "wall_s": "SELECT wall_s FROM sessions WHERE wall_s IS NOT NULL",
     "sub_calls": "SELECT sub_calls FROM sessions WHERE 1",
 }
@@ -38,6 +41,14 @@ def _count(sql: str) -> int:
     conn = sqlite3.connect(paths.database_path())
     try:
         return len(conn.execute(sql).fetchall())
+    finally:
+        conn.close()
+
+
+def _count_sum(sql: str) -> int:
+    conn = sqlite3.connect(paths.database_path())
+    try:
+        return int(sum(value for (value,) in conn.execute(sql)))
     finally:
         conn.close()
 
@@ -109,3 +120,81 @@ def test_a_tail_run_opens_with_one_double_click(
     assert window.workspace.reviewing is not None
     assert fmt.short_session_id(most) in window.workspace.reviewing
     assert window.workspace.model.tree.run.run_id == most
+
+
+LOCAL = "openai/local-model"
+FREE = [
+    Plan("How many fish in the free tank?", fan_out=2, model=LOCAL),
+    Plan("How many fish in the second free tank?", fan_out=5, model=LOCAL),
+    Plan("How many fish in the third free tank?", fan_out=9, model=LOCAL, max_depth=1),
+]
+
+
+@pytest.fixture
+def free_history(scripted_server: ScriptedServer) -> list[str]:
+    """Runs of a model on the user's own server, counted at $0 as the window counts them."""
+    return asyncio.run(record_runs(scripted_server, FREE, prices={LOCAL: (0.0, 0.0)}))
+
+
+def _ticks(histogram: HistogramPlot) -> tuple[str, list[str]]:
+    """The bottom axis's label and the tick texts pyqtgraph draws along it for the range shown."""
+    axis = histogram.plot.getPlotItem().getAxis("bottom")
+    (low, high), _ = histogram.plot.getPlotItem().getViewBox().viewRange()
+    texts = [
+        text
+        for spacing, values in axis.tickValues(low, high, axis.width())
+        for text in axis.tickStrings(values, axis.autoSIPrefixScale, spacing)
+    ]
+    return axis.labelString(), texts
+
+
+def test_a_history_that_cost_nothing_opens_on_tokens_with_real_units(
+    free_history: list[str], window: MainWindow, qtbot: QtBot
+) -> None:
+    dialog = window.show_dashboard()
+    dialog.resize(1024, 640)
+    qtbot.waitExposed(dialog)
+    cost = dialog.measures["cost_usd"]
+    label, ticks = _ticks(cost.histogram)
+    assert "(x" not in label, label  # was "(x1e-09)"
+    assert ticks
+    assert all(tick.startswith("$") for tick in ticks), ticks
+    assert "cost $0" in cost.summary.text()
+    tokens = dialog.measures["tokens"]
+    assert dialog.tabs.currentWidget() is tokens
+    assert dialog.tabs.tabText(dialog.tabs.currentIndex()) == "Tokens per run"
+    assert sum(tokens.histogram.bar_heights()) == len(FREE)
+    _check_marks(dialog)
+    label, ticks = _ticks(tokens.histogram)
+    assert "tokens per run" in label
+    assert "(x" not in label
+    assert ticks
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})*", tick) for tick in ticks), ticks
+    assert dialog.breakdowns_title.text().startswith("Tokens by model")
+    assert dialog.by_model.horizontalHeaderItem(2).text() == "Total tokens"
+    total = _count_sum("SELECT input_tokens + output_tokens FROM sessions")
+    assert dialog.by_model.item(0, 2).text() == fmt.tokens(total)
+
+    wall = dialog.measures["wall_s"]
+    label, ticks = _ticks(wall.histogram)
+    assert "(x" not in label
+    assert all(tick.endswith(" s") for tick in ticks), ticks
+    dialog.grab().save("/tmp/dashboard-free.png")
+
+    dialog.tabs.setCurrentWidget(wall)  # the user's choice stays through a reload
+    assert dialog.breakdowns_title.text().startswith("Wall time by model")
+    dialog.filters.choose(model=LOCAL)
+    assert dialog.tabs.currentWidget() is wall
+
+
+def test_a_priced_history_opens_on_cost(
+    recorded: list[str], window: MainWindow, qtbot: QtBot
+) -> None:
+    dialog = window.show_dashboard()
+    qtbot.waitExposed(dialog)
+    assert dialog.tabs.currentWidget() is dialog.measures["cost_usd"]
+    label, ticks = _ticks(dialog.measures["cost_usd"].histogram)
+    assert "(x" not in label
+    assert ticks
+    assert all(tick.startswith("$") for tick in ticks), ticks
+    assert dialog.by_model.horizontalHeaderItem(2).text() == "Total cost"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
@@ -14,9 +15,10 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
-from rlm_desktop.engine.events import Event
+from rlm_desktop.engine.events import Event, RunFinished, RunStarted
+from rlm_desktop.evaluation.records import EvaluationRecords
 from rlm_desktop.store import Store
-from rlm_desktop.ui.sessions.dialog import COLUMNS, FOUND, MATCH, SessionsDialog
+from rlm_desktop.ui.sessions.dialog import COLUMNS, FOUND, ID_ROLE, MATCH, SANDBOX, SessionsDialog
 from rlm_desktop.ui.sessions.snippet import HTML_ROLE
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.store.searchable import ANSWER, searchable_run
@@ -223,3 +225,87 @@ def test_the_chosen_file_type_sets_the_extension_unless_the_name_has_its_own(
         saving.selectNameFilter(name_filter)
         saving.selectFile(str(tmp_path / typed))
         assert ExportTarget.chosen(saving) == ExportTarget(tmp_path / written, fmt_name), typed
+
+
+SANDBOX_LEVEL = "landlock+netns+pidns"
+LONG_SUB_MODEL = "openai/a-rather-long-sub-model-name-for-summaries-q4_k_m"
+
+
+def _record_marked(run_id: str, t0: float, *, evaluation: str = "", sub_model: str = "") -> None:
+    """A finished run under the same sandbox as the rest; `evaluation` marks it in its settings
+    as a trial of that evaluation, as the evaluation runner's `RunConfig` does."""
+
+    def marked(event: Event) -> Event:
+        if isinstance(event, RunStarted):
+            settings = {**event.settings, **({"evaluation_id": evaluation} if evaluation else {})}
+            return replace(event, settings=settings, sub_model=sub_model or event.sub_model)
+        if isinstance(event, RunFinished):
+            return replace(event, sandbox=SANDBOX_LEVEL)
+        return event
+
+    record_events(run_id, (marked(e) for e in synthetic_run(fanout=2, run_id=run_id, t0=t0)))
+
+
+def test_the_list_gives_the_question_room_and_leaves_evaluation_trials_out(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """Three questions of the analyst's and two evaluation trials (one marked by its settings,
+    one only by the evaluation's own tag): the trials are left out and counted, the Sandbox
+    column, the same in every row, gives way to a line naming it, and the question column
+    takes the room."""
+    _record_marked("own-1", 1_700_000_000.0)
+    _record_marked("own-2", 1_700_000_100.0, sub_model=LONG_SUB_MODEL)
+    _record_marked("trial-1", 1_700_000_200.0, evaluation="ev-1")
+    _record_marked("trial-2", 1_700_000_300.0)
+    _record_marked("own-3", 1_700_000_400.0)
+    store = Store(paths.database_path())
+    EvaluationRecords(store).tag("trial-2", "ev-1", "depth-1", "needle-0")
+    store.close()
+
+    dialog = window.show_sessions()
+    dialog.resize(1024, 640)
+    qtbot.waitExposed(dialog)
+    table = dialog.table
+
+    def listed() -> list[str]:
+        return [table.item(r, 0).data(ID_ROLE) for r in range(table.rowCount())]
+
+    assert listed() == ["own-3", "own-2", "own-1"]
+    assert not dialog.show_trials.isChecked()
+    assert dialog.show_trials.isVisible()
+    assert "2 evaluation runs hidden" in dialog.count.text()
+    assert table.isColumnHidden(SANDBOX)
+    assert f"Sandbox {SANDBOX_LEVEL}" in dialog.count.text()
+
+    models = COLUMNS.index("Models")
+    assert not table.isColumnHidden(models)  # the long sub-model sets one row apart
+    question = COLUMNS.index("Question")
+    shown = [c for c in range(len(COLUMNS)) if not table.isColumnHidden(c)]
+    widths = {COLUMNS[c]: table.columnWidth(c) for c in shown}
+    room = table.viewport().width()
+    assert widths["Question"] >= 0.4 * room, widths
+    assert widths["Question"] == max(widths.values()), widths
+    assert sum(widths.values()) <= room, widths  # nothing pushed out of sight
+    assert table.horizontalScrollBar().maximum() == 0
+    for c in shown:  # a narrow column fits its header
+        if c != question:
+            header = table.horizontalHeader()
+            assert table.columnWidth(c) >= header.sectionSizeFromContents(c).width() - 1
+    long_row = listed().index("own-2")
+    assert LONG_SUB_MODEL in table.item(long_row, models).toolTip()
+    dialog.grab().save("/tmp/sessions-own.png")
+
+    dialog.show_trials.click()
+    assert listed() == ["own-3", "trial-2", "trial-1", "own-2", "own-1"]
+    assert "2 evaluation runs among them" in dialog.count.text()
+    trial_row = listed().index("trial-2")
+    assert table.item(trial_row, question).toolTip().startswith("Evaluation trial: ")
+    assert table.item(trial_row, question).text() == "Evaluation · What is this about?"
+    assert table.item(trial_row, question).font().italic()
+    assert not table.item(listed().index("own-3"), question).font().italic()
+    dialog.grab().save("/tmp/sessions-with-trials.png")
+
+    dialog.show_trials.click()
+    _search(dialog, "What is this about")  # a search leaves the trials out too
+    assert sorted(listed()) == ["own-1", "own-2", "own-3"]
+    assert "2 evaluation runs hidden" in dialog.count.text()

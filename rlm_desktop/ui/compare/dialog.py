@@ -1,6 +1,7 @@
 """Two saved runs side by side: settings and figures in one table (what differs in bold, with
 the change), the answers' differences word by word, and the two trees and timelines next to each
-other. What is compared comes from `review.compare`; this window only draws it."""
+other, on one time scale (the longer run's) unless the user asks for each run's own. What is
+compared comes from `review.compare`; this window only draws it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QDialog,
     QLabel,
     QSplitter,
@@ -114,14 +116,33 @@ class CompareDialog(QDialog):
         top.setSizes([560, 560])
         self.left = RunSide(store, found.left)
         self.right = RunSide(store, found.right)
+        self.one_scale = QCheckBox("One time scale")
+        self.one_scale.setToolTip(
+            "Both timelines on the longer run's time scale, zoomed and panned together, so their"
+            " lengths compare truthfully; untick to fit each timeline to its own run"
+        )
+        self.one_scale.setChecked(True)
+        self.one_scale.toggled.connect(self.share_scale)
         sides = QSplitter(Qt.Orientation.Horizontal)
         sides.addWidget(self.left)
         sides.addWidget(self.right)
         whole = QSplitter(Qt.Orientation.Vertical)
         whole.addWidget(top)
         whole.addWidget(sides)
-        whole.setSizes([300, 520])
+        whole.setSizes([260, 560])
         layout = QVBoxLayout(self)
         layout.addWidget(whole, 1)
-        layout.addLayout(dialog_buttons(self))
+        layout.addLayout(dialog_buttons(self, [self.one_scale]))
         resize_within_screen(self, 1280, 860)
+        self.share_scale(True)
+
+    def share_scale(self, shared: bool) -> None:
+        """Both timelines on the longer run's time scale, their time axes linked (`shared`), or
+        each on its own run's."""
+        left, right = self.left.timeline.ensure_view(), self.right.timeline.ensure_view()
+        right.box.setXLink(None)
+        span = max(self.left.length, self.right.length) if shared else None
+        for side in (self.left, self.right):
+            side.share_scale(span)
+        if shared:
+            right.box.setXLink(left.box)

@@ -1,10 +1,13 @@
-"""The history dashboard: how cost, wall time and sub-calls spread over all saved runs, what
-each model, depth setting and profile cost, and the runs in the tail, one double-click from
-opening. Everything it shows is computed by `review.history`; this window only draws it."""
+"""The history dashboard: how cost, tokens, wall time and sub-calls spread over all saved runs,
+what each model, depth setting and profile cost or took, and the runs in the tail, one
+double-click from opening. The measure is chosen by tab; a history in which no run cost anything
+(local models) opens on tokens. Everything it shows is computed by `review.history`; this
+window only draws it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
@@ -36,21 +39,50 @@ from rlm_desktop.ui.shared.widgets import dialog_buttons, resize_within_screen
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
 
-MEASURES: list[tuple[str, str, str, Callable[[float], str]]] = [
-    ("cost_usd", "Cost per run", "cost per run (USD, priced runs)", fmt.dollars),
-    ("wall_s", "Wall time", "wall time (seconds)", fmt.seconds),
-    ("sub_calls", "Sub-calls", "sub-calls per run", lambda n: f"{n:,.0f}"),
+
+def _whole(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure the dashboard can show: its tab's title, its axis's label, how a value
+    reads, what the breakdowns call it, and whether it counts (ticks on whole numbers)."""
+
+    metric: str
+    title: str
+    axis: str
+    show: Callable[[float], str]
+    noun: str
+    whole: bool = False
+
+
+MEASURES = [
+    Measure("cost_usd", "Cost per run", "cost per run (USD, priced runs)", fmt.dollars, "cost"),
+    Measure(
+        "tokens",
+        "Tokens per run",
+        "tokens per run (in and out)",
+        lambda n: fmt.tokens(round(n)),
+        "tokens",
+        whole=True,
+    ),
+    Measure("wall_s", "Wall time", "wall time per run (latency)", fmt.seconds, "wall time"),
+    Measure("sub_calls", "Sub-calls", "sub-calls per run", _whole, "sub-calls", whole=True),
 ]
-"""(metric, tab title, axis label, how a value reads)."""
+"""The measures, in the order of their tabs."""
+FREE_METRIC = "tokens"
+"""The measure shown first when no run in view cost anything."""
 
 
 class _MeasureTab(QWidget):
     """One measure: its histogram, its figures in a line, and the runs in its tail."""
 
-    def __init__(self, label: str, show: Callable[[float], str]) -> None:
+    def __init__(self, measure: Measure) -> None:
         super().__init__()
-        self.show_value = show
-        self.histogram = HistogramPlot(label, show)
+        self.measure = measure
+        self.show_value = measure.show
+        self.histogram = HistogramPlot(measure.axis, measure.show, whole=measure.whole)
         self.summary = QLabel()
         self.summary.setObjectName("muted")
         self.tail = tail_table()
@@ -84,12 +116,17 @@ class DashboardDialog(QDialog):
         self.count = QLabel()
         self.count.setObjectName("muted")
         self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Measure")
         self.measures: dict[str, _MeasureTab] = {}
-        for metric, title, label, show in MEASURES:
-            tab = _MeasureTab(label, show)
+        for measure in MEASURES:
+            tab = _MeasureTab(measure)
             tab.tail.itemDoubleClicked.connect(lambda _item, t=tab.tail: self.open_from(t))
-            self.measures[metric] = tab
-            self.tabs.addTab(tab, title)
+            self.measures[measure.metric] = tab
+            self.tabs.addTab(tab, measure.title)
+        self.chosen = False
+        """True once the user picks a measure: reloads then leave it in view."""
+        self._choosing = False
+        self.tabs.currentChanged.connect(self._measure_changed)
         self.by_model = breakdown_table("Model")
         self.by_depth = breakdown_table("Depth")
         self.by_profile = breakdown_table("Profile")
@@ -104,7 +141,8 @@ class DashboardDialog(QDialog):
         layout.addWidget(self.filters)
         layout.addWidget(self.count)
         layout.addWidget(self.tabs, 3)
-        layout.addWidget(QLabel("Cost by model, by depth setting and by profile"))
+        self.breakdowns_title = QLabel()
+        layout.addWidget(self.breakdowns_title)
         layout.addLayout(breakdowns, 1)
         layout.addLayout(buttons)
         resize_within_screen(self, 1180, 760)
@@ -124,15 +162,54 @@ class DashboardDialog(QDialog):
                 continue
             figures = " · ".join(f"{name} {tab.show_value(v)}" for name, v in spread.marks())
             tab.summary.setText(f"{figures} — over {fmt.plural(len(spread.values), 'run')}")
+        free = bool(history.runs) and not history.costs_anything
+        if free:
+            priced = history.distributions["cost_usd"] is not None
+            self.measures["cost_usd"].summary.setText(
+                (
+                    "Every priced run here cost $0 (local models)"
+                    if priced
+                    else "No run here has a price"
+                )
+                + ": see Tokens per run and Wall time."
+            )
         unpriced = history.unpriced_runs
         self.count.setText(
             fmt.plural(len(history.runs), "run")
             + (f" ({unpriced:,} with unpriced calls, left out of cost)" if unpriced else "")
         )
-        show_groups(self.by_model, history.by_model())
-        show_groups(self.by_depth, history.by_depth())
-        show_groups(self.by_profile, history.by_profile())
+        if not self.chosen:
+            self._choosing = True
+            self.tabs.setCurrentWidget(self.measures[FREE_METRIC if free else "cost_usd"])
+            self._choosing = False
+        self.show_breakdowns()
         self.open_button.setEnabled(bool(history.runs))
+
+    def current_measure(self) -> Measure:
+        """The measure on show."""
+        tab = self.tabs.currentWidget()
+        assert isinstance(tab, _MeasureTab)
+        return tab.measure
+
+    def show_breakdowns(self) -> None:
+        """The measure on show per model, depth setting and profile."""
+        if self.history is None:
+            return
+        measure = self.current_measure()
+        self.breakdowns_title.setText(
+            f"{measure.noun.capitalize()} by model, by depth setting and by profile"
+        )
+        for table, groups in (
+            (self.by_model, self.history.by_model(measure.metric)),
+            (self.by_depth, self.history.by_depth(measure.metric)),
+            (self.by_profile, self.history.by_profile(measure.metric)),
+        ):
+            show_groups(table, groups, measure.noun, measure.show)
+
+    def _measure_changed(self, _index: int) -> None:
+        if not self._choosing:
+            self.chosen = True
+        self.show_breakdowns()
 
     def current_tail(self) -> QTableWidget:
         """The tail table of the measure on show."""

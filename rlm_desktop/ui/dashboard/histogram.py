@@ -1,8 +1,9 @@
 """One measure's spread over the saved runs as a histogram (pyqtgraph), with the median, p90,
-p99 and max marked by labelled vertical lines."""
+p99 and max marked by labelled vertical lines, on an axis that reads in the measure's units."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pyqtgraph as pg
@@ -25,14 +26,65 @@ MARK_STYLE = {
 }
 
 
+def _count(n: float) -> str:
+    return f"{n:,.0f}"
+
+
+class UnitAxis(pg.AxisItem):  # type: ignore[misc]  # pyqtgraph has no type hints
+    """An axis whose ticks read as the app writes its measure (`$0.020`, `1,234`, `2.50 s`),
+    never scaled by an SI prefix ("(x1e-09)"); no tick below zero (no measure goes there), and
+    for a count (`whole`) whole numbers only."""
+
+    def __init__(self, orientation: str, show: Callable[[float], str], whole: bool = False):
+        super().__init__(orientation)
+        self.show_value = show
+        self.whole = whole
+        self.enableAutoSIPrefix(False)
+
+    def tickValues(  # noqa: N802 (pyqtgraph's name)
+        self,
+        minVal: float,  # noqa: N803
+        maxVal: float,  # noqa: N803
+        size: float,
+    ) -> list[tuple[float, list[float]]]:
+        """pyqtgraph's ticks, less those the measure cannot take."""
+        levels = super().tickValues(minVal, maxVal, size)
+        kept = [
+            (spacing, [value for value in values if value >= -spacing * 1e-6])
+            for spacing, values in levels
+            if not (self.whole and spacing < 1)
+        ]
+        if self.whole and not kept:  # a range narrower than one: the whole numbers in it
+            first, last = max(0, math.ceil(minVal)), math.floor(maxVal)
+            kept = [(1.0, [float(n) for n in range(first, last + 1)])]
+        return kept
+
+    def tickStrings(  # noqa: N802 (pyqtgraph's name)
+        self, values: list[float], scale: float, spacing: float
+    ) -> list[str]:
+        """Each tick in the measure's words."""
+        return [self.show_value(max(0.0, value * scale)) for value in values]
+
+
 class HistogramPlot(QWidget):
     """A histogram of a `Distribution`; `show_distribution` redraws it. `marks` holds the
     lines drawn for the median, p90, p99 and max, by name."""
 
-    def __init__(self, x_label: str, show: Callable[[float], str], parent: QWidget | None = None):
+    def __init__(
+        self,
+        x_label: str,
+        show: Callable[[float], str],
+        whole: bool = False,
+        parent: QWidget | None = None,
+    ):
         super().__init__(parent)
         self.show_value = show
-        self.plot = pg.PlotWidget(background=self.palette().color(QPalette.ColorRole.Base))
+        self.axis = UnitAxis("bottom", show, whole=whole)
+        """The measure's axis (`whole` for a count: ticks on whole numbers only)."""
+        self.plot = pg.PlotWidget(
+            background=self.palette().color(QPalette.ColorRole.Base),
+            axisItems={"bottom": self.axis, "left": UnitAxis("left", _count, whole=True)},
+        )
         self.plot.setAccessibleName(f"Histogram of {x_label}")
         item = self.plot.getPlotItem()
         item.hideButtons()
@@ -82,6 +134,8 @@ class HistogramPlot(QWidget):
         view = self.plot.getPlotItem().getViewBox()
         view.autoRange(items=[self.bars])
         low, high = edges[0], edges[-1]
+        if len(counts) == 1:  # every run the same: one bar, with room to tell it is one value
+            low, high = low - (high - low) * 2, high + (high - low) * 2
         view.setXRange(low, high + (high - low) * LABEL_ROOM, padding=0.02)
 
     def mark_values(self) -> dict[str, float]:

@@ -1,8 +1,9 @@
-"""The dashboard's tables: cost per model, depth setting or profile, and the runs in a tail."""
+"""The dashboard's tables: a measure (cost, tokens, time, sub-calls) per model, depth setting or
+profile, and the runs in a tail."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem
@@ -12,7 +13,7 @@ from rlm_desktop.review.history import Group, RunSummary
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-TAIL_COLUMNS = ("Date", "Cost", "Time", "Sub-calls", "Status", "Model", "Question")
+TAIL_COLUMNS = ("Date", "Cost", "Tokens", "Time", "Sub-calls", "Status", "Model", "Question")
 
 
 def _table(columns: Sequence[str], name: str) -> QTableWidget:
@@ -51,18 +52,29 @@ def _fill(
 
 
 def breakdown_table(title: str) -> QTableWidget:
-    """An empty table of cost per `title` (model, depth or profile)."""
+    """An empty table of a measure per `title` (model, depth or profile)."""
     return _table((title, "Runs", "Total cost", "Median cost"), f"Cost by {title.lower()}")
 
 
-def show_groups(table: QTableWidget, groups: list[Group]) -> None:
-    """Fill a `breakdown_table`."""
+def show_groups(
+    table: QTableWidget,
+    groups: list[Group],
+    noun: str = "cost",
+    show: Callable[[float], str] = fmt.dollars,
+) -> None:
+    """Fill a `breakdown_table` with `groups` of the measure called `noun`, each value as
+    `show` writes it; a group none of whose runs has the measure reads "unpriced" for cost."""
+    title = table.horizontalHeaderItem(0)
+    first = title.text() if title is not None else ""
+    table.setHorizontalHeaderLabels([first, "Runs", f"Total {noun}", f"Median {noun}"])
+    table.setAccessibleName(f"{noun.capitalize()} by {first.lower()}")
+    missing = fmt.UNPRICED if noun == "cost" else "—"
     rows = [
         (
             group.key,
             f"{group.runs:,}",
-            fmt.dollars(group.total_cost_usd) if group.priced_runs else fmt.UNPRICED,
-            fmt.dollars(group.median_cost_usd) if group.median_cost_usd is not None else "—",
+            show(group.total) if group.measured_runs else missing,
+            show(group.median) if group.median is not None else "—",
         )
         for group in groups
     ]
@@ -82,6 +94,7 @@ def show_runs(table: QTableWidget, runs: list[RunSummary]) -> None:
         (
             fmt.when(run.started_at),
             fmt.cost(run.cost_usd),
+            fmt.tokens(run.tokens),
             fmt.seconds(run.wall_s) or "—",
             f"{run.sub_calls:,}",
             fmt.status_text(run.status),
@@ -90,7 +103,7 @@ def show_runs(table: QTableWidget, runs: list[RunSummary]) -> None:
         )
         for run in runs
     ]
-    _fill(table, rows, {1, 2, 3}, [run.id for run in runs])
+    _fill(table, rows, {1, 2, 3, 4}, [run.id for run in runs])
     question = len(TAIL_COLUMNS) - 1
     for r, run in enumerate(runs):
         cell = table.item(r, question)

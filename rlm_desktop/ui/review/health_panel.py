@@ -47,8 +47,11 @@ class FindingsTree(QTreeWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.itemExpanded.connect(lambda _item: self.updateGeometry())
-        self.itemCollapsed.connect(lambda _item: self.updateGeometry())
+        self.itemExpanded.connect(self._rows_changed)
+        self.itemCollapsed.connect(self._rows_changed)
+
+    def _rows_changed(self, _item: QTreeWidgetItem) -> None:
+        self.updateGeometry()
 
     def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
         """The shown rows' height, framed."""
@@ -165,7 +168,7 @@ class HealthPanel(QWidget):
         self.findings.setVisible(bool(report.findings))
         self.show()
         self.findings.updateGeometry()
-        QTimer.singleShot(0, self.findings.updateGeometry)  # once its rows are laid out
+        QTimer.singleShot(0, self.findings, self.findings.updateGeometry)  # rows laid out
         self.reported.emit(report)
 
     def _show_coverage(self, report: HealthReport) -> None:

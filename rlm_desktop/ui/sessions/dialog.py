@@ -1,7 +1,10 @@
 """The session browser: every saved run, searchable; open one read-only, delete, or export it.
 
 A search lists the sessions that hold the text, each with where it was found and a snippet.
-An export's format is the file type chosen in the save dialog.
+An export's format is the file type chosen in the save dialog. Evaluation trials are left out
+unless asked for (the analyst's own questions first), and the list says how many it left out.
+The question takes the room: the other columns fit their contents, up to a cap, and a column
+with the same value in every row gives way to a line that names the value.
 """
 
 from __future__ import annotations
@@ -10,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QDialog,
+    QHBoxLayout,
     QHeaderView,
     QMessageBox,
     QPushButton,
@@ -27,6 +31,7 @@ from PySide6.QtWidgets import (
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.sandbox.level import shown_level
 from rlm_desktop.store.threads import conversation_links, threaded
+from rlm_desktop.store.trials import list_sessions, without_trials
 from rlm_desktop.ui.sessions.export_target import ExportTarget, export_dialog
 from rlm_desktop.ui.sessions.snippet import HTML_ROLE, MarkedTextDelegate, snippet_html
 from rlm_desktop.ui.shared.widgets import (
@@ -50,6 +55,13 @@ SEARCH_ONLY = (FOUND, MATCH)
 LIST_ONLY = (2, 3, 6, SANDBOX)
 """Columns shown only for a search, and only without one (to leave the snippet room)."""
 SEARCH_QUESTION_WIDTH = 260
+QUESTION = 1
+WIDEST = {0: 160, 2: 110, 3: 220, 4: 130, 5: 110, 6: 90, SANDBOX: 180, FOUND: 240, HEALTH: 90}
+"""The most a column fitted to its contents takes, in pixels (its tooltips hold the rest)."""
+TRIAL_MARK = "Evaluation · "
+"""How an evaluation trial's question starts in the list (its row is in italics)."""
+GIVE_WAY = (2, 3, SANDBOX)
+"""Columns that give way when every row has the same value in them (named under the list)."""
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 CALL_ROLE = Qt.ItemDataRole.UserRole + 3
 HEALTH_ROLE = Qt.ItemDataRole.UserRole + 4
@@ -96,14 +108,23 @@ class SessionsDialog(QDialog):
         self.table.setAlternatingRowColors(True)
         self.table.setItemDelegateForColumn(MATCH, MarkedTextDelegate(self.table))
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(QUESTION, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(MATCH, QHeaderView.ResizeMode.Stretch)
         for visual, column in enumerate(SEARCH_ONLY, start=2):
             header.moveSection(header.visualIndex(column), visual)
         self.table.itemDoubleClicked.connect(lambda _item: self.open_selected())
         self.count = plain_label()
         self.count.setObjectName("muted")
+        self.count.setAccessibleName("Sessions listed")
+        self.show_trials = QCheckBox("Show evaluation runs")
+        self.show_trials.setToolTip(
+            "List the trials that evaluations ran (rlm-desktop eval, the Evaluation page) beside"
+            " your own questions"
+        )
+        self.show_trials.toggled.connect(lambda _on: self.reload())
+        self.hidden_trials = 0
+        """Evaluation trials the list leaves out."""
         self.message = plain_label()
         self.message.setObjectName("muted")
         self.message.setWordWrap(True)
@@ -132,8 +153,12 @@ class SessionsDialog(QDialog):
             [self.export_button, self.include_content],
         )
         layout = QVBoxLayout(self)
+        filters = QHBoxLayout()
+        filters.addWidget(self.only_findings)
+        filters.addWidget(self.show_trials)
+        filters.addStretch(1)
         layout.addWidget(self.search)
-        layout.addWidget(self.only_findings)
+        layout.addLayout(filters)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.count)
         layout.addWidget(self.message)
@@ -154,7 +179,12 @@ class SessionsDialog(QDialog):
         """
         self._search_timer.stop()
         text = self.search.text().strip()
-        rows = self.store.search_sessions(text) if text else self.store.list_sessions()
+        trials = self.show_trials.isChecked()
+        if text:
+            found = without_trials(self.store, self.store.search_sessions(text), trials=trials)
+        else:
+            found = list_sessions(self.store, trials=trials)
+        rows, self.hidden_trials = found.rows, found.hidden_trials
         for column in SEARCH_ONLY:
             self.table.setColumnHidden(column, not text)
         for column in LIST_ONLY:
@@ -167,11 +197,16 @@ class SessionsDialog(QDialog):
             header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.setRowCount(len(rows))
         links = {} if text else conversation_links(self.store, [row["id"] for row in rows])
+        italic = QFont(self.table.font())
+        italic.setItalic(True)
         for r, (row, place) in enumerate(threaded(rows, links)):
             cost = fmt.cost(row.get("cost_usd"), bool(row.get("unpriced")))
+            trial = row["id"] in found.trials
             values = (
                 fmt.when(row.get("started_at")),
-                ("↳ " if place else "") + fmt.one_line(row.get("query"), 140),
+                ("↳ " if place else "")
+                + (TRIAL_MARK if trial else "")
+                + fmt.one_line(row.get("query"), 140),
                 str(row.get("documents", 0)),
                 _models(row),
                 fmt.status_text(row.get("status") or ""),
@@ -184,9 +219,16 @@ class SessionsDialog(QDialog):
                 item = QTableWidgetItem(value)
                 item.setData(ID_ROLE, row["id"])
                 item.setData(CALL_ROLE, _best_call(row))
-                if c == 1:
+                if c == QUESTION:
                     thread = f"Follow-up {place} in its conversation: " if place else ""
-                    item.setToolTip(thread + (row.get("query") or ""))
+                    about = "Evaluation trial: " if trial else ""
+                    item.setToolTip(about + thread + (row.get("query") or ""))
+                if trial:
+                    item.setFont(italic)
+                if c == 3:  # a long model name is cut to the column's width
+                    item.setToolTip(
+                        " / ".join(filter(None, (row.get("model"), row.get("sub_model"))))
+                    )
                 if c in (2, 5, 6):
                     item.setTextAlignment(RIGHT)
                 if c in SEARCH_ONLY and row.get("hits"):
@@ -195,10 +237,18 @@ class SessionsDialog(QDialog):
                     item.setData(HTML_ROLE, snippet_html(row["hits"][0]))
                 self.table.setItem(r, c, item)
         self._list_health()
+        common = self._size_columns(bool(text))
         if rows:
             self.table.selectRow(0)
         noun = "session" if len(rows) == 1 else "sessions"
-        self.count.setText(f"{len(rows)} {noun}" + (f" matching “{text}”" if text else ""))
+        told = [f"{len(rows)} {noun}" + (f" matching “{text}”" if text else "")]
+        if self.hidden_trials:
+            told.append(f"{fmt.plural(self.hidden_trials, 'evaluation run')} hidden")
+        elif found.trials:
+            told.append(f"{fmt.plural(len(found.trials), 'evaluation run')} among them")
+        if common:
+            told.append("every one: " + ", ".join(common))
+        self.count.setText(" · ".join(told))
         for button in (
             self.open_button,
             self.replay_button,
@@ -206,6 +256,30 @@ class SessionsDialog(QDialog):
             self.export_button,
         ):
             button.setEnabled(bool(rows))
+
+    def _size_columns(self, searching: bool) -> list[str]:
+        """Fit the columns other than the question (and a search's snippet) to their contents,
+        at most `WIDEST`; hide a `GIVE_WAY` column whose value is the same in every row of two
+        or more. The hidden columns' values, as "Sandbox landlock" and the like."""
+        table = self.table
+        common: list[str] = []
+        for column in GIVE_WAY:
+            if searching:
+                continue
+            values = {
+                item.text() if (item := table.item(r, column)) is not None else ""
+                for r in range(table.rowCount())
+            }
+            same = table.rowCount() >= 2 and len(values) == 1
+            table.setColumnHidden(column, same)
+            if same:
+                common.append(f"{COLUMNS[column]} {values.pop()}")
+        header = table.horizontalHeader()
+        for column, widest in WIDEST.items():
+            if not table.isColumnHidden(column):
+                table.resizeColumnToContents(column)
+                header.resizeSection(column, min(header.sectionSize(column), widest))
+        return common
 
     def _add_health(self) -> None:
         """The health column's tally (one session per turn of the event loop, remembered) and
