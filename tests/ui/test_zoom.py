@@ -4,6 +4,7 @@ follows, the choice is saved, and a step the screen has no room for is refused w
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
@@ -14,6 +15,7 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.window.main_window import MainWindow
 from rlm_desktop.ui.window.zoom import LARGEST_POINTS, TOO_LARGE
+from tests.cli import run_python
 from tests.qt_fixtures import qloop as qloop
 from tests.qt_fixtures import window as window
 
@@ -60,3 +62,23 @@ def test_a_step_past_what_the_screen_holds_is_refused_and_said(
     room = window.screen().availableGeometry().size()
     assert least.width() <= room.width()
     assert least.height() <= room.height()
+
+
+def test_a_damaged_interface_size_is_not_taken(isolated_home: Path) -> None:
+    """A settings file saying 999 points (by hand, or damaged) starts at the platform's size:
+    the window had asked X for a 5 GB buffer and shown black."""
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "settings.ini").write_text(
+        "[appearance]\nui_font_size=999\ncode_font_size=-4\n", encoding="utf-8"
+    )
+    probe = (
+        "from rlm_desktop.ui.app import create_application\n"
+        "from rlm_desktop.ui.appearance.theme import monospace_font\n"
+        "from PySide6.QtGui import QFontDatabase\n"
+        "app = create_application([])\n"
+        "general = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont).pointSize()\n"
+        "print(app.font().pointSize() == general, monospace_font().pointSize() > 0)\n"
+    )
+    done = run_python("-c", probe, home=isolated_home, env={"QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]

@@ -145,11 +145,23 @@ def set_code_font(family: str, size: int) -> None:
     _code_font = (family, size)
 
 
+SMALLEST_POINTS = 6
+LARGEST_POINTS = 32
+"""The type sizes the app takes; a saved size outside them (a damaged settings file) is not a
+choice, and the platform's size is used instead (999 points had asked X for a 5 GB window)."""
+
+
+def sane_points(points: int) -> int:
+    """`points` if it is a size the app takes, else 0 (the platform's)."""
+    return points if SMALLEST_POINTS <= points <= LARGEST_POINTS else 0
+
+
 def apply_fonts(
     app: QApplication, ui_family: str, ui_size: int, code_family: str, code_size: int
 ) -> None:
     """Apply the user's interface font, to the widgets already made too, and remember the code
-    font."""
+    font (a size outside `SMALLEST_POINTS`..`LARGEST_POINTS` leaves the platform's)."""
+    ui_size, code_size = sane_points(ui_size), sane_points(code_size)
     if ui_family or ui_size > 0:
         font = app.font()
         if ui_family:

@@ -10,12 +10,15 @@ from collections.abc import Callable
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QApplication, QMainWindow
 
-from rlm_desktop.ui.appearance.theme import apply_fonts, monospace_font
+from rlm_desktop.ui.appearance.theme import (
+    LARGEST_POINTS,
+    SMALLEST_POINTS,
+    apply_fonts,
+    monospace_font,
+)
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.window.layout_memory import room_on_screen
 
-SMALLEST_POINTS = 6
-LARGEST_POINTS = 32
 TOO_LARGE = "Larger text would not fit this screen: the window would be wider or taller than it."
 
 
@@ -58,13 +61,13 @@ class Zoom:
         low, high = start, min(points, LARGEST_POINTS)
         while low < high:
             middle = (low + high + 1) // 2
-            self._apply(middle, code + middle - start)
+            self._apply(middle, min(LARGEST_POINTS, code + middle - start))
             if self._fits() and room():
                 low = middle
             else:
                 high = middle - 1
         if self.points != low:
-            self._apply(low, code + low - start)
+            self._apply(low, min(LARGEST_POINTS, code + low - start))
         return low
 
     def restore(self, points: int) -> None:
