@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from rlm_desktop.documents.decoding import decode
 
-COMPRESSED_TYPES = frozenset(("pdf", "docx"))
+COMPRESSED_TYPES = frozenset(("pdf", "docx", "spreadsheet"))
 """Types whose bytes inflate when parsed: a small file can hold gigabytes of work. These are
 read in a bounded worker process (see `reader`)."""
 
@@ -32,6 +32,10 @@ def extract(kind: str, data: bytes) -> Extracted:
         from rlm_desktop.documents.word import extract_docx
 
         return Extracted(extract_docx(data))
+    if kind == "spreadsheet":
+        from rlm_desktop.documents.spreadsheet import extract_spreadsheet
+
+        return Extracted(extract_spreadsheet(data)[0])
     decoded = decode(data)
     text = decoded.text
     if kind == "html":

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-DOCUMENT_TYPES = ("text", "markdown", "rst", "pdf", "docx", "html", "csv", "json", "code")
+DOCUMENT_TYPES = (
+    "text", "markdown", "rst", "pdf", "docx", "spreadsheet", "html", "csv", "json", "code",
+)  # fmt: skip
 """Every value `Document.type` can take."""
 
 _TYPE_BY_SUFFIX: dict[str, str] = {
@@ -18,6 +20,7 @@ _TYPE_BY_SUFFIX: dict[str, str] = {
     ".rst": "rst",
     ".pdf": "pdf",
     ".docx": "docx",
+    **dict.fromkeys((".xlsx", ".xlsm", ".xls", ".ods"), "spreadsheet"),
     **dict.fromkeys((".html", ".htm", ".xhtml"), "html"),
     **dict.fromkeys((".csv", ".tsv", ".tab"), "csv"),
     **dict.fromkeys((".json", ".jsonl", ".ndjson", ".geojson", ".ipynb"), "json"),
@@ -234,7 +237,7 @@ _BINARY_KIND_BY_SUFFIX = {s: kind for kind, suffixes in _BINARY_KINDS.items() fo
 
 _UNSUPPORTED: dict[str, str] = {
     **dict.fromkeys((".doc", ".odt", ".rtf", ".pages", ".wpd"), "save it as .docx or PDF"),
-    **dict.fromkeys((".xls", ".xlsx", ".xlsm", ".ods", ".numbers"), "export each sheet to CSV"),
+    ".numbers": "export each sheet to CSV",
     **dict.fromkeys((".ppt", ".pptx", ".odp", ".key"), "export it to PDF"),
     **dict.fromkeys((".epub", ".mobi", ".azw3", ".djvu"), "convert it to PDF, HTML or text"),
     **dict.fromkeys((".msg", ".eml", ".mbox", ".pst"), "save the messages as text or PDF"),

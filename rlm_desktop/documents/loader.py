@@ -231,7 +231,7 @@ class _Loader:
                 "checked, were loaded",
             )
         size, digest = len(data), hashlib.sha256(data).hexdigest()
-        if kind not in ("pdf", "docx"):
+        if kind not in COMPRESSED_TYPES:
             data = normalize_newlines(data)  # rebinding frees the original: memory stays ~2x
         try:
             extracted = self.extract(kind, data)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.documents.makers import make_docx, make_pdf
+from tests.documents.makers import make_docx, make_pdf, make_xlsx
 
 HTML_PAGE = """<!DOCTYPE html>
 <html><head><title>Quarterly  update</title>
@@ -35,6 +35,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
         "# Staffing memo\nWe hire two analysts.\nBudget is fixed.\n"
         "- a bulleted point\nRole\tCount\nAnalyst\t2",
     ),
+    "figures.xlsx": ("spreadsheet", "## Sheet: Sales (A1:B2)\nregion\tamount\nNorth\t40"),
     "page.html": (
         "html",
         "Quarterly update\n\nHome\n\nRevenue & costs\n\n"
@@ -55,7 +56,7 @@ def write_format_folder(folder: Path) -> Path:
     """Create one file per format under `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, (_, text) in EXPECTED.items():
-        if name.endswith((".pdf", ".docx", ".html")):
+        if name.endswith((".pdf", ".docx", ".html", ".xlsx")):
             continue
         data = text.encode()
         if name == "app.log":
@@ -72,6 +73,7 @@ def write_format_folder(folder: Path) -> Path:
         ["We hire two analysts.", "Budget is fixed."],
         table=[["Role", "Count"], ["Analyst", "2"]],
     )
+    make_xlsx(folder / "figures.xlsx", "Sales", [["region", "amount"], ["North", 40]])
     return folder
 
 

@@ -163,3 +163,46 @@ def make_docx_bomb(path: Path, inflated_bytes: int = 100_000_000) -> Path:
             bomb.writestr(item.filename, data)
     template.unlink()
     return path
+
+
+def make_xlsx(path: Path, sheet: str, rows: list[list[object]]) -> Path:
+    """A one-sheet workbook written by openpyxl, `rows` from A1."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    active = book.active
+    assert active is not None
+    active.title = sheet
+    for row in rows:
+        active.append(row)
+    book.save(path)
+    return path
+
+
+def make_xlsx_bomb(path: Path, rows: int = 400_000, columns: int = 50) -> Path:
+    """A workbook of a few hundred kilobytes whose one sheet holds `rows` × `columns` numbers
+    (20 million cells by default: its XML inflates to hundreds of megabytes, and a reader holds
+    each cell in memory)."""
+    import zipfile
+
+    template = make_xlsx(path.with_name(path.stem + "-template.xlsx"), "Bomb", [[1]])
+    cells = b"".join(b'<c t="n"><v>7</v></c>' for _ in range(columns))
+    row = b"<row>" + cells + b"</row>"
+    with (
+        zipfile.ZipFile(template) as source,
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as bomb,
+    ):
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename != "xl/worksheets/sheet1.xml":
+                bomb.writestr(item.filename, data)
+                continue
+            head, rest = data.split(b"<sheetData>", 1)
+            tail = rest.split(b"</sheetData>", 1)[1]
+            with bomb.open(item.filename, "w") as sheet:
+                sheet.write(head + b"<sheetData>")
+                for _ in range(rows // 1000):
+                    sheet.write(row * 1000)
+                sheet.write(b"</sheetData>" + tail)
+    template.unlink()
+    return path

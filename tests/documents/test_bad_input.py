@@ -190,7 +190,7 @@ def test_binary_content_is_refused(tmp_path: Path) -> None:
     [
         ("photo.jpg", "image file (.jpg), not a text document"),
         ("bundle.zip", "extract it and load the folder"),
-        ("figures.xlsx", "export each sheet to CSV"),
+        ("figures.numbers", "export each sheet to CSV"),
         ("old.doc", "save it as .docx or PDF"),
     ],
 )

@@ -33,7 +33,7 @@ def project(tmp_path: Path) -> Path:
     _write(root / "logo.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     _write(root / "blob.weird", b"MZ\x90\x00\x03\x00\x00\x00binary")
     _write(root / "empty.txt", b"")
-    _write(root / "data.xlsx", b"PK\x03\x04")
+    _write(root / "data.numbers", b"PK\x03\x04")
     _write(root / "package-lock.json", "{}\n")
     _write(root / "node_modules" / "pkg" / "index.js", "module.exports = 1;\n")
     _write(root / "build" / "out.txt", "built\n")
@@ -70,7 +70,7 @@ def test_policy_loads_the_right_files_and_says_why_for_the_rest(project: Path) -
         ".gitignore": "hidden file",
         "blob.weird": "binary content",
         "build": "build output",
-        "data.xlsx": ".xlsx files are not supported",
+        "data.numbers": ".numbers files are not supported",
         "debug.log": "ignored by .gitignore",
         "empty.txt": "empty file",
         "logo.png": "image file",

@@ -1,7 +1,8 @@
 """Hostile files cost bounded time and memory: the reader is stopped, the file skipped with why.
 
 The bombs are generated here: a 14 KB PDF whose shared content stream keeps pypdf busy for many
-minutes, and a ~370 KB Word file whose document part inflates to 100 MB.
+minutes, a ~370 KB Word file whose document part inflates to 100 MB, and a 1.4 MB workbook of
+20 million cells.
 """
 
 from __future__ import annotations
@@ -10,11 +11,18 @@ import json
 import multiprocessing
 import time
 from pathlib import Path
+from typing import Any
 
 from rlm_desktop.documents import LoadOptions, load_paths
 from rlm_desktop.documents.model import MIB
 from tests.cli import run_python
-from tests.documents.makers import make_docx, make_docx_bomb, make_slow_pdf
+from tests.documents.makers import (
+    make_docx,
+    make_docx_bomb,
+    make_slow_pdf,
+    make_xlsx,
+    make_xlsx_bomb,
+)
 
 GOOD_TEXT = "The good file still loads.\n"
 
@@ -80,21 +88,32 @@ def test_the_runs_time_limit_covers_loading(tmp_path: Path) -> None:
     ]
 
 
+LIMIT_MB = 400
+
+
+def bounded_load(home: Path, *paths: Path) -> dict[str, Any]:
+    """Load `paths` in a fresh process with a `LIMIT_MB` memory bound per file: what it
+    loaded, refused, and the peak memory of it and of its reader; the reader keeps its bound
+    and the application never holds what a bomb inflates to."""
+    done = run_python(
+        *("-c", FRESH_PROCESS, MEASURE_LOAD, str(LIMIT_MB), *map(str, paths)),
+        home=home,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    measured: dict[str, Any] = json.loads(done.stdout)
+    limit_kb = LIMIT_MB * MIB // 1024
+    assert measured["children_peak_kb"] <= limit_kb  # the reader never passed its bound
+    assert measured["peak_kb"] < limit_kb  # and the application never held the inflated text
+    return measured
+
+
 def test_a_docx_that_inflates_past_the_memory_bound_is_stopped(
     tmp_path: Path, isolated_home: Path
 ) -> None:
     bomb = make_docx_bomb(tmp_path / "bomb.docx")
     after = make_docx(tmp_path / "after.docx", "Still here", ["The next file loads."])
-    limit_mb = 400
-
-    done = run_python(
-        *("-c", FRESH_PROCESS, MEASURE_LOAD, str(limit_mb), str(bomb), str(after)),
-        home=isolated_home,
-        timeout=600,
-    )
-
-    assert done.returncode == 0, done.stderr
-    measured = json.loads(done.stdout)
+    measured = bounded_load(isolated_home, bomb, after)
     assert measured["errors"] == [
         [
             str(bomb),
@@ -103,6 +122,16 @@ def test_a_docx_that_inflates_past_the_memory_bound_is_stopped(
         ]
     ]
     assert measured["documents"] == ["after.docx"]  # a fresh reader takes the next file
-    limit_kb = limit_mb * MIB // 1024
-    assert measured["children_peak_kb"] <= limit_kb  # the reader never passed its bound
-    assert measured["peak_kb"] < limit_kb  # and the application never held the inflated text
+
+
+def test_a_spreadsheet_of_twenty_million_cells_is_stopped_at_the_memory_bound(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    bomb = make_xlsx_bomb(tmp_path / "bomb.xlsx")  # 1.4 MB on disk
+    after = make_xlsx(tmp_path / "after.xlsx", "Sheet", [["the next file loads"]])
+    measured = bounded_load(isolated_home, bomb, after)
+    [(path, message)] = measured["errors"]
+    assert path == str(bomb)
+    assert "400.0 MB" in message
+    assert message.endswith("convert it to text with another tool and load that")
+    assert measured["documents"] == ["after.xlsx"]
