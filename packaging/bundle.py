@@ -132,6 +132,16 @@ HIDDEN_IMPORTS = (
     "keyring.backends.fail",
     "opentelemetry.context.contextvars_context",
     "numpy",
+    # The document readers, imported by name when a file of their type comes (documents/extract.py).
+    "rlm_desktop.documents.pdf",
+    "rlm_desktop.documents.word",
+    "rlm_desktop.documents.spreadsheet",
+    "rlm_desktop.documents.slides",
+    "rlm_desktop.documents.opendocument",
+    "rlm_desktop.documents.ebook",
+    "rlm_desktop.documents.richtext",
+    "rlm_desktop.documents.mail",
+    "rlm_desktop.documents.ocr",
 )
 
 

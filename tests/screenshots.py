@@ -260,6 +260,24 @@ async def review_windows(window: Any) -> None:
     evaluation.close()
 
 
+async def office_files(window: Any) -> None:
+    """The samples' workbook, deck and mail export, the deck previewed at the slide whose notes
+    hold the decision."""
+    from rlm_desktop.paths import resource
+
+    documents = window.workspace.documents
+    documents.clear()
+    documents.add_paths([resource("samples", "kestrel")])
+    await wait_for(lambda: not documents.loading)
+    names = [entry.name for entry in documents.model.entries]
+    deck = names.index("kestrel/heron-steering.pptx")
+    documents.view.setCurrentIndex(documents.model.index(deck, 0))
+    documents.parts.setCurrentIndex(2)
+    documents.parts.activated.emit(2)
+    await pump(0.5)
+    save(documents, "documents-parts")
+
+
 async def the_first_hour(window: Any, server: Any) -> None:
     """What a newcomer meets: a small screen, a filtered tree, skipped files, a failed run."""
     from tests.scripted_server import Reply
@@ -282,6 +300,7 @@ async def the_first_hour(window: Any, server: Any) -> None:
     ws.documents.skipped.toggle.click()
     await pump(0.5)
     save(ws.documents, "skipped-files")
+    await office_files(window)
     server.respond_with(lambda _request: Reply(status=400, content="context length exceeded"))
     ws.controls.question.setPlainText("Which incidents happened in this log?")
     window.start_run()

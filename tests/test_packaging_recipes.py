@@ -244,3 +244,10 @@ def test_the_entry_point_hands_the_repl_launcher_flag_to_the_worker(tmp_path: Pa
         "--launcher",
         "7",
     ]
+
+
+def test_the_bundle_takes_every_document_reader_the_loader_imports_by_name() -> None:
+    from rlm_desktop.documents.extract import _READERS
+
+    readers = {target.split(":")[0] for target in _READERS.values()}
+    assert readers <= set(bundle.HIDDEN_IMPORTS)

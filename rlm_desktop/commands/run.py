@@ -88,6 +88,12 @@ def add_run_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     parser.add_argument(
         "--doc", action="append", default=[], metavar="PATH", help="file or folder (repeatable)"
     )
+    parser.add_argument(
+        "--no-ocr",
+        dest="ocr",
+        action="store_false",
+        help="do not read the text of images and scanned PDF pages (OCR, on this CPU)",
+    )
     parser.add_argument("--model", default=DEFAULT_MODEL, help="root model (litellm name)")
     parser.add_argument("--sub-model", help="model for llm_query (default: the root model)")
     add_api_base_option(parser)
@@ -148,7 +154,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def load_documents(
-    paths: list[str], model: str, deadline: float | None = None
+    paths: list[str], model: str, deadline: float | None = None, ocr: bool = True
 ) -> list[ContextDocument]:
     """Load `--doc` paths, by `deadline` (a `time.monotonic()` reading: the run's time limit).
 
@@ -159,7 +165,8 @@ def load_documents(
 
     if not paths:
         raise ConfigError("no documents: pass --doc PATH (a file or a folder), once or more")
-    result = load_paths([Path(p) for p in paths], LoadOptions(model=model, deadline=deadline))
+    options = LoadOptions(model=model, deadline=deadline, ocr=ocr)
+    result = load_paths([Path(p) for p in paths], options)
     for line in left_out(result.skipped):
         say(line)
     for document in result.documents:
@@ -285,7 +292,7 @@ def run_command(args: argparse.Namespace) -> int:
             config = build_run_config(follow_up)
             documents = earlier.documents
         if args.doc or not documents:
-            documents += load_documents(args.doc, config.model, deadline)
+            documents += load_documents(args.doc, config.model, deadline, args.ocr)
         run = Run(
             config,
             documents,

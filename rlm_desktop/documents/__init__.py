@@ -6,8 +6,8 @@
     result.errors      # LoadError(path, message): named paths that could not be loaded
 
 Heavy parsers (pypdf, python-docx, charset-normalizer, tiktoken) are imported only when needed;
-litellm and Qt are never imported. PDF and Word files are parsed in a worker process with a time
-and a memory bound (`reader`); links that lead out of a loaded folder are not followed (`walk`).
+litellm and Qt are never imported. PDF, office, e-book, mail and image files are parsed in a
+worker process with a time and a memory bound (`reader`); links that lead out of a loaded folder are not followed (`walk`).
 
 The names below are loaded when first used, so that the reader process, which imports one
 parser module of this package, does not load the loader chain (asyncio among it).

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 DOCUMENT_TYPES = (
-    "text", "markdown", "rst", "pdf", "docx", "spreadsheet", "html", "csv", "json", "code",
+    "text", "markdown", "rst", "pdf", "docx", "spreadsheet", "slides", "odt", "epub", "rtf",
+    "email", "image", "html", "csv", "json", "code",
 )  # fmt: skip
 """Every value `Document.type` can take."""
 
@@ -21,6 +22,12 @@ _TYPE_BY_SUFFIX: dict[str, str] = {
     ".pdf": "pdf",
     ".docx": "docx",
     **dict.fromkeys((".xlsx", ".xlsm", ".xls", ".ods"), "spreadsheet"),
+    **dict.fromkeys((".pptx", ".odp"), "slides"),
+    ".odt": "odt",
+    ".epub": "epub",
+    ".rtf": "rtf",
+    **dict.fromkeys((".eml", ".mbox", ".mbx", ".msg"), "email"),
+    **dict.fromkeys((".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp"), "image"),
     **dict.fromkeys((".html", ".htm", ".xhtml"), "html"),
     **dict.fromkeys((".csv", ".tsv", ".tab"), "csv"),
     **dict.fromkeys((".json", ".jsonl", ".ndjson", ".geojson", ".ipynb"), "json"),
@@ -138,14 +145,7 @@ _TYPE_BY_NAME: dict[str, str] = {
 
 _BINARY_KINDS: dict[str, tuple[str, ...]] = {
     "image": (
-        ".png",
-        ".jpg",
-        ".jpeg",
         ".gif",
-        ".bmp",
-        ".tif",
-        ".tiff",
-        ".webp",
         ".ico",
         ".icns",
         ".heic",
@@ -225,7 +225,7 @@ _BINARY_KINDS: dict[str, tuple[str, ...]] = {
     ),
 }
 _BINARY_ADVICE = {
-    "image": "scanned pages need OCR first (e.g. `ocrmypdf`)",
+    "image": "save it as .png or .jpg to have its text recognised",
     "audio": "load a transcript instead",
     "video": "load a transcript instead",
     "compressed archive": "extract it and load the folder",
@@ -236,11 +236,11 @@ _BINARY_ADVICE = {
 _BINARY_KIND_BY_SUFFIX = {s: kind for kind, suffixes in _BINARY_KINDS.items() for s in suffixes}
 
 _UNSUPPORTED: dict[str, str] = {
-    **dict.fromkeys((".doc", ".odt", ".rtf", ".pages", ".wpd"), "save it as .docx or PDF"),
+    **dict.fromkeys((".doc", ".pages", ".wpd"), "save it as .docx or PDF"),
     ".numbers": "export each sheet to CSV",
-    **dict.fromkeys((".ppt", ".pptx", ".odp", ".key"), "export it to PDF"),
-    **dict.fromkeys((".epub", ".mobi", ".azw3", ".djvu"), "convert it to PDF, HTML or text"),
-    **dict.fromkeys((".msg", ".eml", ".mbox", ".pst"), "save the messages as text or PDF"),
+    **dict.fromkeys((".ppt", ".key"), "save it as .pptx or export it to PDF"),
+    **dict.fromkeys((".mobi", ".azw3", ".djvu"), "convert it to EPUB, PDF or text"),
+    ".pst": "export the messages to an .mbox file",
 }
 
 _GENERATED_NAMES = frozenset(

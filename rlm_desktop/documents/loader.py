@@ -2,15 +2,15 @@
 
 A path the user named that cannot be loaded becomes a `LoadError` (the CLI names it and goes on
 with the rest); a file found inside a named folder that cannot or should not be loaded becomes a
-`Skipped`. PDF and Word files are read by a `BoundedReader` (a worker process with a time and a
-memory bound); a file that passes a bound, or the run's time limit (`LoadOptions.deadline`), is
+`Skipped`. PDF, office, e-book, mail and image files are read by a `BoundedReader` (a worker
+process with a time and a memory bound); a file that passes a bound, or the run's time limit (`LoadOptions.deadline`), is
 not loaded and says which.
 
 A file is opened once: its size is checked on that descriptor (`fstat`) and at most that many
 bytes are read from it, plus one to see whether it grew. A file replaced after it was opened is
 not seen; one that grew after its check is read up to the size that was checked (text, with a
-note saying so) or refused (PDF and Word, whose ends hold what they need); a pipe or device in a
-file's place is refused without waiting on it.
+note saying so) or refused (the compressed formats, whose ends hold what they need); a pipe or
+device in a file's place is refused without waiting on it.
 
 A file whose text is empty — a 0-byte file, whitespace only, a scanned PDF without a text
 layer — is not loaded: it would give the model nothing to read, and a named empty file is far
@@ -29,7 +29,13 @@ from pathlib import Path
 
 from rlm_desktop.documents import formats
 from rlm_desktop.documents.decoding import Unreadable, normalize_newlines
-from rlm_desktop.documents.extract import COMPRESSED_TYPES, Extracted, extract
+from rlm_desktop.documents.extract import (
+    COMPRESSED_TYPES,
+    Extracted,
+    Inner,
+    ReadSettings,
+    extract,
+)
 from rlm_desktop.documents.model import (
     MIB,
     Document,
@@ -39,6 +45,7 @@ from rlm_desktop.documents.model import (
     Skipped,
     human_size,
 )
+from rlm_desktop.documents.ocr import OCR_OFF
 from rlm_desktop.documents.reader import BoundedReader, ReadTimedOut
 from rlm_desktop.documents.token_counts import TokenTally
 from rlm_desktop.documents.walk import Found, iter_folder
@@ -202,8 +209,12 @@ class _Loader:
         per_file = self.options.max_read_seconds
         remaining = self.remaining_s()
         seconds = per_file if remaining is None else min(per_file, remaining)
+        ocr_seconds = self.options.max_ocr_seconds
+        if remaining is not None:
+            ocr_seconds = max(0.0, min(ocr_seconds, remaining - per_file))
+        settings = ReadSettings(ocr=self.options.ocr, ocr_seconds=ocr_seconds)
         try:
-            return self.reader.read(kind, data, seconds)
+            return self.reader.read(kind, data, seconds, settings, longest=seconds + ocr_seconds)
         except ReadTimedOut:
             if seconds < per_file:
                 raise Unreadable(
@@ -219,6 +230,8 @@ class _Loader:
         """Load `data`, the bytes of `path` as its check saw them (`grew`: it has more now);
         why not, or None."""
         kind = formats.type_for(path) or "text"
+        if kind == "image" and not self.options.ocr:
+            return OCR_OFF
         cut: tuple[str, ...] = ()
         if grew and kind in COMPRESSED_TYPES:
             return (
@@ -243,10 +256,29 @@ class _Loader:
             return f"could not read it ({type(exc).__name__}: {str(exc)[:100]}); please report this"
         del data
         text = extracted.text
-        if not text or text.isspace():
+        has_text = bool(text) and not text.isspace()
+        if not has_text and not any(inner.extracted for inner in extracted.inner):
             return "no text in it (only whitespace); nothing to load"
-        tokens, estimated = self.tally.count(text, kind)
         self.total_bytes += size
+        if has_text:
+            self.add(name, path, kind, size, digest, extracted, cut, None)
+        self.add_inner(name, path, extracted.inner, name if has_text else None, name)
+        return None
+
+    def add(
+        self,
+        name: str,
+        path: Path,
+        kind: str,
+        size: int,
+        digest: str,
+        extracted: Extracted,
+        notes: tuple[str, ...],
+        attached_to: str | None,
+        part: str = "",
+    ) -> None:
+        text = extracted.text
+        tokens, estimated = self.tally.count(text, kind)
         self.result.documents.append(
             Document(
                 name=name,
@@ -260,10 +292,46 @@ class _Loader:
                 text=text,
                 encoding=extracted.encoding,
                 pages=extracted.pages,
-                notes=(*extracted.notes, *cut),
+                notes=(*extracted.notes, *notes),
+                sections=extracted.sections,
+                attached_to=attached_to,
+                part=part,
             )
         )
-        return None
+
+    def add_inner(
+        self,
+        outer: str,
+        path: Path,
+        inner: tuple[Inner, ...],
+        attached_to: str | None,
+        root: str,
+    ) -> None:
+        """Load the documents found inside `outer` as documents of their own, named under it
+        (`mail.eml/report.pdf`), each linked to the document that held it; one that could not be
+        read is listed as skipped. `root` is the name of the file they all came from."""
+        taken = {document.name for document in self.result.documents}
+        for found in inner:
+            name = f"{outer}/{found.name}"
+            for number in range(2, len(inner) + 2):
+                if name not in taken:
+                    break
+                name = f"{outer}/{found.name} ({number})"
+            taken.add(name)
+            extracted = found.extracted
+            if extracted is None:
+                why = found.reason or "could not be read"
+                self.result.skipped.append(Skipped(Path(f"{path}/{found.name}"), why))
+                continue
+            part = name[len(root) + 1 :]
+            if extracted.text and not extracted.text.isspace():
+                self.add(
+                    name, path, found.type, found.size, found.sha256, extracted, (), attached_to,
+                    part,
+                )  # fmt: skip
+                self.add_inner(name, path, extracted.inner, name, root)
+            else:
+                self.add_inner(name, path, extracted.inner, attached_to, root)
 
 
 def load_paths(paths: Iterable[Path | str], options: LoadOptions | None = None) -> LoadResult:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from rlm_desktop.engine.config import DEFAULT_MODEL
-from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.engine.context import ContextDocument, ContextSection
 from rlm_desktop.formatting import plural
 
 MIB = 1024 * 1024
@@ -33,9 +33,13 @@ class LoadOptions:
     estimates from samples and are flagged as such. `exclude` adds gitignore-style patterns
     that apply inside folders.
 
-    PDF and Word files are read in a worker process within `max_read_seconds` and
-    `max_read_memory_bytes` (its address space) each; `deadline`, a `time.monotonic()` reading,
-    is when a run's time limit ends: files still unread then are not loaded.
+    Compressed formats (PDF, office files, e-books, mail, images) are read in a worker process
+    within `max_read_seconds` and `max_read_memory_bytes` (its address space) each; `deadline`,
+    a `time.monotonic()` reading, is when a run's time limit ends: files still unread then are
+    not loaded. `ocr` recognises the text of images and of PDF pages that are only images (on
+    this machine's CPU); off, images are skipped and such pages left empty. OCR of one file may
+    take `max_ocr_seconds` in all (a few seconds a page: a longer scan is read in part, and says
+    which pages were left), as long as no page takes longer than `max_read_seconds`.
     """
 
     max_file_bytes: int = 256 * MIB
@@ -48,6 +52,8 @@ class LoadOptions:
     max_read_seconds: float = 60.0
     max_read_memory_bytes: int = 1024 * MIB
     deadline: float | None = None
+    ocr: bool = True
+    max_ocr_seconds: float = 600.0
     on_file: Callable[[Path], None] | None = field(default=None, compare=False, repr=False)
     """Called with each file's path just before it is read (it is open and its size checked):
     progress for long loads. An exception raised here ends the load and propagates to the caller
@@ -56,7 +62,7 @@ class LoadOptions:
     def __post_init__(self) -> None:
         if self.max_file_bytes <= 0 or self.max_total_bytes <= 0:
             raise ValueError("size limits must be positive numbers of bytes")
-        if self.max_read_seconds <= 0 or self.max_read_memory_bytes <= 0:
+        if min(self.max_read_seconds, self.max_read_memory_bytes, self.max_ocr_seconds) <= 0:
             raise ValueError("read limits must be positive (seconds, bytes)")
         if self.exact_token_chars < 0:
             raise ValueError("exact_token_chars must be 0 or more")
@@ -70,7 +76,11 @@ class Document:
     `folder/relative/path` for a file found in a folder. `size` and `sha256` describe the file's
     bytes; `chars` and `tokens` its extracted text. A PDF's pages are separated by form feeds
     (`\\f`, as pdftotext does), so `text.split("\\f")` gives the pages. `notes` lists anything lossy
-    that happened while reading (replaced bytes, unreadable pages).
+    that happened while reading (replaced bytes, unreadable pages). `sections` are its named parts
+    (sheets, slides, pages, chapters) at their offsets in `text`; `attached_to` is the name of the
+    document that held this one (a message, for its attachment), else None. `part` is where in
+    its file a document found inside another lies (`0002 Invoices/march.csv` in an mbox: its name
+    after the file's), empty for a file's own document.
     """
 
     name: str
@@ -85,11 +95,25 @@ class Document:
     encoding: str | None = None
     pages: int | None = None
     notes: tuple[str, ...] = ()
+    sections: tuple[ContextSection, ...] = ()
+    attached_to: str | None = None
+    part: str = ""
+
+    @property
+    def file_name(self) -> str:
+        """The name of the file the document came from: its own name, without its `part`."""
+        return self.name[: -len(self.part) - 1] if self.part else self.name
 
     def to_context(self) -> ContextDocument:
         """The document as the engine takes it."""
         return ContextDocument(
-            name=self.name, text=self.text, path=str(self.path), tokens=self.tokens
+            name=self.name,
+            text=self.text,
+            path=str(self.path),
+            tokens=self.tokens,
+            type=self.type,
+            sections=self.sections,
+            attached_to=self.attached_to,
         )
 
 

@@ -1,4 +1,5 @@
-"""Reading PDF and Word files in a worker process that has a time and a memory bound.
+"""Reading compressed formats (PDF, office files, e-books, mail, images) in a worker process that
+has a time and a memory bound.
 
 Their bytes are compressed: a file of a few hundred kilobytes can inflate to gigabytes, or keep a
 parser busy for hours. So their text is extracted in a worker process (started with "spawn", like
@@ -21,12 +22,14 @@ import logging
 import multiprocessing
 import os
 import signal
+import time
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from rlm_desktop.documents import progress
 from rlm_desktop.documents.decoding import Unreadable
-from rlm_desktop.documents.extract import Extracted, extract
+from rlm_desktop.documents.extract import Extracted, ReadSettings, extract
 from rlm_desktop.documents.model import MIB, human_size
 
 log = logging.getLogger(__name__)
@@ -59,9 +62,9 @@ def _ran_out_of_memory(error: BaseException) -> bool:
     return False
 
 
-def _answer(kind: str, data: bytes) -> tuple[str, Any]:
+def _answer(kind: str, data: bytes, settings: ReadSettings) -> tuple[str, Any]:
     try:
-        return "ok", extract(kind, data)
+        return "ok", extract(kind, data, settings)
     except Exception as error:
         if _ran_out_of_memory(error):
             return "memory", None
@@ -97,16 +100,19 @@ def _keep_freed_memory() -> None:
 
 
 def serve(connection: Connection, memory_bytes: int) -> None:
-    """The worker's loop: read `(type, bytes)` requests, send back `(status, value)` answers."""
+    """The worker's loop: read `(type, bytes, settings)` requests, send back `(status, value)`
+    answers."""
     _confine(memory_bytes)
     _keep_freed_memory()
     logging.getLogger("pypdf").setLevel(logging.CRITICAL)
     while True:
         try:
-            kind, data = connection.recv()
+            kind, data, settings = connection.recv()
         except (EOFError, OSError):  # the application closed the pipe or is gone
             return
-        answer = _answer(kind, data)
+        progress.report_to(lambda: connection.send(("working", None)))
+        answer = _answer(kind, data, settings)
+        progress.report_to(None)
         del data
         try:
             connection.send(answer)
@@ -123,21 +129,37 @@ class BoundedReader:
         self._connection: Connection | None = None
         self._unavailable = False
 
-    def read(self, kind: str, data: bytes, seconds: float) -> Extracted:
+    def read(
+        self,
+        kind: str,
+        data: bytes,
+        seconds: float,
+        settings: ReadSettings | None = None,
+        longest: float | None = None,
+    ) -> Extracted:
         """The text of `data`, read within `seconds` and the memory bound.
 
-        Raises `ReadTimedOut` when the time ran out and `Unreadable` for every other reason the
-        file gives no text (damaged, locked, too big to hold in memory).
+        Work done piece by piece (OCR, page by page: `progress.working`) has `seconds` from its
+        last piece, up to `longest` in all. Raises `ReadTimedOut` when the time ran out and
+        `Unreadable` for every other reason the file gives no text (damaged, locked, too big to
+        hold in memory).
         """
+        settings = settings or ReadSettings()
         connection = self._connection or self._start()
         if connection is None:
-            return extract(kind, data)
+            return extract(kind, data, settings)
+        started = time.monotonic()
+        until = started + max(seconds, longest or 0.0)
         try:
-            connection.send((kind, data))
-            if not connection.poll(max(0.0, seconds)):
-                self.close()
-                raise ReadTimedOut(f"still being read after {seconds:.0f} s")
-            status, value = connection.recv()
+            connection.send((kind, data, settings))
+            while True:
+                wait = min(seconds, until - time.monotonic())
+                if not connection.poll(max(0.0, wait)):
+                    self.close()
+                    raise ReadTimedOut(f"still being read after {time.monotonic() - started:.0f} s")
+                status, value = connection.recv()
+                if status != "working":
+                    break
         except (EOFError, OSError):
             raise Unreadable(self._died()) from None
         if status == "ok":

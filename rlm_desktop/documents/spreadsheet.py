@@ -15,9 +15,8 @@ import io
 from collections.abc import Iterator, Sequence
 
 from rlm_desktop.documents.decoding import Unreadable
-
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_ZIP_MAGIC = b"PK\x03\x04"
+from rlm_desktop.documents.extract import Extracted, SectionedText
+from rlm_desktop.documents.package import OLE_MAGIC, ZIP_MAGIC
 
 
 def column_name(index: int) -> str:
@@ -60,29 +59,28 @@ def _sheet_lines(
         yield "\t".join(cell_text(value) for value in row).rstrip("\t")
 
 
-def extract_spreadsheet(data: bytes) -> tuple[str, int]:
-    """The workbook's text and its number of sheets; raise `Unreadable` for encrypted or damaged
+def extract_spreadsheet(data: bytes) -> Extracted:
+    """The workbook's text, each sheet a section; raise `Unreadable` for encrypted or damaged
     files."""
     from python_calamine import CalamineError, CalamineWorkbook, PasswordError, SheetVisibleEnum
 
-    if not data.startswith((_ZIP_MAGIC, _OLE_MAGIC)):
+    if not data.startswith((ZIP_MAGIC, OLE_MAGIC)):
         raise Unreadable("not a spreadsheet (the file is damaged or only named like one)")
     try:
         book = CalamineWorkbook.from_filelike(io.BytesIO(data))
-        lines: list[str] = []
+        text = SectionedText()
         shown = SheetVisibleEnum.Visible
         hidden = {sheet.name for sheet in book.sheets_metadata if sheet.visible != shown}
         for name in book.sheet_names:
             sheet = book.get_sheet_by_name(name)
             rows = sheet.to_python(skip_empty_area=True)
             start = sheet.start or (0, 0)
-            if lines:
-                lines.append("")
-            lines.extend(_sheet_lines(name, rows, (start[0], start[1]), name in hidden))
+            lines = _sheet_lines(name, rows, (start[0], start[1]), name in hidden)
+            text.add("sheet", name, "\n".join(lines))
     except PasswordError as error:
         raise Unreadable(
             "password-protected spreadsheet; remove the password and save it again"
         ) from error
     except (CalamineError, ValueError, OSError) as error:
         raise Unreadable(f"damaged spreadsheet ({error}); open it and save it again") from error
-    return "\n".join(lines), len(book.sheet_names)
+    return Extracted(text.text, sections=tuple(text.sections))

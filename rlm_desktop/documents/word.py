@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from rlm_desktop.documents.decoding import Unreadable
+from rlm_desktop.documents.extract import Extracted
+from rlm_desktop.documents.package import check_package
 
 if TYPE_CHECKING:
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_ZIP_MAGIC = b"PK\x03\x04"
 _RESAVE = "open it in Word or LibreOffice and save it again as .docx"
 
 
@@ -48,18 +48,13 @@ def _table_lines(table: Table) -> Iterator[str]:
         yield "\t".join(cells)
 
 
-def extract_docx(data: bytes) -> str:
-    """The document's text; raise `Unreadable` for encrypted, legacy or damaged files."""
+def extract_docx(data: bytes) -> Extracted:
+    """The document's text; raise `Unreadable` for encrypted, legacy, hostile (`check_package`)
+    or damaged files."""
     import docx
     from docx.table import Table
 
-    if data.startswith(_OLE_MAGIC):
-        raise Unreadable(
-            "encrypted (password-protected) or old-format Word file; "
-            f"remove the password or {_RESAVE}"
-        )
-    if not data.startswith(_ZIP_MAGIC):
-        raise Unreadable(f"not a .docx file (not a ZIP package); {_RESAVE}")
+    check_package(data, ".docx", _RESAVE)
     try:
         document = docx.Document(io.BytesIO(data))
         lines: list[str] = []
@@ -71,4 +66,4 @@ def extract_docx(data: bytes) -> str:
     except Exception as exc:
         reason = " ".join(str(exc).split())[:120] or type(exc).__name__
         raise Unreadable(f"damaged .docx file ({reason}); {_RESAVE}") from exc
-    return "\n".join(lines)
+    return Extracted("\n".join(lines))

@@ -43,6 +43,41 @@ def system_prompt(runtime: Runtime, context: Any) -> str:
     return filled + constraint.instructions if constraint is not None else filled
 
 
+PART_KINDS = {"sheets": "sheet", "slides": "slide", "pages": "page", "chapters": "chapter"}
+MAX_NAMED_PARTS = 6
+
+
+def describe_parts(entry: dict[str, Any]) -> str:
+    """What a `context_meta` entry says of the document's kind and parts, for its line in the
+    document list: `spreadsheet, 2 sheets: Sales, Costs`, `pdf, 12 pages (3 by OCR)`."""
+    words = [str(entry["type"])] if entry.get("type") not in (None, "", "text") else []
+    for key, singular in PART_KINDS.items():
+        parts = entry.get(key)
+        if not isinstance(parts, list) or not parts:
+            continue
+        count = f"{len(parts):,} {singular}{'s' if len(parts) != 1 else ''}"
+        recognised = sum(1 for part in parts if part.get("ocr_confidence") is not None)
+        if recognised:
+            count += f" ({recognised:,} by OCR)"
+        if key == "sheets":
+            names = [str(part.get("name")) for part in parts[:MAX_NAMED_PARTS]]
+            count += ": " + ", ".join(names) + (", ..." if len(parts) > MAX_NAMED_PARTS else "")
+        words.append(count)
+    if entry.get("attached_to"):
+        words.append(f"attached to {entry['attached_to']}")
+    return ", ".join(words)
+
+
+def parts_note(one_document: bool) -> str:
+    """How the model addresses a document's parts through `context_meta`."""
+    i, text = ("0", "context") if one_document else ("i", "context[i]")
+    return (
+        f"context_meta[{i}] gives the document's type and its parts (context_meta[{i}]['sheets'], "
+        f"['slides'], ['pages'], ['chapters']), each {{'name', 'start', 'end'}}: "
+        f"{text}[start:end] is that part."
+    )
+
+
 FRESH_START = "You have not looked at `context` yet. Start by examining it with code."
 
 
@@ -57,8 +92,11 @@ def first_user_message(
         for index, entry in enumerate(meta[:MAX_LISTED_DOCUMENTS]):
             tokens = entry.get("tokens")
             size = f"{entry.get('chars', 0):,} chars" + (f", ~{tokens:,} tokens" if tokens else "")
-            lines.append(f"  [{index}] {entry.get('name')} ({size})")
+            parts = describe_parts(entry)
+            lines.append(f"  [{index}] {entry.get('name')} ({parts + '; ' if parts else ''}{size})")
         if len(meta) > MAX_LISTED_DOCUMENTS:
             lines.append(f"  ... and {len(meta) - MAX_LISTED_DOCUMENTS:,} more (see context_meta)")
+        if any(key in entry for entry in meta for key in PART_KINDS):
+            lines.append(parts_note(isinstance(context, str)))
     lines += ["", follow_up or FRESH_START]
     return "\n".join(lines)

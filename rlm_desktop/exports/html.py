@@ -102,9 +102,13 @@ def _documents(detail: SessionDetail) -> str:
     documents = detail.session["documents"]
     if not documents:
         return ""
-    head = "<tr><th>Name</th><th>Path</th><th class=n>Characters</th><th class=n>Tokens</th></tr>"
+    head = (
+        "<tr><th>Name</th><th>Type</th><th>Path</th><th class=n>Characters</th>"
+        "<th class=n>Tokens</th></tr>"
+    )
     body = "".join(
-        f"<tr><td>{_e(doc['name'])}</td><td>{_e(doc['path'] or '')}</td>"
+        f"<tr><td>{_e(doc['name'])}</td><td>{_e(doc.get('type') or '—')}</td>"
+        f"<td>{_e(doc['path'] or '')}</td>"
         f"<td class=n>{doc['chars'] or 0:,}</td><td class=n>{_e(doc['tokens'] or '—')}</td></tr>"
         for doc in documents
     )

@@ -123,6 +123,7 @@ def _documents(detail: SessionDetail) -> list[str]:
     rows: list[tuple[object, ...]] = [
         (
             doc["name"],
+            doc.get("type") or "—",
             doc["path"] or "",
             f"{doc['chars'] or 0:,}",
             doc["tokens"] if doc["tokens"] is not None else "—",
@@ -130,7 +131,7 @@ def _documents(detail: SessionDetail) -> list[str]:
         )
         for doc in documents
     ]
-    header = ("Name", "Path", "Characters", "Tokens", "SHA-256")
+    header = ("Name", "Type", "Path", "Characters", "Tokens", "SHA-256")
     return ["## Documents", "", *table(header, rows)]
 
 

@@ -462,3 +462,14 @@ def m009_requests_charged_their_hold(db: Database) -> None:
     a request cancelled in flight (the provider may have billed it)."""
     db.execute("ALTER TABLE llm_requests ADD COLUMN reserved_output_tokens INTEGER")
     db.execute("ALTER TABLE llm_requests ADD COLUMN reserved_cost_usd REAL")
+
+
+@MIGRATIONS()
+def m010_documents_type_and_sections(db: Database) -> None:
+    """`documents.type` (the loader's type: pdf, spreadsheet, email ...), `documents.sections`
+    (JSON: the sheets, slides, pages or chapters at their offsets in the text) and
+    `documents.attached_to` (the name of the document that held it: a message, for an
+    attachment), so a follow-up or a replay gives the model the same `context_meta`."""
+    db.execute("ALTER TABLE documents ADD COLUMN type TEXT")
+    db.execute("ALTER TABLE documents ADD COLUMN sections TEXT")
+    db.execute("ALTER TABLE documents ADD COLUMN attached_to TEXT")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from typing import Any
 
+from rlm_desktop.engine.context import sections_from_json
 from rlm_desktop.store.search import fts_query, matching_sessions
 
 Row = dict[str, Any]
@@ -160,13 +162,22 @@ def session_head(conn: sqlite3.Connection, session_id: str) -> Row:
         )[0]
     )
     head["settings"] = json.loads(head["settings"]) if head["settings"] else {}
-    head["documents"] = rows(
-        conn,
-        "SELECT name, path, size, sha256, chars, tokens FROM documents WHERE session_id = ?"
-        " ORDER BY position",
-        [session_id],
-    )
+    head["documents"] = [
+        {**document, "sections": saved_sections(document["sections"], document["chars"])}
+        for document in rows(
+            conn,
+            "SELECT name, path, size, sha256, chars, tokens, type, sections, attached_to"
+            " FROM documents WHERE session_id = ? ORDER BY position",
+            [session_id],
+        )
+    ]
     return head
+
+
+def saved_sections(saved: str | None, chars: int | None) -> list[dict[str, Any]]:
+    """A document's saved sections as a list (what fits in its `chars`, when known)."""
+    length = chars if chars is not None else sys.maxsize
+    return [section.to_json() for section in sections_from_json(saved, length)]
 
 
 def turns(conn: sqlite3.Connection, session_id: str) -> list[Row]:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from sqlite_utils import Database
 
 from rlm_desktop.engine.bus import EventBus
-from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.engine.context import ContextDocument, sections_from_json
 from rlm_desktop.engine.events import Event, event_from_dict
 from rlm_desktop.store import queries
 from rlm_desktop.store import search as fulltext
@@ -290,9 +290,38 @@ class Store:
             ).fetchall()
         return list(rows)
 
+    def context_documents(self, session_id: str) -> list[ContextDocument]:
+        """The session's documents as the engine took them (text, type, sections, the document
+        each was attached to), in load order, for a follow-up or a re-run."""
+        with self.lock:
+            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            rows = self.db.execute(
+                "SELECT d.name, t.text, d.path, d.tokens, d.type, d.sections, d.attached_to"
+                " FROM documents d JOIN texts t ON t.sha256 = d.sha256"
+                " WHERE d.session_id = ? AND t.text IS NOT NULL ORDER BY d.position",
+                [full_id],
+            ).fetchall()
+        return [saved_document(*row) for row in rows]
+
     def close(self) -> None:
         """Close every recorder still attached (its run is marked `interrupted`), then the file."""
         for recorder in list(self._recorders):
             recorder.close()
         with self.lock:
             self.db.close()
+
+
+def saved_document(
+    name: str,
+    text: str,
+    path: str | None,
+    tokens: int | None,
+    kind: str | None,
+    sections: str | None,
+    attached_to: str | None,
+) -> ContextDocument:
+    """A `documents` row (joined with its text) as a `ContextDocument`."""
+    return ContextDocument(
+        name=name, text=text, path=path or "", tokens=tokens, type=kind or "",
+        sections=sections_from_json(sections, len(text)), attached_to=attached_to,
+    )  # fmt: skip

@@ -36,9 +36,7 @@ def continued_session(store: Store, session_id: str) -> ContinuedSession:
     head = store.session(session_id)["session"]
     full_id = str(head["id"])
     settings = head.get("settings") or {}
-    documents = [
-        ContextDocument(name=name, text=text) for name, text in store.document_texts(full_id)
-    ]
+    documents = store.context_documents(full_id)
     conversation = settings.get("conversation_id") or full_id
     return ContinuedSession(
         full_id, str(conversation), head.get("query") or "", documents, settings

@@ -222,7 +222,12 @@ def prepare_opening(
         rows.append({
             "session_id": session_id, "position": position, "name": _file_name(document.name),
             "path": _file_name(document.path), "size": size, "sha256": digest, "chars": len(text),
-            "tokens": document.tokens,
+            "tokens": document.tokens, "type": document.type or None,
+            "sections": (
+                json.dumps([section.to_json() for section in document.sections])
+                if document.sections else None
+            ),
+            "attached_to": document.attached_to,
         })  # fmt: skip
     session = {
         "id": session_id, "status": "running", "started_at": time.time(),

@@ -81,8 +81,11 @@ MEASURE = textwrap.dedent("""
 """)
 
 
-def _measure(path: Path, home: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
-    done = run_python("-c", MEASURE, str(path), MODEL, home=home, env=env, timeout=600)
+def _measure(
+    path: Path, home: Path, env: dict[str, str] | None = None, script: str = MEASURE
+) -> dict[str, Any]:
+    """The figures `script` prints for loading `path` in a fresh process (`MEASURE`'s)."""
+    done = run_python("-c", script, str(path), MODEL, home=home, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
     figures: dict[str, Any] = json.loads(done.stdout)
     assert figures["errors"] == []

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.documents.mail_makers import make_eml, write_eml
 from tests.documents.makers import make_docx, make_pdf, make_xlsx
+from tests.documents.office_makers import SlideSpec, make_epub, make_odt, make_pptx, make_rtf
 
 HTML_PAGE = """<!DOCTYPE html>
 <html><head><title>Quarterly  update</title>
@@ -36,6 +38,22 @@ EXPECTED: dict[str, tuple[str, str]] = {
         "- a bulleted point\nRole\tCount\nAnalyst\t2",
     ),
     "figures.xlsx": ("spreadsheet", "## Sheet: Sales (A1:B2)\nregion\tamount\nNorth\t40"),
+    "deck.pptx": (
+        "slides",
+        "## Slide 1: Plan\nHire two analysts.\nNotes: Budget is fixed.\n\n"
+        "## Slide 2: Risks\nRisk\tOwner\nDelay\tAna",
+    ),
+    "policy.odt": (
+        "odt",
+        "# Travel policy\nBook trains over flights.\n- economy only\nTrip\tCap\nParis\t400",
+    ),
+    "handbook.epub": ("epub", "Welcome\n\nRead this first.\n\nLeave\n\nThirty days a year."),
+    "memo.rtf": ("rtf", "Old memo.\nSecond paragraph."),
+    "lunch.eml": (
+        "email",
+        "From: Alice <alice@example.com>\nTo: Bob <bob@example.com>\n"
+        "Date: Tue, 01 Apr 2025 10:00:00 +0000\nSubject: Lunch\n\nNoon at the canteen.\n",
+    ),
     "page.html": (
         "html",
         "Quarterly update\n\nHome\n\nRevenue & costs\n\n"
@@ -52,11 +70,16 @@ EXPECTED: dict[str, tuple[str, str]] = {
 }
 
 
+MADE_BY_A_LIBRARY = (
+    ".pdf", ".docx", ".html", ".xlsx", ".pptx", ".odt", ".epub", ".rtf", ".eml",
+)  # fmt: skip
+
+
 def write_format_folder(folder: Path) -> Path:
     """Create one file per format under `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, (_, text) in EXPECTED.items():
-        if name.endswith((".pdf", ".docx", ".html", ".xlsx")):
+        if name.endswith(MADE_BY_A_LIBRARY):
             continue
         data = text.encode()
         if name == "app.log":
@@ -74,6 +97,26 @@ def write_format_folder(folder: Path) -> Path:
         table=[["Role", "Count"], ["Analyst", "2"]],
     )
     make_xlsx(folder / "figures.xlsx", "Sales", [["region", "amount"], ["North", 40]])
+    make_pptx(
+        folder / "deck.pptx",
+        [
+            SlideSpec("Plan", boxes=["Hire two analysts."], notes="Budget is fixed."),
+            SlideSpec("Risks", table=[["Risk", "Owner"], ["Delay", "Ana"]]),
+        ],
+    )
+    make_odt(
+        folder / "policy.odt",
+        "Travel policy",
+        ["Book trains over flights."],
+        items=["economy only"],
+        table=[["Trip", "Cap"], ["Paris", "400"]],
+    )
+    make_epub(
+        folder / "handbook.epub",
+        [("Welcome", ["Read this first."]), ("Leave", ["Thirty days a year."])],
+    )
+    make_rtf(folder / "memo.rtf", ["Old memo.", "Second paragraph."])
+    write_eml(folder / "lunch.eml", make_eml(subject="Lunch", body="Noon at the canteen."))
     return folder
 
 

@@ -12,6 +12,7 @@ from rlm_desktop.documents import LoadOptions, load_paths
 from tests.cli import is_root, run_python, unprivileged
 from tests.documents.makers import make_docx, make_pdf
 
+NO_OCR = LoadOptions(ocr=False)
 GOOD_TEXT = "The good file still loads.\n"
 
 
@@ -50,34 +51,45 @@ def test_pdf_encrypted_with_an_empty_password_opens(tmp_path: Path) -> None:
     assert document.text == "readable anyway"
 
 
-def test_scanned_pdf_without_text_asks_for_ocr(tmp_path: Path) -> None:
+def test_with_ocr_off_a_scanned_pdf_asks_for_ocr(tmp_path: Path) -> None:
     scan = make_pdf(tmp_path / "scan.pdf", [[], []], scanned=[0, 1])
-    message = _only_error(scan)
+    message = _only_error(scan, NO_OCR)
     assert message.startswith("needs OCR: no text layer (2 pages")
+    assert (
+        "turn OCR on (Settings → Run defaults; on the command line, leave out --no-ocr)" in message
+    )
     assert "ocrmypdf" in message
 
 
-def test_a_scanned_pdf_in_a_folder_is_skipped_as_needing_ocr(tmp_path: Path) -> None:
+def test_a_scan_of_nothing_is_one_line_saying_ocr_found_no_text(tmp_path: Path) -> None:
+    scan = make_pdf(tmp_path / "scan.pdf", [[], []], scanned=[0, 1])
+    assert _only_error(scan).startswith("no text recognised: OCR found no text on its 2 pages")
+
+
+def test_with_ocr_off_a_scanned_pdf_in_a_folder_is_skipped_as_needing_ocr(tmp_path: Path) -> None:
     folder = tmp_path / "inbox"
     folder.mkdir()
     (folder / "letter.txt").write_text(GOOD_TEXT, encoding="utf-8")
     make_pdf(folder / "scan.pdf", [[]], scanned=[0])
-    result = load_paths([folder])
+    result = load_paths([folder], NO_OCR)
     assert [d.name for d in result.documents] == ["inbox/letter.txt"]
     [skipped] = result.skipped
     assert skipped.path == folder / "scan.pdf"
     assert skipped.reason.startswith("needs OCR: no text layer (1 page")
 
 
-def test_a_partly_scanned_pdf_loads_and_names_the_pages_that_need_ocr(tmp_path: Path) -> None:
+def test_with_ocr_off_a_partly_scanned_pdf_loads_and_names_the_pages_that_need_ocr(
+    tmp_path: Path,
+) -> None:
     pdf = make_pdf(
         tmp_path / "mixed.pdf", [["Typed cover page"], [], [], ["Typed end"]], scanned=[1]
     )
-    [document] = load_paths([pdf]).documents
+    [document] = load_paths([pdf], NO_OCR).documents
     assert document.text.split("\f") == ["Typed cover page", "", "", "Typed end"]
     assert document.notes == (
-        "needs OCR: no text layer on page 2 (scanned images); "
-        "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) to read them",
+        "needs OCR: no text layer on page 2 (scanned images); turn OCR on (Settings → Run "
+        "defaults; on the command line, leave out --no-ocr), or run OCR first (e.g. `ocrmypdf "
+        "in.pdf out.pdf`) to read them",
     )
 
 
@@ -99,7 +111,7 @@ def test_encrypted_docx_is_reported(tmp_path: Path) -> None:
     # Word stores password-protected files in an OLE compound container, not a ZIP package.
     locked = tmp_path / "locked.docx"
     locked.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 504)
-    assert _only_error(locked).startswith("encrypted (password-protected) or old-format Word")
+    assert _only_error(locked).startswith("encrypted (password-protected) or old-format .docx file")
 
 
 def test_latin1_text_is_decoded(tmp_path: Path) -> None:
@@ -188,7 +200,9 @@ def test_binary_content_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "hint"),
     [
-        ("photo.jpg", "image file (.jpg), not a text document"),
+        ("photo.gif", "image file (.gif), not a text document"),
+        ("deck.ppt", "save it as .pptx or export it to PDF"),
+        ("mail.pst", "export the messages to an .mbox file"),
         ("bundle.zip", "extract it and load the folder"),
         ("figures.numbers", "export each sheet to CSV"),
         ("old.doc", "save it as .docx or PDF"),

@@ -132,7 +132,7 @@ def test_hostile_file_names_print_escaped_in_run_and_sessions_show(
     folder = tmp_path / "inbox"
     folder.mkdir()
     (folder / HOSTILE_NAME).write_text(LEDGER, encoding="utf-8")
-    (folder / ("scan\x1b[2J.png")).write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    (folder / ("scan\x1b[2J.gif")).write_bytes(b"GIF89a" + bytes(64))
     scripted_server.respond_with(scripted({QUERY: [repl("FINAL('ok')")]}))
 
     done = run(isolated_home, "--doc", str(folder), "--json", server=scripted_server)
@@ -141,7 +141,7 @@ def test_hostile_file_names_print_escaped_in_run_and_sessions_show(
 
     assert shown.returncode == 0, shown.stderr
     assert "\x1b" not in done.stderr + shown.stdout
-    assert f"rlm-desktop run: left out {folder}/scan\\x1b[2J.png: image file" in done.stderr
+    assert f"rlm-desktop run: left out {folder}/scan\\x1b[2J.gif: image file" in done.stderr
     [document] = [line for line in shown.stdout.splitlines() if line.startswith("Document:")]
     assert document == (
         f"Document: inbox/{HOSTILE_SHOWN} ({len(LEDGER):,} characters) {folder}/{HOSTILE_SHOWN}"

@@ -73,7 +73,7 @@ def test_policy_loads_the_right_files_and_says_why_for_the_rest(project: Path) -
         "data.numbers": ".numbers files are not supported",
         "debug.log": "ignored by .gitignore",
         "empty.txt": "empty file",
-        "logo.png": "image file",
+        "logo.png": "damaged or unsupported image",  # a PNG header and nothing after
         "node_modules": "installed dependencies",
         "package-lock.json": "generated lock file",
         "secret": "ignored by .gitignore",
@@ -161,6 +161,8 @@ def test_a_folder_with_nothing_loadable_says_what_was_skipped(tmp_path: Path) ->
     assert len(result.skipped) == 3
     [error] = result.errors
     assert error.path == folder
-    expected = "no loadable files in this folder (skipped: 2 image file, 1 hidden file)"
+    expected = (
+        "no loadable files in this folder (skipped: 2 damaged or unsupported image, 1 hidden file)"
+    )
     assert expected in error.message
     assert "\n" not in str(error)

@@ -71,7 +71,8 @@ def test_folder_loads_every_format_in_name_order(format_folder: Path) -> None:
     names = [d.name for d in result.documents]
     expected = [f"formats/{n}" for n in sorted(EXPECTED, key=str.casefold)]
     assert names == expected
-    assert {d.type for d in result.documents} == set(DOCUMENT_TYPES)
+    recognised = {"image"}  # OCR's text is not exact to the letter: tests/documents/test_ocr.py
+    assert {d.type for d in result.documents} == set(DOCUMENT_TYPES) - recognised
     assert result.totals.chars == sum(len(text) for _, text in EXPECTED.values())
     assert result.totals.tokens == sum(d.tokens for d in result.documents)
 
@@ -84,6 +85,7 @@ def test_to_context_gives_the_engine_its_document(format_folder: Path) -> None:
         text="Plain notes.\nSecond line.\n",
         path=str(format_folder / "notes.txt"),
         tokens=document.tokens,
+        type="text",
     )
     assert context.meta()["chars"] == document.chars
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rlm_desktop.documents import load_paths
+from rlm_desktop.documents import LoadOptions, load_paths
 from rlm_desktop.documents.pdfium_text import read_pages as read_with_pdfium
 from rlm_desktop.documents.pypdf_text import read_pages as read_with_pypdf
 from tests.cli import ROOT, run_python
@@ -21,6 +21,10 @@ from tests.documents.pdf_typeset import make_typeset_pdf, typeset_pages
 from tests.qt_free import _BLOCKER
 
 OCR = "run OCR first (e.g. `ocrmypdf in.pdf out.pdf`) to read them"
+TURN_ON = (
+    "turn OCR on (Settings → Run defaults; on the command line, leave out --no-ocr), "
+    f"or {OCR}"
+)
 
 
 def test_a_typeset_two_column_pdf_reads_column_by_column_with_its_words_whole(
@@ -58,10 +62,10 @@ def test_pdfium_and_pypdf_agree_on_simply_generated_pdfs(tmp_path: Path, kerned:
 def test_a_scanned_page_drawn_through_a_form_xobject_needs_ocr(tmp_path: Path) -> None:
     pdf = _scan_in_a_form(tmp_path / "wrapped-scan.pdf")
 
-    [document] = load_paths([pdf]).documents
+    [document] = load_paths([pdf], LoadOptions(ocr=False)).documents
 
     assert document.text.split("\f") == ["Typed cover page", ""]
-    assert document.notes == (f"needs OCR: no text layer on page 2 (scanned images); {OCR}",)
+    assert document.notes == (f"needs OCR: no text layer on page 2 (scanned images); {TURN_ON}",)
 
 
 def test_blank_pages_without_images_are_not_called_scans(tmp_path: Path) -> None:
@@ -108,7 +112,7 @@ def test_a_truncated_pdf_that_neither_can_open_gives_one_line(tmp_path: Path) ->
 
 LOAD = """
 import json, sys
-from rlm_desktop.documents import load_paths
+from rlm_desktop.documents import LoadOptions, load_paths
 
 result = load_paths(sys.argv[1:])
 print(json.dumps({
@@ -148,7 +152,12 @@ def test_without_pypdfium2_every_pdf_is_read_by_pypdf_in_the_reader(
         [
             "mixed.pdf",
             "Typed cover page\f\fTyped end",
-            [fallback, f"needs OCR: no text layer on page 2 (scanned images); {OCR}"],
+            [
+                fallback,
+                "needs OCR: no text layer on page 2 (scanned images); OCR cannot render them: "
+                "PDFium (pypdfium2) cannot be imported (No module named 'pypdfium2' (blocked in "
+                f"this test)); {OCR}",
+            ],
         ],
     ]
     [locked_error] = loaded["errors"]

@@ -33,15 +33,20 @@ def log_lines() -> list[re.Match[str]]:
     return [m for m in matches if m is not None]
 
 
-def test_generator_reproduces_the_committed_log(tmp_path: Path) -> None:
+def _generate(folder: Path) -> None:
+    """Run `make_samples.py` as a user would, writing into `folder`."""
     done = subprocess.run(
-        [sys.executable, str(SAMPLES / "make_samples.py"), str(tmp_path)],
+        [sys.executable, str(SAMPLES / "make_samples.py"), str(folder)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_generator_reproduces_the_committed_log(tmp_path: Path) -> None:
+    _generate(tmp_path)
     assert (tmp_path / "server.log").read_bytes() == (SAMPLES / "server.log").read_bytes()
 
 
@@ -105,3 +110,65 @@ def test_the_log_loads_as_one_text_document() -> None:
     assert log.type == "text"
     assert log.text.count("\n") == 3716
     assert not log.tokens_estimated
+
+
+@pytest.fixture(scope="module")
+def office() -> dict[str, str]:
+    """The `kestrel/` files as the loader reads them: document name → text."""
+    result = load_paths([SAMPLES / "kestrel"])
+    assert result.errors == []
+    assert result.skipped == []
+    return {d.name: d.text for d in result.documents}
+
+
+def test_the_generator_reproduces_the_office_files(tmp_path: Path) -> None:
+    _generate(tmp_path)
+    committed = SAMPLES / "kestrel"
+    assert (tmp_path / "kestrel" / "inbox.mbox").read_bytes() == (
+        committed / "inbox.mbox"
+    ).read_bytes()
+    for name in ("q1-figures.xlsx", "heron-steering.pptx"):  # zip timestamps may differ
+        [made] = load_paths([tmp_path / "kestrel" / name]).documents
+        [kept] = load_paths([committed / name]).documents
+        assert made.text == kept.text
+
+
+def test_the_hub_figures_are_only_on_the_second_sheet(office: dict[str, str], answers: str) -> None:
+    book = office["kestrel/q1-figures.xlsx"]
+    summary, hubs = book.split("\n\n## Sheet: ")
+    assert "Rotterdam" not in summary
+    rows = [line.split("\t") for line in hubs.splitlines()[2:]]
+    totals = {row[0]: int(row[4]) for row in rows}
+    assert sum(totals.values()) == 1_840_000
+    busiest = max(totals, key=totals.__getitem__)
+    months = ", ".join(f"{int(n):,}" for n in next(r for r in rows if r[0] == busiest)[1:4])
+    assert f"{busiest}, {totals[busiest]:,} parcels" in answers
+    assert all(figure in answers for figure in months.split(", "))
+    for name, text in office.items():
+        if name != "kestrel/q1-figures.xlsx":
+            assert f"{totals[busiest]:,}" not in text
+            assert str(totals[busiest]) not in text
+
+
+def test_the_pilot_decision_is_only_in_the_speaker_notes(
+    office: dict[str, str], answers: str
+) -> None:
+    deck = office["kestrel/heron-steering.pptx"]
+    decision = "the pilot moves from Lyon to Ghent, starting 2 June 2025"
+    assert decision in " ".join(deck.split())
+    notes_line = next(line for line in deck.splitlines() if "Ghent, starting" in line)
+    assert "note" in notes_line.lower() or "note" in deck[: deck.index(notes_line)].lower()
+    assert "Ghent, from 2 June 2025" in answers
+    assert all("2 June" not in text for name, text in office.items() if name.endswith(".mbox"))
+
+
+def test_the_disputed_invoice_is_only_in_the_attachment(
+    office: dict[str, str], answers: str
+) -> None:
+    [attachment] = [name for name in office if name.endswith("march-invoices.csv")]
+    assert attachment.startswith("kestrel/inbox.mbox/")
+    disputed = [line for line in office[attachment].splitlines() if "disputed" in line]
+    [row] = [line.split(",") for line in disputed]
+    number, supplier, amount = row[0], row[1], float(row[2])
+    assert f"invoice {number} from {supplier}, EUR {amount:,.2f}" in answers
+    assert sum("Brightwell" in text for text in office.values()) == 1

@@ -61,6 +61,9 @@ EXPECTED_COLUMNS = {
         "sha256": str,
         "chars": int,
         "tokens": int,
+        "type": str,
+        "sections": str,
+        "attached_to": str,
     },
     "calls": {
         "session_id": str,
@@ -165,6 +168,7 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
         "m007_opening_messages_and_cell_variables",
         "m008_unfinished_turns_searchable",
         "m009_requests_charged_their_hold",
+        "m010_documents_type_and_sections",
     ]
     assert store.db.journal_mode == "wal"
 
@@ -184,7 +188,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 9
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 10
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 

@@ -159,7 +159,7 @@ def test_files_skipped_in_a_folder_are_listed_with_their_reasons(
     assert pane.skipped.toggle.text() == "4 skipped ▾"
     assert pane.skipped.list.isVisible()
     reasons = dict(pane.skipped.entries())
-    assert reasons["inbox/scan.pdf"].startswith("needs OCR: no text layer")
+    assert reasons["inbox/scan.pdf"].startswith("no text recognised: OCR found no text")
     assert reasons["inbox/debug.log"] == "ignored by .gitignore"
     assert "not a text document" in reasons["inbox/blob.bin"]
     assert reasons["inbox/.gitignore"] == "hidden file"
@@ -182,7 +182,9 @@ def test_skips_accumulate_across_loads_and_go_with_the_list(
     assert pane.skipped.toggle.text() == "5 skipped ▸"
     _load(qtbot, pane, inbox)  # the same folder again: its skips are not listed twice
     assert len(pane.skipped) == 5
-    assert "OCR" in dict(pane.skipped.entries())["other/photo.png"]
+    assert dict(pane.skipped.entries())["other/photo.png"].startswith(
+        "damaged or unsupported image"
+    )
 
     pane.view.selectAll()
     pane.remove_selected()
@@ -236,7 +238,7 @@ def test_a_partly_scanned_pdf_loads_with_a_warning_on_its_row(
     index = pane.model.index(0, 0)
     assert pane.model.data(index, Qt.ItemDataRole.DecorationRole) is not None
     tip = pane.model.data(index, Qt.ItemDataRole.ToolTipRole)
-    assert "needs OCR: no text layer on page 2" in tip
+    assert "no text recognised by OCR on page 2" in tip
     pane.shutdown()
 
 

@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.documents.model import Document, human_size
+from rlm_desktop.engine.context import ContextSection, sections_from_json
 from rlm_desktop.ui.appearance.theme import colors, icon
 from rlm_desktop.ui.shared.indexes import Index
 
@@ -36,16 +37,19 @@ class SavedDocument:
     tokens: int
     text: str
     tokens_estimated: bool = False
+    sections: tuple[ContextSection, ...] = ()
 
     @classmethod
     def from_row(cls, row: dict[str, Any], text: str) -> SavedDocument:
-        """Build from a `documents` row of `Store.session` and the saved text."""
+        """Build from a `documents` row of `Store.session` and the saved text (a session saved
+        before documents kept their type shows its file name's suffix)."""
         path = str(row.get("path") or "")
         suffix = Path(path or str(row.get("name", ""))).suffix.lstrip(".").lower()
         return cls(
             name=str(row.get("name", "")),
             path=path,
-            type=suffix or "text",
+            type=str(row.get("type") or suffix or "text"),
+            sections=sections_from_json(row.get("sections"), len(text)),
             size=int(row.get("size") or 0),
             chars=int(row.get("chars") or len(text)),
             tokens=int(row.get("tokens") or 0),
@@ -68,6 +72,11 @@ class Entry:
     def ok(self) -> bool:
         """True for a loaded document."""
         return self.document is not None
+
+    @property
+    def part(self) -> str:
+        """Where in its file the document lies, for one found inside another ("" otherwise)."""
+        return self.document.part if isinstance(self.document, Document) else ""
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -136,11 +145,15 @@ class DocumentsModel(QAbstractTableModel):
         return ("~" if doc.tokens_estimated else "") + f"{doc.tokens:,}"
 
     def add(self, documents: list[Document], errors: list[tuple[Path, str]]) -> None:
-        """Append loaded documents and failures; a path already listed is replaced in place."""
+        """Append loaded documents and failures; one already listed (the same path, and the same
+        part of it for a document found inside another) is replaced in place."""
         fresh = [Entry(path=Path(d.path), name=d.name, document=d) for d in documents]
         fresh += [Entry(path=Path(p), name=Path(p).name, error=m) for p, m in errors]
         for entry in fresh:
-            existing = next((i for i, e in enumerate(self.entries) if e.path == entry.path), None)
+            key = (entry.path, entry.part)
+            existing = next(
+                (i for i, e in enumerate(self.entries) if (e.path, e.part) == key), None
+            )
             if existing is not None:
                 self.entries[existing] = entry
                 self.dataChanged.emit(

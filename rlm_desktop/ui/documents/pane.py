@@ -23,6 +23,7 @@ from PySide6.QtGui import (
     QKeySequence,
     QResizeEvent,
     QShortcut,
+    QTextBlock,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -42,6 +43,7 @@ from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS, DEFAULT_MODEL
 from rlm_desktop.ui.appearance.theme import monospace_font, repolish
 from rlm_desktop.ui.documents.coverage import CoverageBarDelegate, shade_read
 from rlm_desktop.ui.documents.model import COLUMNS, READ, DocumentsModel, Entry, SavedDocument
+from rlm_desktop.ui.documents.parts import PartPicker
 from rlm_desktop.ui.documents.skipped import SkippedList
 from rlm_desktop.ui.shared.widgets import plain_label, tool_button
 
@@ -55,11 +57,11 @@ GONE = "no longer there: moved or deleted since the last session"
 OPTIONAL_COLUMNS = ("Type", "Chars")
 
 
-def load_in_thread(paths: Sequence[Path], model: str) -> LoadResult:
+def load_in_thread(paths: Sequence[Path], model: str, ocr: bool = True) -> LoadResult:
     """Load `paths` with the document loaders: documents, skipped files and failures."""
     from rlm_desktop.documents import LoadOptions, load_paths
 
-    return load_paths(list(paths), LoadOptions(model=model))
+    return load_paths(list(paths), LoadOptions(model=model, ocr=ocr))
 
 
 class DocumentsPane(QWidget):
@@ -76,6 +78,8 @@ class DocumentsPane(QWidget):
         self.model = DocumentsModel(self)
         self.token_model = DEFAULT_MODEL
         self.direct_call_tokens = AUTO_DIRECT_MAX_TOKENS
+        self.ocr = True
+        """Read images and scanned PDF pages by OCR (Settings → Run defaults)."""
         self.read_only = False
         self._executor: ThreadPoolExecutor | None = None
         self._loads: set[asyncio.Future[LoadResult]] = set()
@@ -136,6 +140,12 @@ class DocumentsPane(QWidget):
         self.preview.setFont(monospace_font())
         self.preview.setPlaceholderText("Select a document to preview its text.")
         self.preview.setAccessibleName("Document preview")
+        # A part near the end can still come to the top: scrolling may pass the last line.
+        self.preview.setCenterOnScroll(True)
+        self.parts = PartPicker()
+        self.parts.chosen.connect(self.go_to_offset)
+        self._preview_from = 0
+        """Where in the document's text the preview's text starts."""
 
         tools = QHBoxLayout()
         tools.setContentsMargins(0, 0, 0, 0)
@@ -162,7 +172,13 @@ class DocumentsPane(QWidget):
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setObjectName("documentsSplitter")
         self.splitter.addWidget(top)
-        self.splitter.addWidget(self.preview)
+        below = QWidget()
+        below_layout = QVBoxLayout(below)
+        below_layout.setContentsMargins(0, 0, 0, 0)
+        below_layout.setSpacing(2)
+        below_layout.addWidget(self.parts)
+        below_layout.addWidget(self.preview, 1)
+        self.splitter.addWidget(below)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
@@ -218,7 +234,9 @@ class DocumentsPane(QWidget):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlm-load")
         loop = asyncio.get_event_loop()
-        future = loop.run_in_executor(self._executor, load_in_thread, list(paths), self.token_model)
+        future = loop.run_in_executor(
+            self._executor, load_in_thread, list(paths), self.token_model, self.ocr
+        )
         self._loads.add(future)
         self.loading_changed.emit(True)
         self.totals.setText(f"Loading {len(paths)} item{'s' if len(paths) != 1 else ''}…")
@@ -236,6 +254,8 @@ class DocumentsPane(QWidget):
         else:
             result = future.result()
             documents = [self._named_as_kept(d) for d in result.documents]
+            for document in result.documents:
+                self._names_kept.pop(str(document.path), None)
             self.model.add(documents, [(e.path, e.message) for e in result.errors])
             self.skipped.forget(d.path for d in result.documents)
             self.skipped.add(result.skipped, roots)
@@ -244,8 +264,14 @@ class DocumentsPane(QWidget):
         self.changed.emit()
 
     def _named_as_kept(self, document: Document) -> Document:
-        name = self._names_kept.pop(str(document.path), None)
-        return dataclasses.replace(document, name=name) if name else document
+        """The document under the name its file had when the workspace was left (a document
+        found inside it keeps its part under that name)."""
+        name = self._names_kept.get(str(document.path))
+        if not name:
+            return document
+        return dataclasses.replace(
+            document, name=f"{name}/{document.part}" if document.part else name
+        )
 
     def remove_selected(self) -> None:
         """Remove the selected rows."""
@@ -279,20 +305,63 @@ class DocumentsPane(QWidget):
 
     def _show_preview(self, current: QModelIndex, _previous: QModelIndex) -> None:
         self.preview.setExtraSelections([])
-        if not current.isValid():
+        entry = self.model.entries[current.row()] if current.isValid() else None
+        document = entry.document if entry is not None else None
+        self.parts.show_parts(document.sections if document is not None else ())
+        if entry is None:
             self.preview.clear()
             return
-        entry = self.model.entries[current.row()]
-        if entry.document is None:
+        if document is None:
             self.preview.setPlainText(f"{entry.path}\n\n{entry.error}")
             return
+        self._render(entry, 0)
+
+    def _render(self, entry: Entry, start: int) -> None:
+        """Preview up to `PREVIEW_CHARS` of the document from `start`, what was read shaded."""
+        assert entry.document is not None
         text = entry.document.text
-        shown = text[:PREVIEW_CHARS].replace("\f", "\n")  # a page break shows as one, same length
-        if len(text) > PREVIEW_CHARS:
-            shown += f"\n\n… showing the first {PREVIEW_CHARS:,} of {len(text):,} characters"
+        window = text[start : start + PREVIEW_CHARS]
+        shown = window.replace("\f", "\n")  # a page break shows as one, same length
+        if start or len(text) > PREVIEW_CHARS:
+            last = start + len(window)
+            shown += f"\n\n… showing characters {start:,} to {last:,} of {len(text):,}"
+        self._preview_from = start
         self.preview.setPlainText(shown)
         read = () if entry.coverage is None else entry.coverage.read
-        shade_read(self.preview, text[:PREVIEW_CHARS], read)
+        within = [(max(a, start) - start, b - start) for a, b in read if b > start]
+        shade_read(self.preview, window, within)
+
+    def go_to_offset(self, offset: int) -> None:
+        """Scroll the preview to `offset` in the current document's text, with that line at the
+        top (a part past what the preview holds is previewed from its start)."""
+        current = self.view.currentIndex()
+        if not current.isValid() or self.model.entries[current.row()].document is None:
+            return
+        entry = self.model.entries[current.row()]
+        if not self._preview_from <= offset < self._preview_from + PREVIEW_CHARS:
+            self._render(entry, offset)
+        cursor = self.preview.textCursor()
+        cursor.setPosition(self._preview_position(entry, offset))
+        self.preview.setTextCursor(cursor)
+        self.preview.verticalScrollBar().setValue(self._lines_before(cursor.block()))
+
+    def _lines_before(self, target: QTextBlock) -> int:
+        """How many lines, as wrapped now, come before `target`: the scroll bar's value that puts
+        it at the top (it counts lines). Laying the blocks out here is what makes the count
+        right: a plain text view lays out wrapped lines only as they come into view."""
+        layout = self.preview.document().documentLayout()
+        lines, block = 0, self.preview.document().begin()
+        while block.isValid() and block.blockNumber() < target.blockNumber():
+            layout.blockBoundingRect(block)
+            lines += max(1, block.lineCount())
+            block = block.next()
+        return lines
+
+    def _preview_position(self, entry: Entry, offset: int) -> int:
+        """`offset` in the document as a position in the preview (Qt counts UTF-16 units)."""
+        assert entry.document is not None
+        before = entry.document.text[self._preview_from : offset]
+        return len(before) + sum(1 for ch in before if ord(ch) > 0xFFFF)
 
     def show_coverage(self, coverage: Coverage | None) -> None:
         """Show what of each document reached a model in the run shown (None: hide it)."""
@@ -327,9 +396,14 @@ class DocumentsPane(QWidget):
         return self.model.documents()
 
     def kept(self) -> list[tuple[str, str]]:
-        """The live documents as (path, name), in order: what the next start loads again."""
+        """The live documents' files as (path, name), in order, each file once (an mbox gives
+        many documents): what the next start loads again."""
         entries = self._live_entries if self._live_entries is not None else self.model.entries
-        return [(str(entry.path), entry.name) for entry in entries if entry.ok]
+        files: dict[str, str] = {}
+        for entry in entries:
+            if isinstance(entry.document, Document):
+                files.setdefault(str(entry.path), entry.document.file_name)
+        return list(files.items())
 
     def reload(self, kept: Sequence[tuple[str, str]]) -> asyncio.Future[LoadResult] | None:
         """Load again the documents a session was left with (`kept`), under the names they had;

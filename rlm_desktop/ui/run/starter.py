@@ -177,6 +177,7 @@ class RunStarter(QObject):
             controls.apply_defaults(defaults, changed)
         controls.endpoint.set_endpoints(prefs.endpoints())
         self.models.adopt_local_server()
+        self.documents.ocr = prefs.ocr
 
     def _endpoint_chosen(self, name: str) -> None:
         """Keep the endpoint the user chose for the next runs, and the next start."""

@@ -9,6 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -93,9 +94,16 @@ class DefaultsPage(QWidget):
             "Phoenix, Langfuse, Jaeger or an OpenTelemetry collector."
         )
         self.otlp_error = _error_line()
+        self.ocr = QCheckBox("Read the text in images and scanned PDF pages (OCR)")
+        self.ocr.setChecked(prefs.ocr)
+        self.ocr.setToolTip(
+            "Recognised on this computer's CPU (a few seconds a page), nothing sent anywhere; "
+            "the model is told which text was recognised, and how sure the recognition was."
+        )
         layout = QVBoxLayout(self)
         layout.addWidget(note)
         layout.addWidget(self.fields)
+        layout.addWidget(self.ocr)
         layout.addWidget(prices_note)
         layout.addWidget(self.prices)
         layout.addWidget(self.prices_error)
@@ -138,6 +146,7 @@ class DefaultsPage(QWidget):
         except ConfigError as error:
             self.prices_error.setText(error.problem[:1].upper() + error.problem[1:])
         self.prefs.set_prices_text(text)
+        self.prefs.set_ocr(self.ocr.isChecked())
         self.save_otlp_endpoint()
         defaults = self.fields.defaults()
         self.prefs.set_run_defaults(defaults, defaults.changed_since(self.loaded))

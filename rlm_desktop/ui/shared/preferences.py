@@ -166,9 +166,7 @@ class Preferences:
             if isinstance(item, list) and len(item) == 2 and all(isinstance(i, str) for i in item)
         ]
 
-    def set_workspace(
-        self, choices: RunDefaults, documents: Sequence[tuple[str, str]]
-    ) -> None:
+    def set_workspace(self, choices: RunDefaults, documents: Sequence[tuple[str, str]]) -> None:
         """Remember the workspace's run settings and documents for the next start."""
         values = _run_values(WORKSPACE, choices)
         values[f"{WORKSPACE}/documents"] = json.dumps([list(pair) for pair in documents])
@@ -211,6 +209,15 @@ class Preferences:
     def set_require_isolation(self, required: bool) -> None:
         """Save whether runs refuse model code without isolation."""
         self.set("sandbox/require_isolation", bool(required))
+
+    @property
+    def ocr(self) -> bool:
+        """True (the default) when images and scanned PDF pages are read by OCR."""
+        return self.get_bool("documents/ocr", True)
+
+    def set_ocr(self, on: bool) -> None:
+        """Save whether images and scanned PDF pages are read by OCR."""
+        self.set("documents/ocr", bool(on))
 
     @property
     def otlp_endpoint(self) -> str:
