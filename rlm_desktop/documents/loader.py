@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import time
 from collections import Counter
@@ -61,6 +62,13 @@ of waiting for a writer. Reads of a regular file are not affected."""
 
 
 _CHUNK = 64 * MIB
+
+_NOT_IN_A_NAME = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff/\\]+"
+)
+"""What a name found inside a file (an attachment's, a message's subject) may not bring into a
+document's name: control characters (terminal escapes), the invisible and direction-changing
+marks that make a name read as another, and slashes, which mark where it sits."""
 
 
 def read_at_most(fd: int, limit: int) -> bytes:
@@ -312,16 +320,17 @@ class _Loader:
         read is listed as skipped. `root` is the name of the file they all came from."""
         taken = {document.name for document in self.result.documents}
         for found in inner:
-            name = f"{outer}/{found.name}"
+            own = " ".join(_NOT_IN_A_NAME.sub(" ", found.name).split()) or "unnamed"
+            name = f"{outer}/{own}"
             for number in range(2, len(inner) + 2):
                 if name not in taken:
                     break
-                name = f"{outer}/{found.name} ({number})"
+                name = f"{outer}/{own} ({number})"
             taken.add(name)
             extracted = found.extracted
             if extracted is None:
                 why = found.reason or "could not be read"
-                self.result.skipped.append(Skipped(Path(f"{path}/{found.name}"), why))
+                self.result.skipped.append(Skipped(Path(f"{path}/{own}"), why))
                 continue
             part = name[len(root) + 1 :]
             if extracted.text and not extracted.text.isspace():

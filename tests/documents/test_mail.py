@@ -303,3 +303,26 @@ def test_an_mbox_past_the_documents_bound_says_how_many_were_not_read(
     assert extracted.inner[-1].reason == (
         "not read: one file gives at most 5 documents; split the mailbox to read the rest"
     )
+
+
+def test_names_from_inside_a_mail_file_bring_no_escapes_marks_or_slashes(tmp_path: Path) -> None:
+    """A subject or attachment name is the sender's text: it must not put terminal escapes,
+    right-to-left overrides or a folder into the names the window, the exports and the command
+    line show."""
+    hostile = "Invoice \x1b]0;pwned\x07 paid\u202etxt.exe\u200b"
+    box = write_mbox(
+        tmp_path / "box.mbox",
+        [
+            make_eml(
+                subject=hostile, body="one", attachments=[("..\\..\\a\u202e/b.csv", b"x,y\n")]
+            ),
+            make_eml(subject="second", body="two"),
+        ],
+    )
+    result = load_paths([box])
+    names = [document.name for document in result.documents]
+    assert names == [
+        "box.mbox/0001 Invoice ]0;pwned paid txt.exe",
+        "box.mbox/0001 Invoice ]0;pwned paid txt.exe/b.csv",
+        "box.mbox/0002 second",
+    ]
