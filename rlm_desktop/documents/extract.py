@@ -21,9 +21,6 @@ COMPRESSED_TYPES = frozenset(
 """Types whose bytes inflate when parsed (or that hold other files): a small file can hold
 gigabytes of work. These are read in a bounded worker process (see `reader`)."""
 
-SECTION_KINDS = ("page", "sheet", "slide", "chapter", "message")
-"""What a `Section` can be; `context_meta` lists each kind under its plural (`"sheets"`)."""
-
 
 @dataclass(frozen=True, slots=True)
 class ReadSettings:
@@ -116,7 +113,7 @@ def extract(kind: str, data: bytes, settings: ReadSettings | None = None) -> Ext
 class SectionedText:
     """Text assembled part by part, each part remembered as a `Section` at its offsets.
 
-    Parts are joined by `joiner`; `add_plain` appends text that belongs to no part (a header).
+    Parts are joined by `joiner`.
     """
 
     def __init__(self, joiner: str = "\n\n") -> None:
@@ -133,10 +130,6 @@ class SectionedText:
         self._parts.append(text)
         self._length += len(text)
         return start
-
-    def add_plain(self, text: str) -> None:
-        """Append `text` outside any section."""
-        self._append(text)
 
     def add(
         self,
@@ -170,5 +163,12 @@ def sections_between(text: str, separator: str, kind: str) -> tuple[Section, ...
 
 
 __all__ = [
-    "COMPRESSED_TYPES", "Extracted", "Inner", "ReadSettings", "Section", "SectionedText", "Unreadable", "extract",
-]  # fmt: skip
+    "COMPRESSED_TYPES",
+    "Extracted",
+    "Inner",
+    "ReadSettings",
+    "Section",
+    "SectionedText",
+    "Unreadable",
+    "extract",
+]

@@ -3,8 +3,8 @@
 A path the user named that cannot be loaded becomes a `LoadError` (the CLI names it and goes on
 with the rest); a file found inside a named folder that cannot or should not be loaded becomes a
 `Skipped`. PDF, office, e-book, mail and image files are read by a `BoundedReader` (a worker
-process with a time and a memory bound); a file that passes a bound, or the run's time limit (`LoadOptions.deadline`), is
-not loaded and says which.
+process with a time and a memory bound); a file that passes a bound, or the run's time limit
+(`LoadOptions.deadline`), is not loaded and says which.
 
 A file is opened once: its size is checked on that descriptor (`fstat`) and at most that many
 bytes are read from it, plus one to see whether it grew. A file replaced after it was opened is
@@ -69,6 +69,11 @@ _NOT_IN_A_NAME = re.compile(
 """What a name found inside a file (an attachment's, a message's subject) may not bring into a
 document's name: control characters (terminal escapes), the invisible and direction-changing
 marks that make a name read as another, and slashes, which mark where it sits."""
+
+
+def _has_text(text: str) -> bool:
+    """True when `text` gives the model something to read (not empty, not only whitespace)."""
+    return bool(text) and not text.isspace()
 
 
 def read_at_most(fd: int, limit: int) -> bytes:
@@ -264,7 +269,7 @@ class _Loader:
             return f"could not read it ({type(exc).__name__}: {str(exc)[:100]}); please report this"
         del data
         text = extracted.text
-        has_text = bool(text) and not text.isspace()
+        has_text = _has_text(text)
         if not has_text and not any(inner.extracted for inner in extracted.inner):
             return "no text in it (only whitespace); nothing to load"
         self.total_bytes += size
@@ -333,7 +338,7 @@ class _Loader:
                 self.result.skipped.append(Skipped(Path(f"{path}/{own}"), why))
                 continue
             part = name[len(root) + 1 :]
-            if extracted.text and not extracted.text.isspace():
+            if _has_text(extracted.text):
                 self.add(
                     name, path, found.type, found.size, found.sha256, extracted, (), attached_to,
                     part,

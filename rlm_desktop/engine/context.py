@@ -6,12 +6,20 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+PART_KINDS = ("sheet", "slide", "page", "chapter")
+"""The kinds of part a document's sections are; `context_meta` lists each under `parts_key`."""
+
+
+def parts_key(kind: str) -> str:
+    """The `context_meta` key a kind of part is listed under: `"sheets"` for `"sheet"`."""
+    return f"{kind}s"
+
 
 @dataclass(frozen=True, slots=True)
 class ContextSection:
     """A named part of a document's text: `text[start:end]` is it.
 
-    `kind` is one of "page", "sheet", "slide", "chapter", "message". `label` is how people name
+    `kind` is one of `PART_KINDS`. `label` is how people name
     it: a sheet's name, a slide's or page's number, a chapter's title. `title` is a slide's title
     where it has one. `ocr_confidence`, from 0 to 1, is set when the part's text was recognised in
     an image rather than extracted (a scanned page, a photo).
@@ -96,7 +104,7 @@ class ContextDocument:
             "tokens": self.tokens,
         }
         for section in self.sections:
-            listed = entry.setdefault(f"{section.kind}s", [])
+            listed = entry.setdefault(parts_key(section.kind), [])
             assert isinstance(listed, list)
             listed.append(section.meta())
         if self.attached_to is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rlm_desktop.engine.context import PART_KINDS, parts_key
 from rlm_desktop.engine.runtime import Runtime
 
 MAX_LISTED_DOCUMENTS = 25
@@ -43,7 +44,6 @@ def system_prompt(runtime: Runtime, context: Any) -> str:
     return filled + constraint.instructions if constraint is not None else filled
 
 
-PART_KINDS = {"sheets": "sheet", "slides": "slide", "pages": "page", "chapters": "chapter"}
 MAX_NAMED_PARTS = 6
 
 
@@ -51,15 +51,15 @@ def describe_parts(entry: dict[str, Any]) -> str:
     """What a `context_meta` entry says of the document's kind and parts, for its line in the
     document list: `spreadsheet, 2 sheets: Sales, Costs`, `pdf, 12 pages (3 by OCR)`."""
     words = [str(entry["type"])] if entry.get("type") not in (None, "", "text") else []
-    for key, singular in PART_KINDS.items():
-        parts = entry.get(key)
+    for kind in PART_KINDS:
+        parts = entry.get(parts_key(kind))
         if not isinstance(parts, list) or not parts:
             continue
-        count = f"{len(parts):,} {singular}{'s' if len(parts) != 1 else ''}"
+        count = f"{len(parts):,} {kind if len(parts) == 1 else parts_key(kind)}"
         recognised = sum(1 for part in parts if part.get("ocr_confidence") is not None)
         if recognised:
             count += f" ({recognised:,} by OCR)"
-        if key == "sheets":
+        if kind == "sheet":
             names = [str(part.get("name")) for part in parts[:MAX_NAMED_PARTS]]
             count += ": " + ", ".join(names) + (", ..." if len(parts) > MAX_NAMED_PARTS else "")
         words.append(count)
@@ -96,7 +96,7 @@ def first_user_message(
             lines.append(f"  [{index}] {entry.get('name')} ({parts + '; ' if parts else ''}{size})")
         if len(meta) > MAX_LISTED_DOCUMENTS:
             lines.append(f"  ... and {len(meta) - MAX_LISTED_DOCUMENTS:,} more (see context_meta)")
-        if any(key in entry for entry in meta for key in PART_KINDS):
+        if any(parts_key(kind) in entry for entry in meta for kind in PART_KINDS):
             lines.append(parts_note(isinstance(context, str)))
     lines += ["", follow_up or FRESH_START]
     return "\n".join(lines)
