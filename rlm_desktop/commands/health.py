@@ -47,9 +47,11 @@ def health_command(store: Store, args: argparse.Namespace) -> int:
 
 
 def health_json(report: HealthReport) -> dict[str, Any]:
-    """The `findings` and `coverage` keys of `sessions health --json`, to add to other output."""
+    """The `findings`, `coverage`, `sources` and `read_to_answer` keys of `sessions health
+    --json`, to add to other output."""
     shape = report.to_json()
-    return {"findings": shape["findings"], "coverage": shape["coverage"]}
+    keys = ("findings", "coverage", "sources", "read_to_answer")
+    return {key: shape[key] for key in keys}
 
 
 def render(report: HealthReport) -> list[str]:

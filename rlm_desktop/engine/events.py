@@ -225,6 +225,9 @@ class AnswerSubmitted(Event):
     call_id: str
     answer: str
     source: AnswerSource
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    """The passages the model said the answer rests on, as it gave them (`GivenSource.to_json`:
+    a `quote`, or a `document_index`, `start` and `end`); `review.sources` checks them."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,7 +13,7 @@ CODE_BLOCK = re.compile(
 _UNCLOSED_BLOCK = re.compile(
     r"^[ \t]*```(?:repl|python|py)[ \t]*(?:\n.*)?\Z", re.DOTALL | re.IGNORECASE | re.MULTILINE
 )
-BARE_FINAL_VAR = re.compile(r"^[ \t]*FINAL_VAR\((?P<body>[^()\n]*)\)[ \t]*$", re.MULTILINE)
+BARE_FINAL_VAR = re.compile(r"^[ \t]*FINAL_VAR\((?P<body>[^\n]*)\)[ \t]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,8 @@ class ProseFinal:
 
     kind: str
     value: str
+    sources: str | None = None
+    """The code of its `sources=` argument, when it has one (the REPL runs the signal then)."""
 
 
 def extract_code_blocks(reply: str) -> list[str]:
@@ -63,15 +65,47 @@ def find_prose_final(reply: str) -> ProseFinal | None:
     if CODE_BLOCK.search(reply) or "```" in reply:
         return None
     var_match = BARE_FINAL_VAR.search(reply)
-    if var_match:
-        return ProseFinal("FINAL_VAR", _literal_text(var_match.group("body")))
+    if var_match and _balanced(var_match.group("body")):
+        return _signal("FINAL_VAR", var_match.group("body"))
     start = re.search(r"^[ \t]*FINAL\(", reply, re.MULTILINE)
     if start is None:
         return None
     rest = reply[start.end() :].rstrip()
     if not rest.endswith(")") or not _balanced(rest[:-1]):
         return None
-    return ProseFinal("FINAL", _literal_text(rest[:-1]))
+    return _signal("FINAL", rest[:-1])
+
+
+def _signal(kind: str, body: str) -> ProseFinal:
+    """The signal with its argument: as Python (`FINAL("x", sources=[...])`) when it reads so
+    with a `sources=` argument, else as the literal or the plain text it is."""
+    with_sources = _with_sources(body)
+    if with_sources is not None:
+        return ProseFinal(kind, *with_sources)
+    return ProseFinal(kind, _literal_text(body))
+
+
+def _with_sources(body: str) -> tuple[str, str] | None:
+    try:
+        call = ast.parse(f"_({body.strip()})", mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if not isinstance(call, ast.Call) or len(call.args) != 1 or len(call.keywords) != 1:
+        return None
+    sources = call.keywords[0]
+    if sources.arg != "sources":
+        return None
+    value = call.args[0]
+    code = f"_({body.strip()})"
+    if isinstance(value, ast.Name):
+        text = value.id
+    else:
+        try:
+            literal = ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+        text = literal if isinstance(literal, str) else str(literal)
+    return text, str(ast.get_source_segment(code, sources.value))
 
 
 def _balanced(body: str) -> bool:

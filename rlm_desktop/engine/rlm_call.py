@@ -22,6 +22,7 @@ from rlm_desktop.engine.events import (
     TurnStarted,
     WorkerRestarted,
 )
+from rlm_desktop.engine.evidence import GivenSource
 from rlm_desktop.engine.ledger import BudgetExceededError
 from rlm_desktop.engine.llm import Completion, LLMError, Message
 from rlm_desktop.engine.observation import format_observation
@@ -176,13 +177,13 @@ class RLMCall:
         blocks = extract_code_blocks(reply)
         first_cell = self._worker.cells_run + 1
         outcomes: list[CellOutcome] = []
-        answer: tuple[str, AnswerSource] | None = None
+        answer: Submitted | None = None
         if blocks:
             for index, code in enumerate(blocks):
                 outcome = await self._execute(turn, index, code)
                 outcomes.append(outcome)
                 if outcome.final is not None:
-                    answer = (outcome.final, _source(outcome.final_source))
+                    answer = _submitted(outcome)
                     break
         else:
             answer = await self._prose_answer(turn, reply, outcomes)
@@ -207,12 +208,17 @@ class RLMCall:
         ]
         self._remember(exchange)
         if answer is not None:
+            text, source, sources = answer
             rt.emit(
                 AnswerSubmitted(
-                    run_id=rt.run_id, call_id=self.call_id, answer=answer[0], source=answer[1]
+                    run_id=rt.run_id,
+                    call_id=self.call_id,
+                    answer=text,
+                    source=source,
+                    sources=[given.to_json() for given in sources],
                 )
             )
-            return answer[0]
+            return text
         messages += exchange
         return None
 
@@ -367,15 +373,18 @@ class RLMCall:
 
     async def _prose_answer(
         self, turn: int, reply: str, outcomes: list[CellOutcome]
-    ) -> tuple[str, AnswerSource] | None:
+    ) -> Submitted | None:
+        """A final-answer line in a reply without code, run in the REPL (which checks its
+        sources, and reads a variable for `FINAL_VAR`)."""
         final = find_prose_final(reply)
         if final is None:
             return None
-        if final.kind == "FINAL":
-            return final.value, "FINAL"
-        outcome = await self._execute(turn, 0, f"FINAL_VAR({final.value!r})")
+        if final.kind == "FINAL" and final.sources is None:
+            return final.value, "FINAL", ()
+        sources = f", sources={final.sources}" if final.sources else ""
+        outcome = await self._execute(turn, 0, f"{final.kind}({final.value!r}{sources})")
         outcomes.append(outcome)
-        return (outcome.final, "FINAL_VAR") if outcome.final is not None else None
+        return _submitted(outcome) if outcome.final is not None else None
 
     async def _worker_ready(self) -> None:
         if self._worker_start is not None:
@@ -425,6 +434,14 @@ class RLMCall:
             cost=self._cost,
             error=outcome.error,
         )
+
+
+Submitted = tuple[str, AnswerSource, tuple[GivenSource, ...]]
+"""An answer as a cell submitted it: its text, the signal, and the sources it came with."""
+
+
+def _submitted(outcome: CellOutcome) -> Submitted:
+    return str(outcome.final), _source(outcome.final_source), outcome.sources
 
 
 def _source(name: str | None) -> AnswerSource:

@@ -473,3 +473,10 @@ def m010_documents_type_and_sections(db: Database) -> None:
     db.execute("ALTER TABLE documents ADD COLUMN type TEXT")
     db.execute("ALTER TABLE documents ADD COLUMN sections TEXT")
     db.execute("ALTER TABLE documents ADD COLUMN attached_to TEXT")
+
+
+@MIGRATIONS()
+def m011_answer_sources(db: Database) -> None:
+    """`calls.answer_sources` (JSON): the quotes and spans a call's answer was submitted with,
+    as the model gave them; review checks them against the documents."""
+    db.execute("ALTER TABLE calls ADD COLUMN answer_sources TEXT")

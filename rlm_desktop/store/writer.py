@@ -92,6 +92,8 @@ _STATEMENTS: dict[str, str] = {
         :summary, :ts)""",
     "AnswerSubmitted": """UPDATE calls SET answer = :answer, answer_source = :source
         WHERE session_id = :sid AND id = :call_id""",
+    "AnswerSubmitted+sources": """UPDATE calls SET answer = :answer, answer_source = :source,
+        answer_sources = :sources WHERE session_id = :sid AND id = :call_id""",
     "CallFinished": """UPDATE calls SET status = :status, response = :response,
         input_tokens = :input_tokens, output_tokens = :output_tokens, cost_usd = :cost_usd,
         error = :error, ended_at = :ts, wall_s = :ts - started_at
@@ -363,6 +365,8 @@ class SessionWriter:
                 kind, d["variables"] = "CellExecuted+variables", stored_json(d["variables"])
         elif kind == "CallOpened":
             d["opening"] = stored_json(d["opening"])
+        elif kind == "AnswerSubmitted" and d.get("sources"):  # none given: NULL
+            kind, d["sources"] = "AnswerSubmitted+sources", stored_json(d["sources"])
         elif kind == "RunStarted":
             self._run_started(d)
         elif kind == "ModeChosen":

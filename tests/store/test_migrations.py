@@ -90,6 +90,7 @@ EXPECTED_COLUMNS = {
         "worker_restarts": int,
         "system_sha256": str,
         "opening": str,
+        "answer_sources": str,
     },
     "llm_requests": {
         "session_id": str,
@@ -169,6 +170,7 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
         "m008_unfinished_turns_searchable",
         "m009_requests_charged_their_hold",
         "m010_documents_type_and_sections",
+        "m011_answer_sources",
     ]
     assert store.db.journal_mode == "wal"
 
@@ -188,7 +190,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 10
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 11
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop.engine.evidence import GivenSource, given_sources
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 from rlm_desktop.engine.sandbox.worker.variables import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
 from rlm_desktop.engine.sandbox.worker_handle import WorkerHandle
@@ -47,6 +48,8 @@ class CellOutcome:
     duration_s: float
     final: str | None = None
     final_source: str | None = None
+    sources: tuple[GivenSource, ...] = ()
+    """The sources the answer was submitted with (`FINAL(..., sources=...)`), as sent."""
     timed_out: bool = False
     variables_lost: bool = False
     partial: str | None = None
@@ -461,6 +464,7 @@ FRAME_FIELDS: dict[
             "duration_s": _is_number,
             "final": _is_optional_text,
             "final_source": _is_optional_text,
+            "sources": lambda v: isinstance(v, list),
             "partial": _is_optional_text,
             "interrupted": lambda v: isinstance(v, bool),
             "restored": _is_texts,
@@ -537,6 +541,7 @@ def _outcome(result: dict[str, Any], cap: int) -> CellOutcome:
         duration_s=float(result.get("duration_s", 0.0)),
         final=result.get("final"),
         final_source=result.get("final_source"),
+        sources=given_sources(result.get("sources")),
         timed_out=bool(result.get("interrupted")),
         partial=result.get("partial"),
         restored=tuple(result.get("restored", ())),

@@ -100,8 +100,18 @@ class CoverageIndex:
     def add(self, source: str) -> int:
         """Mark every passage of the documents that `source` quotes as read; returns how many
         characters of document text it quotes (a passage quoted twice counts twice)."""
+        quoted = 0
+        for number, start, end in self.passages(source):
+            self._read[number].append((start, end))
+            quoted += end - start
+        return quoted
+
+    def passages(self, source: str) -> list[tuple[int, int, int]]:
+        """The passages of the documents that `source` quotes, as `(document, start, end)`
+        (nothing is marked read)."""
         slices, texts = self._slices, self._texts
-        position, floor, end, quoted = 0, 0, len(source) - KEY, 0
+        found: list[tuple[int, int, int]] = []
+        position, floor, end = 0, 0, len(source) - KEY
         while position <= end:
             key = source[position : position + KEY]
             hit = slices.get(hash(key))
@@ -118,10 +128,9 @@ class CoverageIndex:
             if behind + ahead < MIN_RUN:
                 position += 1
                 continue
-            self._read[number].append((start - behind, start + ahead))
-            quoted += behind + ahead
+            found.append((number, start - behind, start + ahead))
             position = floor = position + ahead
-        return quoted
+        return found
 
     def add_all(self, sources: Iterable[str | None]) -> None:
         """`add` each source that is not empty."""

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rlm_desktop.engine.evidence import sources_from_text
 from rlm_desktop.review.health.answers import brittle_answer_findings
 from rlm_desktop.review.health.coding import weak_coder_findings
 from rlm_desktop.review.health.cost import PastRun, cost_findings, resent_documents_findings
@@ -15,11 +16,14 @@ from rlm_desktop.review.health.depth import depth_findings
 from rlm_desktop.review.health.duplicates import duplicate_findings
 from rlm_desktop.review.health.ending import ending_findings, retry_findings
 from rlm_desktop.review.health.finding import Finding
+from rlm_desktop.review.health.quotes import unsupported_quote_findings
 from rlm_desktop.review.health.replies import no_reply_findings, repeating_output_findings
 from rlm_desktop.review.health.serial import serial_findings
 from rlm_desktop.review.health.short_input import short_input_findings
 from rlm_desktop.review.health.truncation import truncation_findings
 from rlm_desktop.review.health.view import RunView
+from rlm_desktop.review.provenance import ReadPassage, read_to_answer
+from rlm_desktop.review.sources import CheckedSource, check_sources
 from rlm_desktop.store.detail import SessionDetail, load_detail
 
 if TYPE_CHECKING:
@@ -37,6 +41,10 @@ class HealthReport:
     status: str
     findings: tuple[Finding, ...]
     coverage: Coverage
+    sources: tuple[CheckedSource, ...] = ()
+    """The answer's sources and quoted passages, checked against the documents."""
+    read: tuple[ReadPassage, ...] = ()
+    """The passages the run's sub-calls were given, those the answer repeats first."""
 
     @property
     def warnings(self) -> tuple[Finding, ...]:
@@ -44,12 +52,14 @@ class HealthReport:
         return tuple(f for f in self.findings if f.severity == "warning")
 
     def to_json(self) -> dict[str, Any]:
-        """`{"session_id", "status", "findings": [...], "coverage": {...}}`."""
+        """`{"session_id", "status", "findings", "coverage", "sources", "read_to_answer"}`."""
         return {
             "session_id": self.session_id,
             "status": self.status,
             "findings": [finding.to_json() for finding in self.findings],
             "coverage": self.coverage.to_json(),
+            "sources": [source.to_json() for source in self.sources],
+            "read_to_answer": [passage.to_json() for passage in self.read],
         }
 
 
@@ -87,13 +97,34 @@ def analyse(
             quoted[call_id] += index.add(source)
     coverage = index.coverage()
     findings += resent_documents_findings(quoted, coverage)
+    answer = answer_of(view)
+    sources = _checked(view, documents, answer)
+    findings += unsupported_quote_findings(view, sources)
     findings.sort(key=lambda finding: finding.severity != "warning")
     return HealthReport(
         session_id=detail.session_id,
         status=str(detail.session["status"]),
         findings=tuple(findings),
         coverage=coverage,
+        sources=sources,
+        read=read_to_answer(view, index, [name for name, _ in documents], answer),
     )
+
+
+def answer_of(view: RunView) -> str:
+    """The answer the run's root call submitted ("" for a run that ended without one)."""
+    root = view.root()
+    return str(root["answer"] or "") if root is not None else ""
+
+
+def _checked(
+    view: RunView, documents: Sequence[tuple[str, str]], answer: str
+) -> tuple[CheckedSource, ...]:
+    root = view.root()
+    if root is None or not answer:
+        return ()
+    given = sources_from_text(root.get("answer_sources"))
+    return check_sources(documents, given, answer, str(view.session.get("query") or ""))
 
 
 def coverage_sources(view: RunView) -> Iterator[tuple[str, str]]:

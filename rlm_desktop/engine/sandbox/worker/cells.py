@@ -83,7 +83,8 @@ def run_cell(repl: Repl, code: str, index: int) -> dict[str, Any]:
     finally:
         sys.stdout, sys.stderr = saved
     duration = time.perf_counter() - started
-    repl.check_answer_dict()
+    refused = repl.check_answer_dict()
+    error = error or refused
     try:
         variables = repl.variables_shown()
     except Interrupted:  # the time limit struck while the variables were read: keep the output
@@ -99,6 +100,7 @@ def run_cell(repl: Repl, code: str, index: int) -> dict[str, Any]:
         "duration_s": duration,
         "final": repl.final,
         "final_source": repl.final_source,
+        "sources": repl.final_sources,
         "restored": repl.restore_tools(),
     }
 

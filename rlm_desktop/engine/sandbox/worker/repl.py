@@ -8,6 +8,7 @@ from typing import Any
 from .cell_module import REPL_MODULE
 from .errors import ERRORS
 from .proxy import Proxy
+from .sources import SourceError, document_lengths, read_sources
 from .variables import VariableReader
 
 
@@ -25,6 +26,8 @@ class Repl:
         self.proxy = proxy
         self.final: str | None = None
         self.final_source: str | None = None
+        self.final_sources: list[dict[str, Any]] = []
+        self._lengths = document_lengths(context)
         self.history: list[Any] = []
         # The builtins module, as `__main__` has it (an imported module's `__builtins__` is its dict).
         self.namespace: dict[str, Any] = {"__name__": REPL_MODULE, "__builtins__": builtins}
@@ -39,7 +42,7 @@ class Repl:
             context=context,
             context_meta=meta,
             history=self.history,
-            answer={"content": "", "ready": False},
+            answer=_blank_answer(),
             llm_query=self.llm_query,
             llm_query_batched=self.llm_query_batched,
             rlm_query=self.rlm_query,
@@ -71,7 +74,7 @@ class Repl:
             self.namespace["history"] = self.history
             restored.append("history")
         if not isinstance(self.namespace.get("answer"), dict):
-            self.namespace["answer"] = {"content": "", "ready": False}
+            self.namespace["answer"] = _blank_answer()
             restored.append("answer")
         if self.namespace.get("__builtins__") is not builtins:
             self.namespace["__builtins__"] = builtins
@@ -107,23 +110,28 @@ class Repl:
             self.proxy.call("rlm_query_batched", prompts=prompts, contexts=ctx, model=model)
         )
 
-    def final_value(self, value: Any) -> str:
-        """Submit `str(value)` as the answer; the run ends after this cell."""
-        self.final, self.final_source = str(value), "FINAL"
-        return self.final
+    def final_value(self, value: Any, sources: Any = None) -> str:
+        """Submit `str(value)` as the answer, with the passages of `context` it rests on; the run
+        ends after this cell."""
+        return self._submit(str(value), "FINAL", sources)
 
-    def final_var(self, name: Any) -> str:
-        """Submit the value of the REPL variable `name`."""
+    def final_var(self, name: Any, sources: Any = None) -> str:
+        """Submit the value of the REPL variable `name`, with its sources as for `FINAL`."""
         if not isinstance(name, str):
-            return self.final_value(name)
+            return self.final_value(name, sources)
         key = name.strip().strip("'\"")
         if key not in self.namespace or key in self._builtin_names - {"answer", "context"}:
             raise NameError(
                 f"FINAL_VAR({name!r}): no variable named {key!r} in the REPL; "
                 f"assign it first (e.g. {key} = ...) or call FINAL(value)"
             )
-        self.final, self.final_source = str(self.namespace[key]), "FINAL_VAR"
-        return self.final
+        return self._submit(str(self.namespace[key]), "FINAL_VAR", sources)
+
+    def _submit(self, text: str, signal: str, sources: Any) -> str:
+        """Take the answer once its sources are sound: a bad one raises, and nothing is taken."""
+        self.final_sources = read_sources(signal, sources, self._lengths)
+        self.final, self.final_source = text, signal
+        return text
 
     def show_vars(self) -> dict[str, str]:
         """The user variables and their types."""
@@ -144,10 +152,22 @@ class Repl:
         content = answer.get("content") if isinstance(answer, dict) else None
         return str(content) if content else None
 
-    def check_answer_dict(self) -> None:
+    def check_answer_dict(self) -> str | None:
+        """Take `answer["content"]` once the model set `answer["ready"]`; returns why it could
+        not be taken (its sources are unsound), which the cell reports as its error."""
         answer = self.namespace.get("answer")
-        if self.final is None and isinstance(answer, dict) and answer.get("ready"):
-            self.final, self.final_source = str(answer.get("content", "")), "answer"
+        if self.final is not None or not isinstance(answer, dict) or not answer.get("ready"):
+            return None
+        try:
+            self._submit(str(answer.get("content", "")), "answer", answer.get("sources"))
+        except SourceError as error:
+            answer["ready"] = False
+            return f"SourceError: {error}"
+        return None
+
+
+def _blank_answer() -> dict[str, Any]:
+    return {"content": "", "ready": False, "sources": []}
 
 
 def _portable(value: Any) -> Any:
