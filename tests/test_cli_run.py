@@ -433,3 +433,30 @@ def test_progress_tells_each_root_reply_its_speed_and_where_it_was_cut(
     assert first.startswith("[c1] reply of ")
     assert "tokens/s" in first
     assert first.endswith("read up to its code block")
+
+
+def test_sources_are_checked_in_json_and_told_in_text(
+    scripted_server: ScriptedServer, document: Path, cli: Cli
+) -> None:
+    made_up = "line 12: amount 99 was written off by the auditors"
+    final = repl(f'FINAL("The amount is 5.", sources=["line 12: amount 5", {made_up!r}])')
+    scripted_server.respond_with(scripted({QUERY: [final]}))
+    result = cli(*served(scripted_server, "--doc", str(document), "--mode", "rlm", "--json"))
+    assert result.returncode == 0, result.stderr
+    sources = json.loads(result.stdout)["sources"]
+    text = document.read_text(encoding="utf-8")
+    at = text.index("line 12: amount 5")
+    assert [(s["quote"], s["document"], s["start"], s["end"], s["match"]) for s in sources] == [
+        ("line 12: amount 5", "ledger.txt", at, at + 17, "exact"),
+        (made_up, None, None, None, "not_found"),
+    ]
+    assert {"quote", "document", "document_index", "start", "end", "match", "score"} <= set(
+        sources[0]
+    )
+    shown = cli(*served(scripted_server, "--doc", str(document), "--mode", "rlm"))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == "The amount is 5."
+    assert "rlm-desktop run: sources: 1 of 2 found in the documents" in shown.stderr
+    assert f"source [2] is not in the documents (the model may have made it up): “{made_up}”" in (
+        shown.stderr
+    )

@@ -4,18 +4,30 @@ of its documents the models read."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.commands.options import Subcommands, add_json_option, add_session_id
+from rlm_desktop.review.health.sources_text import (
+    details,
+    marker,
+    passage_label,
+    read_listing,
+    state,
+)
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health import HealthReport
     from rlm_desktop.review.health.coverage import DocumentCoverage
+    from rlm_desktop.review.health.provenance import ReadPassage
+    from rlm_desktop.review.health.sources import CheckedSource
     from rlm_desktop.store import Store
 
 SHOWN_GAPS = 4
 SHOWN_TURNS = 8
+SHOWN_PASSAGES = 8
+QUOTE_CHARS = 100
 MARKS = {"warning": "!", "info": "i"}
 
 
@@ -72,6 +84,8 @@ def _lines(report: HealthReport) -> list[str]:
     else:
         lines.append("Coverage: the run had no documents")
     lines.append("")
+    lines += source_lines(report.sources)
+    lines += read_lines(report.read)
     if not report.findings:
         lines.append("No findings: none of the known failure modes showed in this run.")
         return lines
@@ -91,6 +105,40 @@ def _lines(report: HealthReport) -> list[str]:
     return lines
 
 
+def source_lines(sources: Sequence[CheckedSource]) -> list[str]:
+    """The answer's sources, checked: one line each (`!` for one not in the documents) with its
+    quote, then a blank line; nothing when the answer had none."""
+    if not sources:
+        return []
+    found = sum(1 for source in sources if source.found)
+    lines = [f"Sources: {found} of {fmt.plural(len(sources), 'source')} found in the documents"]
+    for source in sources:
+        mark = " " if source.found else "!"
+        where = " · ".join([state(source), *details(source)])
+        lines.append(f"  {mark} {marker(source)} {where}")
+        lines.append(f"      “{fmt.one_line(source.quote, QUOTE_CHARS)}”")
+        if source.note:
+            lines.append(f"      {source.note}")
+    return [*lines, ""]
+
+
+def read_lines(read: Sequence[ReadPassage]) -> list[str]:
+    """What the sub-calls read to answer, as `read_listing` chooses it, then a blank line."""
+    listing = read_listing(read)
+    if listing is None:
+        return []
+    lines = [f"Read to answer: {listing.lead}"]
+    lines += [
+        f"  {passage_label(passage)} · sub-call {passage.call_id}"
+        for passage in listing.passages[:SHOWN_PASSAGES]
+    ]
+    if len(listing.passages) > SHOWN_PASSAGES:
+        lines.append(f"  and {fmt.plural(len(listing.passages) - SHOWN_PASSAGES, 'more passage')}")
+    if listing.rest:
+        lines.append(f"  {listing.rest}")
+    return [*lines, ""]
+
+
 def summary(report: HealthReport) -> list[str]:
     """The report in brief, for `sessions show`: coverage shares, then one line per finding, each
     inert on a terminal."""
@@ -102,6 +150,8 @@ def summary(report: HealthReport) -> list[str]:
     lines += [
         f"  {finding.severity} {finding.kind}: {finding.message}" for finding in report.findings
     ]
+    if report.sources:
+        lines += ["", *source_lines(report.sources)]
     return [fmt.terminal_safe(line) for line in lines]
 
 

@@ -325,6 +325,9 @@ def run_command(args: argparse.Namespace) -> int:
         sys.stdout.reconfigure(errors="backslashreplace")
     output = {**result.to_json(), **(_health_json(run.run_id) if args.json and saved else {})}
     print(terminal_json(output) if args.json else terminal_text(shown_answer(result, config)))
+    if saved and not args.json:
+        for line in _source_lines(run.run_id):
+            say(line)
     if result.status == "error":
         say(failure(result, config))
     elif result.refused_calls and result.answer and result.error:
@@ -349,6 +352,31 @@ def _health_json(session_id: str) -> dict[str, object]:
         return health_json(session_health(store, session_id))
     finally:
         store.close()
+
+
+def _source_lines(session_id: str) -> list[str]:
+    """What the run's answer cites, checked: how many sources were found, and each that was not
+    (nothing for an answer without sources or quotes)."""
+    from rlm_desktop import formatting as fmt
+    from rlm_desktop.review.health.report import session_sources
+    from rlm_desktop.store import Store
+
+    store = Store(paths.database_path())
+    try:
+        sources = session_sources(store, session_id)
+    finally:
+        store.close()
+    if not sources:
+        return []
+    found = sum(1 for source in sources if source.found)
+    lines = [f"sources: {found} of {len(sources)} found in the documents"]
+    lines += [
+        f"source [{source.number}] is not in the documents (the model may have made it up): "
+        f"“{fmt.one_line(source.quote, 100)}”"
+        for source in sources
+        if not source.found
+    ]
+    return lines
 
 
 def _send_traces(result: RunResult, session_id: str, endpoint: str | None) -> RunResult:

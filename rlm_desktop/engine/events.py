@@ -227,7 +227,7 @@ class AnswerSubmitted(Event):
     source: AnswerSource
     sources: list[dict[str, Any]] = field(default_factory=list)
     """The passages the model said the answer rests on, as it gave them (`GivenSource.to_json`:
-    a `quote`, or a `document_index`, `start` and `end`); `review.sources` checks them."""
+    a `quote`, or a `document_index`, `start` and `end`); `review.health.sources` checks them."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,7 +22,6 @@ from rlm_desktop.engine.events import (
     TurnStarted,
     WorkerRestarted,
 )
-from rlm_desktop.engine.evidence import GivenSource
 from rlm_desktop.engine.ledger import BudgetExceededError
 from rlm_desktop.engine.llm import Completion, LLMError, Message
 from rlm_desktop.engine.observation import format_observation
@@ -30,6 +29,7 @@ from rlm_desktop.engine.parsing import extract_code_blocks, find_prose_final, pr
 from rlm_desktop.engine.prompts import first_user_message, system_prompt
 from rlm_desktop.engine.reply_stream import CodeBlockStop
 from rlm_desktop.engine.runtime import Runtime, internal_error
+from rlm_desktop.engine.sandbox.given_sources import GivenSource
 from rlm_desktop.engine.sandbox.launcher import WorkerDied
 from rlm_desktop.engine.sandbox.process import CellOutcome, SubCallFailure, WorkerProcess
 from rlm_desktop.engine.subcalls import BUDGET_ERROR, CHILD_ERROR, SubCallDispatcher

@@ -1,11 +1,15 @@
 """Questions about a generated multi-file Python code base: which entry point eventually calls
-a function, and where a function is defined. Exact match."""
+a function, and where a function is defined. Exact match.
+
+The gold spans are the definitions the answer rests on: the asked function's, or every
+function of the call path from the handler up to (not including) the target, each of which
+calls the next."""
 
 from __future__ import annotations
 
 import random
 
-from rlm_desktop.evaluation.tasks import Task, count, fill, rng_for, task_id
+from rlm_desktop.evaluation.tasks import GoldSpan, Task, count, fill, joined_spans, rng_for, task_id
 from rlm_desktop.evaluation.words import ADJECTIVES, NOUNS, VERBS
 
 HANDLERS = 4
@@ -69,16 +73,21 @@ def code_task(length: int, seed: int, index: int = 0) -> Task:
     chain_tokens = sum(count(text) for _name, text in sources)
     sources += list(zip(fillers, fill(max(0, length - chain_tokens), filler), strict=True))
     modules = max(3, length // TOKENS_PER_MODULE)
-    files: list[list[str]] = [[] for _ in range(modules)]
+    files: list[list[tuple[str, str]]] = [[] for _ in range(modules)]
     home: dict[str, int] = {}
     for name, text in sources:
         where = rng.randrange(modules)
-        files[where].insert(rng.randint(0, len(files[where])), text)
+        files[where].insert(rng.randint(0, len(files[where])), (name, text))
         home[name] = where
-    documents = tuple((module_path(i), "\n\n".join(functions)) for i, functions in enumerate(files))
+    documents = tuple(
+        (module_path(i), "\n\n".join(text for _name, text in functions))
+        for i, functions in enumerate(files)
+    )
+    definitions = _definitions(files)
     chain = rng.choice(chains)
     if rng.random() < 0.5:
         question, answer, kind = CALLS_QUESTION.format(target=chain[-1]), chain[0], "calls"
+        evidence = chain[:-1]
     else:
         target = rng.choice(chain[1:])
         question, answer, kind = (
@@ -86,6 +95,7 @@ def code_task(length: int, seed: int, index: int = 0) -> Task:
             module_path(home[target]),
             "where",
         )
+        evidence = [target]
     return Task(
         id=task_id("code", seed, length, index),
         kind="code",
@@ -95,7 +105,18 @@ def code_task(length: int, seed: int, index: int = 0) -> Task:
         scoring="exact",
         length=length,
         details={"question_kind": kind, "modules": modules},
+        gold_spans=tuple(definitions[name] for name in evidence),
     )
+
+
+def _definitions(files: list[list[tuple[str, str]]]) -> dict[str, GoldSpan]:
+    """Where each function's definition is (without its trailing newline), by name."""
+    found: dict[str, GoldSpan] = {}
+    for index, functions in enumerate(files):
+        spans = joined_spans([text for _name, text in functions], "\n\n")
+        for (name, text), (start, _end) in zip(functions, spans, strict=True):
+            found[name] = GoldSpan(index, start, start + len(text.rstrip()))
+    return found
 
 
 def module_path(index: int) -> str:

@@ -5,11 +5,12 @@ known by construction but not written on the line."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from rlm_desktop.evaluation.tasks import Scoring, Task, fill, task_id
+from rlm_desktop.evaluation.tasks import GoldSpan, Scoring, Task, fill, joined_spans, task_id
 from rlm_desktop.evaluation.words import ADJECTIVES, NOUNS
 
 TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -75,19 +76,27 @@ def records_task(
     *,
     scoring: Scoring,
     details: dict[str, Any],
+    evidence: Callable[[Line], bool] | None = None,
 ) -> Task:
     """The task of `kind` drawn as `(seed, length, index)`: `lines` as one document,
-    records.txt, and `question` after the sentence that explains their format."""
+    records.txt, and `question` after the sentence that explains their format; the lines
+    `evidence` picks (none without it) are the task's gold spans."""
     seed, length, index = drawn
+    rendered = [line.render() for line in lines]
+    spans = joined_spans(rendered)
+    gold = tuple(
+        GoldSpan(0, *spans[i]) for i, line in enumerate(lines) if evidence and evidence(line)
+    )
     return Task(
         id=task_id(kind, seed, length, index),
         kind=kind,
-        documents=(("records.txt", "\n".join(line.render() for line in lines)),),
+        documents=(("records.txt", "\n".join(rendered)),),
         question=f"{label_note()} {question}",
         answer=answer,
         scoring=scoring,
         length=length,
         details=details,
+        gold_spans=gold,
     )
 
 

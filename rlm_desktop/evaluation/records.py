@@ -9,12 +9,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from rlm_desktop.evaluation.trial import TrialResult
+from rlm_desktop.evaluation.trial import SOURCE_COUNTS, TrialResult
 
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
 
 EVALUATIONS, SESSIONS, RESULTS = "evaluations", "evaluation_sessions", "evaluation_results"
+LATER_COLUMNS: dict[str, type] = {**dict.fromkeys(SOURCE_COUNTS, int), "source_score": float}
+"""Result columns added after the table first shipped: added to an older database on open
+(its rows read them as 0, and their source score as not applicable)."""
 
 
 @dataclass(frozen=True)
@@ -65,10 +68,15 @@ class EvaluationRecords:
                     "gold": str,
                     "error": str,
                     "finished_at": str,
+                    **LATER_COLUMNS,
                 },  # fmt: skip
                 pk=("evaluation_id", "setting", "task_id"),
                 if_not_exists=True,
             )
+            results = db.table(RESULTS)
+            for name, kind in LATER_COLUMNS.items():
+                if name not in results.columns_dict:
+                    results.add_column(name, kind)
             db.execute(
                 f"CREATE INDEX IF NOT EXISTS {SESSIONS}_by_evaluation ON {SESSIONS}(evaluation_id)"
             )

@@ -16,8 +16,13 @@ from rlm_desktop.evaluation.threshold import Suggestion, suggest
 from rlm_desktop.evaluation.trial import COLUMNS, TrialResult
 
 HEADERS = ("setting", "runs", "score", "95% interval", "cost mean", "median", "p95", "wall",
-           "sub-calls", "failures")  # fmt: skip
+           "sub-calls", "failures", "cites gold", "not found")  # fmt: skip
 INTERVAL_NOTE = f"95% interval: percentile bootstrap over runs ({RESAMPLES:,} resamples)."
+SOURCES_NOTE = (
+    "cites gold: share of the planted passages (the needle's sentence, the counted lines, the "
+    "definitions) that the answers' sources cover, over the n answers to tasks that have them; "
+    "not found: the answers' sources and quotes that are not in the documents, of those checked."
+)
 
 
 def _number(value: float, digits: int = 2) -> str:
@@ -42,9 +47,28 @@ def table_rows(summaries: Sequence[SettingSummary]) -> list[tuple[str, ...]]:
             "–" if math.isnan(s.wall_mean) else formatting.seconds(s.wall_mean),
             _number(s.sub_calls_mean, 1),
             str(s.failures),
+            cites_gold_cell(s),
+            not_found_cell(s),
         )
         for s in summaries
     ]
+
+
+def cites_gold_cell(summary: SettingSummary) -> str:
+    """`0.67 (n=3)`, or `–` when no answer had a gold location to cite."""
+    if not summary.source_gold_runs:
+        return "–"
+    return f"{_number(summary.source_gold_share)} (n={summary.source_gold_runs})"
+
+
+def not_found_cell(summary: SettingSummary) -> str:
+    """`0.25 (1/4)`, or `–` when no source was checked."""
+    if not summary.sources_checked:
+        return "–"
+    return (
+        f"{_number(summary.not_found_share)} "
+        f"({summary.sources_not_found}/{summary.sources_checked})"
+    )
 
 
 def footer(
@@ -53,10 +77,10 @@ def footer(
     max_cost_usd: float | None,
     pending: int,
 ) -> list[str]:
-    """The lines under the table: the interval method, spend against the budget, what is left
-    to run, and the suggested `auto` thresholds."""
+    """The lines under the table: the interval method, what the source columns mean, spend
+    against the budget, what is left to run, and the suggested `auto` thresholds."""
     budget = f" of {formatting.dollars(max_cost_usd)}" if max_cost_usd is not None else ""
-    lines = [INTERVAL_NOTE, f"Spent {formatting.dollars(spent_usd)}{budget}."]
+    lines = [INTERVAL_NOTE, SOURCES_NOTE, f"Spent {formatting.dollars(spent_usd)}{budget}."]
     if pending:
         lines.append(f"{formatting.plural(pending, 'run')} not run yet (resume to run them).")
     lines.extend(s.sentence() for s in suggestions)

@@ -25,6 +25,7 @@ from rlm_desktop.evaluation.options import EvaluationOptions
 from rlm_desktop.evaluation.records import EvaluationRecords
 from rlm_desktop.evaluation.scoring import score
 from rlm_desktop.evaluation.settings import Setting
+from rlm_desktop.evaluation.source_scores import SourceTally, checked_sources, tally
 from rlm_desktop.evaluation.tasks import Task, count
 from rlm_desktop.evaluation.trial import TrialResult
 
@@ -249,10 +250,29 @@ class Evaluation:
             return self._refused(setting, task, str(error))
         finally:
             recorder.close()
-        return self._scored(setting, task, outcome, recorder.warnings)
+        warnings = list(recorder.warnings)
+        sources = await self._sources(task, outcome, warnings)
+        return self._scored(setting, task, outcome, warnings, sources)
+
+    async def _sources(self, task: Task, outcome: RunResult, warnings: list[str]) -> SourceTally:
+        """The answer's sources tallied against the task's gold; a check that fails is a
+        warning, never the loss of a finished (and paid for) run."""
+        if not outcome.answer or outcome.session_id is None:
+            return SourceTally()
+        try:
+            checked = await asyncio.to_thread(checked_sources, self.store, outcome.session_id, task)
+        except Exception as error:  # the trial is kept; its source score is "not applicable"
+            warnings.append(f"sources not checked: {error}")
+            return SourceTally()
+        return tally(checked, task.gold_spans)
 
     def _scored(
-        self, setting: Setting, task: Task, outcome: RunResult, warnings: list[str]
+        self,
+        setting: Setting,
+        task: Task,
+        outcome: RunResult,
+        warnings: list[str],
+        sources: SourceTally,
     ) -> TrialResult:
         error = outcome.error or ("; ".join(warnings) if warnings else None)
         return TrialResult(
@@ -273,6 +293,10 @@ class Evaluation:
             answer=outcome.answer,
             gold=task.answer,
             error=error,
+            gold_spans=sources.gold_spans,
+            gold_cited=sources.gold_cited,
+            sources_checked=sources.checked,
+            sources_not_found=sources.not_found,
         )
 
     def _refused(self, setting: Setting, task: Task, reason: str) -> TrialResult:

@@ -3,6 +3,12 @@
 The interval is a percentile bootstrap (2,000 resamples of the runs' scores, seeded so the same
 results always give the same interval): it needs no assumption about the scores' distribution,
 which for 0/1 scores near 0 or 1 a t-interval gets wrong. With one run it is that run's score.
+
+How honestly a setting cites (`source_scores`): `source_gold_share` is the mean source score
+over its `source_gold_runs` answers to tasks with a known gold location (null when there are
+none: not applicable, never 0); `not_found_share` is the share of all its answers' checked
+sources and quoted passages (`sources_checked`) that are not in the documents
+(`sources_not_found`; null when none were checked).
 """
 
 from __future__ import annotations
@@ -36,6 +42,11 @@ class SettingSummary:
     failures: int
     unpriced: bool
     tokens_mean: float
+    source_gold_share: float
+    source_gold_runs: int
+    not_found_share: float
+    sources_checked: int
+    sources_not_found: int
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready row (a figure of a setting without runs is null, not NaN)."""
@@ -76,6 +87,9 @@ def summarize(name: str, results: Sequence[TrialResult]) -> SettingSummary:
     """The table row of one setting's results."""
     scores = [r.score for r in results]
     costs = [r.cost_usd for r in results]
+    cited = [r.source_score for r in results if r.source_score is not None]
+    checked = sum(r.sources_checked for r in results)
+    not_found = sum(r.sources_not_found for r in results)
 
     def mean(values: Sequence[float]) -> float:
         return statistics.fmean(values) if values else math.nan
@@ -93,6 +107,11 @@ def summarize(name: str, results: Sequence[TrialResult]) -> SettingSummary:
         failures=sum(1 for r in results if r.failed),
         unpriced=any(r.unpriced for r in results),
         tokens_mean=mean([float(r.tokens) for r in results]),
+        source_gold_share=mean(cited),
+        source_gold_runs=len(cited),
+        not_found_share=not_found / checked if checked else math.nan,
+        sources_checked=checked,
+        sources_not_found=not_found,
     )
 
 

@@ -18,6 +18,20 @@ CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True)
+class GoldSpan:
+    """Where a task planted what its answer rests on: `[start, end)` character offsets in
+    document `document_index` (the needle's sentence, a relevant line, a definition)."""
+
+    document_index: int
+    start: int
+    end: int
+
+    def text(self, documents: tuple[tuple[str, str], ...]) -> str:
+        """The passage itself."""
+        return documents[self.document_index][1][self.start : self.end]
+
+
+@dataclass(frozen=True)
 class Task:
     """Documents, a question about them and the gold answer, with the scoring that applies."""
 
@@ -33,6 +47,9 @@ class Task:
     (its documents hold that many, give or take one line), or a user's task's measured length."""
     details: dict[str, Any] = field(default_factory=dict, compare=False)
     """What the generator chose (needle depth, question type, ...), for the reader of a result."""
+    gold_spans: tuple[GoldSpan, ...] = field(default=(), compare=False)
+    """Every passage the answer rests on, for scoring the answer's sources; none where the
+    location is not known (OOLONG-Pairs' many lines, a user's own tasks)."""
 
 
 def count(text: str) -> int:
@@ -60,6 +77,16 @@ def fill(target_tokens: int, make_unit: Callable[[], str]) -> list[str]:
         per_unit = max(1.0, whole / len(units))
         units.extend(make_unit() for _ in range(max(1, int(missing / per_unit))))
     return units
+
+
+def joined_spans(units: list[str], separator: str = "\n") -> list[tuple[int, int]]:
+    """The `[start, end)` offsets of each of `units` in `separator.join(units)`."""
+    spans = []
+    offset = 0
+    for unit in units:
+        spans.append((offset, offset + len(unit)))
+        offset += len(unit) + len(separator)
+    return spans
 
 
 def rng_for(kind: str, seed: int, length: int, index: int) -> random.Random:

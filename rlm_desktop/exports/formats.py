@@ -7,21 +7,23 @@ from typing import TYPE_CHECKING
 
 from rlm_desktop.exports import html, jsonl, markdown, otlp
 from rlm_desktop.redact import Redactor
-from rlm_desktop.review.health import session_health
+from rlm_desktop.review.health.report import analyse, past_runs, profiles
 from rlm_desktop.store.detail import SessionDetail, load_detail
 
 if TYPE_CHECKING:
+    from rlm_desktop.review.health import HealthReport
     from rlm_desktop.store.store import Store
 
-Renderer = Callable[[SessionDetail, bool], str]
+Renderer = Callable[[SessionDetail, bool, "HealthReport"], str]
 RENDERERS: dict[str, Renderer] = {
     "jsonl": jsonl.render,
     "md": markdown.render,
     "otlp": otlp.render,
     "html": html.render,
 }
-WITH_HEALTH = {"md": markdown.render, "html": html.render}
-"""The reports that carry a Health section, which `review` computes from the stored session."""
+"""Each text format, given the session and its health (which `review` computes from the stored
+session): the reports' Health, Sources and Read to answer sections, the JSONL metadata line's
+`sources`, the OTLP root span's source events."""
 PROTOBUF = "otlp-proto"
 FORMATS = (*RENDERERS, PROTOBUF)
 
@@ -29,17 +31,26 @@ FORMATS = (*RENDERERS, PROTOBUF)
 def export(store: Store, session_id: str, fmt: str, include_content: bool = False) -> str:
     """The session in format `fmt` (`jsonl`, `md`, `otlp` or `html`); raises `SessionNotFound`.
 
-    `include_content` adds prompt, completion and code text to OTLP spans; the JSONL, Markdown
-    and HTML exports always carry the run's text. Secrets from this environment are scrubbed
-    once more on the way out.
+    `include_content` adds prompt, completion and code text, and the answer's quotes, to OTLP
+    spans; the JSONL, Markdown and HTML exports always carry the run's text. Secrets from this
+    environment are scrubbed once more on the way out.
     """
     if fmt not in RENDERERS:
         raise ValueError(f"unknown text export format {fmt!r}: use one of {', '.join(RENDERERS)}")
     detail = load_detail(store, session_id)
-    if fmt in WITH_HEALTH:
-        health = session_health(store, detail.session_id)
-        return Redactor.for_run().text(WITH_HEALTH[fmt](detail, include_content, health))
-    return Redactor.for_run().text(RENDERERS[fmt](detail, include_content))
+    rendered = RENDERERS[fmt](detail, include_content, _health(store, detail))
+    return Redactor.for_run().text(rendered)
+
+
+def _trace(store: Store, session_id: str, include_content: bool) -> otlp.TraceRecord:
+    detail = load_detail(store, session_id)
+    health = _health(store, detail)
+    return otlp.spans(detail, include_content, Redactor.for_run().text, health)
+
+
+def _health(store: Store, detail: SessionDetail) -> HealthReport:
+    """The session's health, from the detail already read (`session_health` would read it again)."""
+    return analyse(detail, store.document_texts(detail.session_id), past_runs(store), profiles())
 
 
 def export_bytes(store: Store, session_id: str, fmt: str, include_content: bool = False) -> bytes:
@@ -49,9 +60,7 @@ def export_bytes(store: Store, session_id: str, fmt: str, include_content: bool 
         return export(store, session_id, fmt, include_content).encode("utf-8")
     from rlm_desktop.exports import otlp_proto
 
-    detail = load_detail(store, session_id)
-    trace = otlp.spans(detail, include_content, Redactor.for_run().text)
-    return otlp_proto.encode(trace)
+    return otlp_proto.encode(_trace(store, session_id, include_content))
 
 
 def send_traces(
@@ -61,6 +70,4 @@ def send_traces(
     OpenTelemetry SDK's exporter); None when accepted, else one line saying why not."""
     from rlm_desktop.exports import otlp_proto
 
-    detail = load_detail(store, session_id)
-    trace = otlp.spans(detail, include_content, Redactor.for_run().text)
-    return otlp_proto.send(trace, endpoint)
+    return otlp_proto.send(_trace(store, session_id, include_content), endpoint)

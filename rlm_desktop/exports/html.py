@@ -18,6 +18,7 @@ from pygments.lexers import PythonLexer
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.parsing import prose_without_code
 from rlm_desktop.exports.markdown import cut_middle
+from rlm_desktop.review.health import sources_text as words
 from rlm_desktop.store.detail import Row, SessionDetail
 
 if TYPE_CHECKING:
@@ -51,6 +52,12 @@ pre { background: #f6f7f9; padding: 8px; overflow-x: auto; white-space: pre-wrap
 .bar span { display: block; height: 8px; background: #3f7fd8; }
 .call { margin-top: 1.5em; border-left: 3px solid #c9d1e3; padding-left: 12px; }
 svg text { font: 11px system-ui, sans-serif; }
+.source { margin: 0.9em 0; padding: 2px 10px; border-left: 4px solid #1b7a35; }
+.source.check { border-color: #d9a21b; } .source.warning { border-color: #d0453b;
+  background: #fdf1f0; }
+.state-ok { color: #1b7a35; } .state-check { color: #9a6700; }
+.state-warning { color: #b3261e; font-weight: 600; }
+blockquote { margin: 0.4em 0 0.6em 1em; white-space: pre-wrap; color: #394150; }
 """
 
 
@@ -143,6 +150,41 @@ def _health(report: HealthReport | None) -> str:
     )
     parts.append(f"<table class=findings>{head}{body}</table>")
     return "".join(parts)
+
+
+def _sources(report: HealthReport | None) -> str:
+    """Each source with its number, its state (a source not found in the warning style), where
+    it is, the quote itself and why it was not found."""
+    if report is None or not report.sources:
+        return ""
+    parts = [f"<h2>{words.SOURCES_HEADING}</h2>"]
+    for source in report.sources:
+        tone = words.tone(source)
+        where = "".join(f" · {_e(part)}" for part in words.details(source))
+        note = f"<p class=note>{_e(source.note)}</p>" if source.note else ""
+        parts.append(
+            f"<div class='source {tone}' id=source-{source.number}>"
+            f"<p><strong>{_e(words.marker(source))}</strong> "
+            f"<span class=state-{tone}>{_e(words.state(source))}</span>{where}</p>"
+            f"<blockquote>{_e(cut_middle(source.quote))}</blockquote>{note}</div>"
+        )
+    return "".join(parts)
+
+
+def _read(report: HealthReport | None) -> str:
+    """The passages the sub-calls were given, those whose reply the answer repeats."""
+    listing = words.read_listing(report.read) if report is not None else None
+    if listing is None:
+        return ""
+    items = "".join(
+        f"<li>{_e(words.passage_label(passage))} · sub-call "
+        f"<a class=id href='#{_anchor(passage.call_id)}'>{_e(passage.call_id)}</a></li>"
+        for passage in listing.passages
+    )
+    rest = f"<p>{_e(listing.rest)}</p>" if listing.rest else ""
+    return (
+        f"<h2>{words.READ_HEADING}</h2><p>{_e(listing.lead)}</p><ul class=read>{items}</ul>{rest}"
+    )
 
 
 def _status(status: str) -> str:
@@ -292,7 +334,7 @@ def render(
         f"<h1>{_e(title)}</h1>"
         f"<p><strong>Question:</strong></p><div class=prose>{_e(session['query'])}</div>"
         f"<p><strong>Status:</strong> {_status(session['status'])}{_e(error)}</p>"
-        f"<h2>Answer</h2>{answer_html}"
+        f"<h2>Answer</h2>{answer_html}{_sources(health)}{_read(health)}"
         f"{_settings(detail)}{_costs(detail)}{_documents(detail)}{_health(health)}"
         f"<h2>Timeline</h2>{timeline_svg(detail)}"
         f"{_tree(detail)}{_calls(detail)}"

@@ -1,6 +1,8 @@
 """JSON Lines in the reference implementation's `RLMLogger` shape, so its tools read our runs.
 
-One `metadata` line, then one `iteration` line per turn of the root call, timestamps written as the
+One `metadata` line (the reference's `RLMMetadata` fields, then the run's own: its id, query,
+status, `answer` and the answer's `sources` checked against the documents, as `sessions show
+--json` gives them), then one `iteration` line per turn of the root call, timestamps written as the
 reference writes them (local time, ISO 8601, no zone). As in the reference log, an iteration's
 `prompt` is the whole message list its request sent (`store.messages` rebuilds it; a session saved
 before the opening messages were recorded gives the turn's new user message alone), and a call out
@@ -23,10 +25,13 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlm_desktop.store.detail import Row, SessionDetail
 from rlm_desktop.store.writer import stored_text
+
+if TYPE_CHECKING:
+    from rlm_desktop.review.health import HealthReport
 
 
 def iso(ts: float | None) -> str | None:
@@ -52,8 +57,9 @@ def run_metadata(detail: SessionDetail, model: str) -> Row:
     }
 
 
-def _metadata(detail: SessionDetail) -> Row:
+def _metadata(detail: SessionDetail, health: HealthReport | None) -> Row:
     session = detail.session
+    sources = [source.to_json() for source in health.sources] if health is not None else None
     return {
         "type": "metadata",
         "timestamp": iso(session["started_at"]),
@@ -62,6 +68,7 @@ def _metadata(detail: SessionDetail) -> Row:
         "query": session["query"],
         "status": session["status"],
         "answer": session["answer"],
+        "sources": sources,
         "error": session["error"],
         "cost_usd": session["cost_usd"],
         "input_tokens": session["input_tokens"],
@@ -250,9 +257,12 @@ def _iteration(
     }
 
 
-def render(detail: SessionDetail, include_content: bool = False) -> str:
-    """The session as JSON Lines (it always contains the run's texts: that is its purpose)."""
-    lines: list[Any] = [_metadata(detail)]
+def render(
+    detail: SessionDetail, include_content: bool = False, health: HealthReport | None = None
+) -> str:
+    """The session as JSON Lines (it always contains the run's texts: that is its purpose); with
+    `health`, the metadata line's `sources` are the answer's, checked against the documents."""
+    lines: list[Any] = [_metadata(detail, health)]
     for root in detail.roots():
         lines.extend(iterations(detail, root))
     return "".join(_line(line) + "\n" for line in lines)

@@ -8,12 +8,17 @@ from typing import TYPE_CHECKING
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.parsing import prose_without_code
+from rlm_desktop.review.health import sources_text as words
 from rlm_desktop.store.detail import Row, SessionDetail
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health import HealthReport
 
 OUTPUT_CAP = 4000
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]|])")
+"""What makes emphasis, code, links, images and table cells: escaped in untrusted inline text."""
+_BLOCK_START = re.compile(r"^(\d+(?=[.)])|(?=[#+-]))")
+"""What starts a heading, a list or a rule at the start of a line: escaped there."""
 
 
 def _longest_backticks(text: str) -> int:
@@ -61,13 +66,17 @@ def call_line(call: Row, *, markdown: bool = True) -> str:
 
 
 def _inline(value: object) -> str:
-    """Untrusted text on one line of Markdown: no HTML, no line break."""
+    """Untrusted text on one line of Markdown: no HTML, no line break, no emphasis, code span,
+    link or image, no end of a table cell, and at a line's start no heading, list, rule or fence."""
     text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return " ".join(text.split())
+    line = " ".join(_MARKDOWN_PUNCTUATION.sub(r"\\\1", text).split())
+    if line.startswith("~"):
+        return "&#126;" + line[1:]
+    return _BLOCK_START.sub(r"\1\\", line, count=1)
 
 
 def _cell(value: object) -> str:
-    return _inline(value).replace("\\", "\\\\").replace("|", "\\|") or "—"
+    return _inline(value) or "—"
 
 
 def table(header: tuple[str, ...], rows: Sequence[tuple[object, ...]]) -> list[str]:
@@ -158,6 +167,45 @@ def _health(report: HealthReport | None) -> list[str]:
     return [*lines, *table(("Severity", "Kind", "Finding", "Advice"), rows_f)]
 
 
+def _block_quote(text: str) -> list[str]:
+    """`text` as a block quote of one paragraph, escaped as `_inline` escapes (a fence would
+    be inert in CommonMark, but Python-Markdown does not know fences inside block quotes)."""
+    return [f"> {_inline(cut_middle(text)) or '(empty)'}"]
+
+
+def _sources(report: HealthReport | None) -> list[str]:
+    """Each source with its number, its state in words, where it is and the quote itself."""
+    if report is None or not report.sources:
+        return []
+    lines = [f"## {words.SOURCES_HEADING}"]
+    for source in report.sources:
+        state = words.state(source)
+        shown = state if source.found else f"**{state}**"
+        head = " · ".join([shown, *(_inline(part) for part in words.details(source))])
+        lines += [
+            "",
+            f"**{_inline(words.marker(source))}** {head}",
+            "",
+            *_block_quote(source.quote),
+        ]
+        if source.note:
+            lines += ["", f"Note: {_inline(source.note)}"]
+    return lines
+
+
+def _read(report: HealthReport | None) -> list[str]:
+    """The passages the sub-calls were given, those whose reply the answer repeats."""
+    listing = words.read_listing(report.read) if report is not None else None
+    if listing is None:
+        return []
+    items = [
+        f"- {_inline(words.passage_label(passage))} · sub-call {code_span(passage.call_id)}"
+        for passage in listing.passages
+    ]
+    rest = ["", listing.rest] if listing.rest else []
+    return [f"## {words.READ_HEADING}", "", listing.lead, "", *items, *rest]
+
+
 def _output(cell: Row) -> list[str]:
     """What a cell printed, its stderr and its error: each kept, each cut from the middle."""
     seconds = f" ({cell['duration_s']:.2f} s)" if cell["duration_s"] is not None else ""
@@ -226,6 +274,8 @@ def render(
         ["## Question", "", fence(session["query"] or "", "text")],
         [f"**Status:** {_inline(status)}"],
         ["## Answer", "", fence(answer, "text") if answer else "No answer."],
+        _sources(health),
+        _read(health),
         _settings(detail),
         _cost(detail),
         _documents(detail),

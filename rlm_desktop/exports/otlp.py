@@ -21,12 +21,16 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from rlm_desktop.exports.otlp_events import EventRecord, answer_events
 from rlm_desktop.providers.registry import LITELLM_PREFIXES, provider_for_model, split_model
 from rlm_desktop.store.detail import Row, SessionDetail
 from rlm_desktop.store.messages import Message
+
+if TYPE_CHECKING:
+    from rlm_desktop.review.health import HealthReport
 
 SPAN_KIND_INTERNAL, SPAN_KIND_CLIENT = 1, 3
 STATUS_UNSET, STATUS_ERROR = 0, 2
@@ -69,6 +73,7 @@ class SpanRecord:
     attributes: dict[str, Any] = field(default_factory=dict)
     status_code: int = STATUS_UNSET
     status_message: str = ""
+    events: list[EventRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -380,6 +385,17 @@ class _Builder:
             span, parent, "execute_tool repl", SPAN_KIND_INTERNAL, times, attributes, error, status
         )
 
+    def answer_events(self, root: Row, health: HealthReport | None) -> None:
+        """The answer's sources and what was read to answer, on the span of the call that
+        submitted the answer, at its end."""
+        span = self._by_id[self.span_id("call", root["id"])]
+        for event in answer_events(health, span.end_ns, self.content):
+            event.attributes = {
+                key: self.scrub(value) if isinstance(value, str) else value
+                for key, value in event.attributes.items()
+            }
+            span.events.append(event)
+
     def children(
         self, call: Row, span: str, cells: dict[tuple[int | None, int | None], str]
     ) -> None:
@@ -387,11 +403,20 @@ class _Builder:
             self.call(child, cells.get((child["parent_turn"], child["parent_cell"]), span))
 
 
-def spans(detail: SessionDetail, include_content: bool = False, scrub: Scrub = str) -> TraceRecord:
-    """The session's trace: every span, in parent-before-child order."""
+def spans(
+    detail: SessionDetail,
+    include_content: bool = False,
+    scrub: Scrub = str,
+    health: HealthReport | None = None,
+) -> TraceRecord:
+    """The session's trace: every span, in parent-before-child order; with `health`, the root
+    span (the call that submitted the answer) carries the answer's sources and the passages
+    read to answer it as events (`otlp_events`)."""
     builder = _Builder(detail, include_content, scrub)
     for root in detail.roots():
         builder.call(root, "")
+    if detail.roots():
+        builder.answer_events(detail.roots()[0], health)
     resource = {
         "service.name": "rlm-desktop",
         "rlm_desktop.session_id": detail.session_id,
@@ -424,6 +449,14 @@ def _json_span(trace_id: str, span: SpanRecord) -> dict[str, Any]:
     status: dict[str, Any] = {"code": span.status_code}
     if span.status_message:
         status["message"] = span.status_message
+    events = [
+        {
+            "timeUnixNano": str(event.time_ns),
+            "name": event.name,
+            "attributes": _json_attributes(event.attributes),
+        }
+        for event in span.events
+    ]
     return {
         "traceId": trace_id,
         "spanId": span.span_id,
@@ -433,13 +466,20 @@ def _json_span(trace_id: str, span: SpanRecord) -> dict[str, Any]:
         "startTimeUnixNano": str(span.start_ns),
         "endTimeUnixNano": str(span.end_ns),
         "attributes": _json_attributes(span.attributes),
+        **({"events": events} if events else {}),
         "status": status,
     }
 
 
-def render(detail: SessionDetail, include_content: bool = False, scrub: Scrub = str) -> str:
-    """The session as one OTLP/JSON `ExportTraceServiceRequest` document."""
-    trace = spans(detail, include_content, scrub)
+def render(
+    detail: SessionDetail,
+    include_content: bool = False,
+    health: HealthReport | None = None,
+    scrub: Scrub = str,
+) -> str:
+    """The session as one OTLP/JSON `ExportTraceServiceRequest` document (with `health`, the
+    answer's sources as events of the root span)."""
+    trace = spans(detail, include_content, scrub, health)
     document = {
         "resourceSpans": [
             {

@@ -24,9 +24,9 @@ SEND_TIMEOUT_S = 5.0
 
 
 def to_sdk_spans(trace: TraceRecord) -> list[ReadableSpan]:
-    """The trace as the SDK's finished spans (parents, kinds, status and times kept)."""
+    """The trace as the SDK's finished spans (parents, kinds, status, times and events kept)."""
     from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace import Event, ReadableSpan
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
     from opentelemetry.trace import SpanContext, SpanKind, TraceFlags
     from opentelemetry.trace.status import Status, StatusCode
@@ -56,6 +56,9 @@ def to_sdk_spans(trace: TraceRecord) -> list[ReadableSpan]:
                 parent=context(span.parent_id) if span.parent_id else None,
                 resource=resource,
                 attributes=attributes,
+                events=[
+                    Event(event.name, event.attributes, event.time_ns) for event in span.events
+                ],
                 kind=SpanKind.CLIENT if span.kind == SPAN_KIND_CLIENT else SpanKind.INTERNAL,
                 status=status,
                 start_time=span.start_ns,
@@ -89,7 +92,9 @@ def endpoint_problem(endpoint: str) -> str | None:
     """Why `endpoint` cannot be a collector's URL (None when it can): it must be http(s)."""
     parts = urlsplit(endpoint.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"{endpoint.strip()!r} is not an http:// or https:// URL (e.g. http://localhost:4318)"
+        return (
+            f"{endpoint.strip()!r} is not an http:// or https:// URL (e.g. http://localhost:4318)"
+        )
     return None
 
 

@@ -32,18 +32,18 @@ TURNS = 10
 CHUNK = CORPUS_CHARS // CALLS
 
 
-def corpus() -> str:
-    """About 100 MB of text whose lines differ (numbered lines of random words)."""
-    rng = random.Random(12)
+def corpus(chars: int = CORPUS_CHARS, seed: int = 12) -> str:
+    """About `chars` characters of text whose lines differ (numbered lines of random words)."""
+    rng = random.Random(seed)
     words = [
         "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 9)))
         for _ in range(20_000)
     ]
-    picked = rng.choices(words, k=CORPUS_CHARS // 6)
+    picked = rng.choices(words, k=chars // 6)
     lines = (
         f"{n:08d} {' '.join(picked[n * 12 : n * 12 + 12])}.\n" for n in range(len(picked) // 12)
     )
-    return "".join(lines)[:CORPUS_CHARS]
+    return "".join(lines)[:chars]
 
 
 def session_events(text: str) -> Iterator[ev.Event]:
@@ -71,9 +71,20 @@ def session_events(text: str) -> Iterator[ev.Event]:
             )  # fmt: skip
         for k in range(per_turn):
             n = turn * per_turn + k
+            reply = f"Chunk {n} lists {n % 97} records of note."
+            # A call whose model replied: coverage counts what a model read.
+            yield ev.LLMRequestSent(
+                run_id=RUN, ts=now + k * 0.001, call_id=f"s{n}", request_id=f"r{n}",
+                model="openai/test-model", messages=1, reserved_tokens=2_600,
+            )  # fmt: skip
+            yield ev.LLMResponded(
+                run_id=RUN, ts=now + 5 + k * 0.001, call_id=f"s{n}", request_id=f"r{n}",
+                model="openai/test-model", content=reply, input_tokens=2_500, output_tokens=12,
+                cost_usd=None, latency_s=5.0, finish_reason="stop", truncated=False, attempts=1,
+            )  # fmt: skip
             yield ev.CallFinished(
                 run_id=RUN, ts=now + 5 + k * 0.001, call_id=f"s{n}", status="ok",
-                response=f"Chunk {n} lists {n % 97} records of note.", input_tokens=2_500,
+                response=reply, input_tokens=2_500,
                 output_tokens=12, cost_usd=None,
             )  # fmt: skip
         output = f"computed {turn}: " + "x1 " * 3_300 + text[turn * 7_000_000 :][:10_000]

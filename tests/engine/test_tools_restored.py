@@ -59,7 +59,7 @@ async def test_overwritten_tools_are_restored_with_a_note(scripted_server: Scrip
     assert "two ['sub-answer', 'sub-answer']" in after
     assert "vars {'mine': 'int'}" in after
     assert "callable True" in after
-    assert "answer {'content': '', 'ready': False}" in after
+    assert "answer {'content': '', 'ready': False, 'sources': []}" in after
     assert "overwrote" not in after
     assert not of_type(events, WorkerRestarted)
     assert (result.status, result.answer) == ("completed", "done")

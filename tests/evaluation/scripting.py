@@ -1,8 +1,12 @@
-"""A scripted pair of models for evaluation tests: `good-model` answers every task right,
-`bad-model` wrong, read from what each request asks (through `tests.scripted_rlm`).
+"""Scripted models for evaluation tests: `good-model` answers every task right, `bad-model`
+wrong, `inventing-model` right, read from what each request asks (through
+`tests.scripted_rlm`).
 
-An RLM root's first turn submits its answer with `FINAL(...)`; a direct call answers in one
-reply. A wrong answer to a numeric task is off by `NUMERIC_ERROR`, any other is `WRONG`.
+An RLM root's first turn submits its answer with `FINAL(answer, sources=[...])`; a direct call
+answers in one reply, without sources. A wrong answer to a numeric task is off by
+`NUMERIC_ERROR`, any other is `WRONG`. As sources, `good-model` quotes the task's gold passages
+word for word, `bad-model` a real passage that is none of them (the first such line), and
+`inventing-model` a sentence that is in no document (`MADE_UP`).
 """
 
 from __future__ import annotations
@@ -21,21 +25,47 @@ if TYPE_CHECKING:
     from rlm_desktop.ui.evaluation.dialog import EvaluationDialog
     from tests.scripted_server import ScriptedServer
 
-GOOD, BAD = "good-model", "bad-model"
-MODELS = (GOOD, BAD)
+GOOD, BAD, INVENTING = "good-model", "bad-model", "inventing-model"
+MODELS = (GOOD, BAD, INVENTING)
 NUMERIC_ERROR = 2
 WRONG = "I could not find it."
-PRICES = ("--price", f"openai/{GOOD}=1,2", "--price", f"openai/{BAD}=1,2")
+MADE_UP = "According to the ledger, the auditors confirmed this in writing on the first page."
+PRICES = tuple(flag for model in MODELS for flag in ("--price", f"openai/{model}=1,2"))
 """Dollar prices for the scripted models (under a dollar cap the engine needs one)."""
 
 
 def answer_for(task: Task, model: str) -> str:
     """What the scripted `model` answers to `task`."""
-    if model == GOOD:
+    if model != BAD:
         return task.answer
     if task.scoring == "numeric":
         return str(int(task.answer) + NUMERIC_ERROR)
     return WRONG
+
+
+def sources_for(task: Task, model: str) -> list[str]:
+    """The quotes the scripted `model` gives as the sources of its answer to `task`."""
+    if model == GOOD:
+        return [span.text(task.documents) for span in task.gold_spans]
+    if model == INVENTING:
+        return [MADE_UP]
+    return [off_gold_line(task)]
+
+
+def off_gold_line(task: Task) -> str:
+    """The first non-blank line of the first document that no gold span of `task` touches
+    (its first occurrence, where an exact quote of it is found, is that line itself)."""
+    offset = 0
+    for line in task.documents[0][1].split("\n"):
+        start, end = offset, offset + len(line)
+        offset = end + 1
+        touched = any(
+            span.document_index == 0 and span.start < end and start < span.end
+            for span in task.gold_spans
+        )
+        if line.strip() and not touched:
+            return line
+    raise AssertionError(f"{task.id} has no line outside its gold spans")
 
 
 def responder(tasks: Sequence[Task]) -> Any:
@@ -50,7 +80,9 @@ def responder(tasks: Sequence[Task]) -> Any:
             question = seen.prompt.rsplit(QUESTION, 1)[-1]
             return answer_for(by_question[question], model)
         if seen.kind == "rlm" and seen.turn == 0:
-            return repl(f"FINAL({answer_for(by_question[seen.prompt], model)!r})")
+            task = by_question[seen.prompt]
+            answer, sources = answer_for(task, model), sources_for(task, model)
+            return repl(f"FINAL({answer!r}, sources={sources!r})")
         return Reply(status=400, content="the evaluation script has no reply for this request")
 
     return respond

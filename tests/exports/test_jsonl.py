@@ -161,7 +161,9 @@ def _check_iterations(iterations: list[dict[str, Any]]) -> None:
         assert isinstance(it["iteration"], int)
         datetime.fromisoformat(it["timestamp"])
         assert it["prompt"]
-        assert all(isinstance(m["role"], str) and isinstance(m["content"], str) for m in it["prompt"])
+        assert all(
+            isinstance(m["role"], str) and isinstance(m["content"], str) for m in it["prompt"]
+        )
         assert isinstance(it["response"], str)
         assert it["final_answer"] is None or isinstance(it["final_answer"], str)
         assert it["iteration_time"] is None or _is_number(it["iteration_time"])
@@ -272,10 +274,7 @@ def test_a_file_name_that_is_not_utf8_exports_as_utf8_the_reference_reads(
     metadata = RLMMetadata(**{key: meta[key] for key in RLMMetadata.__dataclass_fields__})
     assert metadata.to_dict()["root_model"] == TEST_MODEL
     for entry in entries:
-        blocks = [
-            CodeBlock(b["code"], REPLResult(**b["result"]))
-            for b in entry["code_blocks"]
-        ]
+        blocks = [CodeBlock(b["code"], REPLResult(**b["result"])) for b in entry["code_blocks"]]
         iteration = RLMIteration(
             entry["prompt"], entry["response"], blocks, entry["final_answer"],
             entry["iteration_time"],

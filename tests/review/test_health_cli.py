@@ -87,3 +87,34 @@ def test_an_unknown_session_is_one_line_and_exit_2(isolated_home: Path) -> None:
         "rlm-desktop sessions: no session 'no-such-run': run `rlm-desktop sessions list` to see "
         "the ids"
     ]
+
+
+def test_health_lists_the_answers_sources_with_their_states(
+    isolated_home: Path, scripted_server: ScriptedServer
+) -> None:
+    import asyncio
+
+    made_up = "Sector 3 was emptied in March and its crates sent north."
+    cited = repl(
+        f'FINAL("Sector 3 holds 9 crates.", sources=["Sector 3 holds 9 crates", {made_up!r}])'
+    )
+    store = Store(paths.database_path())
+    try:
+        run = asyncio.run(
+            recorded(store, scripted_server, scripted(root=[cited]), documents=[NOTE])
+        )
+    finally:
+        store.close()
+    shown = run_cli("sessions", "health", run, home=isolated_home)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    start = lines.index("Sources: 1 of 2 sources found in the documents")
+    assert lines[start + 1] == (
+        f"    [1] found word for word · note.txt, characters {NOTE.text.index('Sector 3'):,}–"
+        f"{NOTE.text.index('Sector 3') + 23:,} · given as a source"
+    )
+    assert lines[start + 2] == "      “Sector 3 holds 9 crates”"
+    assert lines[start + 3] == "  ! [2] not in the documents · given as a source"
+    assert "unsupported_quote" in shown.stdout
+    summary = run_cli("sessions", "show", run, home=isolated_home)
+    assert "Sources: 1 of 2 sources found in the documents" in summary.stdout

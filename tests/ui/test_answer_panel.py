@@ -142,3 +142,25 @@ def test_a_failure_after_retries_says_so_on_its_card(
     assert f"{retried:,} requests were sent again before the run gave up" in (
         card.text.toPlainText()
     )
+
+
+def test_an_image_the_answer_names_is_never_loaded(qtbot: QtBot, tmp_path: Path) -> None:
+    """An answer is the model's, and the model read untrusted documents: a Markdown image of a
+    local file must not put that file on the screen (a QTextBrowser would load it)."""
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QColor, QImage
+
+    picture = tmp_path / "private.png"
+    image = QImage(40, 40, QImage.Format.Format_RGB32)
+    image.fill(QColor("red"))
+    assert image.save(str(picture))
+    url = QUrl.fromLocalFile(str(picture))
+    panel = AnswerPanel()
+    qtbot.addWidget(panel)
+    panel.show_result(
+        _finished("completed", answer=f"Here: ![x]({url.toString()}) and ![y](private.png)")
+    )
+    panel.grab()  # laying the answer out is when Qt reads the files its images name
+    assert panel.text.toPlainText() == (f"Here: [image: {url.toString()}] and [image: private.png]")
+    # No image is left to lay out (asking the document for one would itself read the file).
+    assert "\ufffc" not in panel.text.toPlainText()

@@ -62,7 +62,7 @@ def test_a_local_server_set_up_once_is_used_by_the_next_run_and_after_a_restart(
     qtbot.waitUntil(lambda: "1 model" in providers.list_results["local"].text(), timeout=5000)
     assert controls.model_names.stringList()[0] == "openai/test-model"
     assert "openai/test-model" in dialog.defaults.fields.model_names.stringList()
-    dialog.tabs.setCurrentWidget(dialog.defaults)
+    dialog.tabs.setCurrentIndex(dialog.PAGES.index("defaults"))
     assert dialog.defaults.fields.model.currentText() == "openai/test-model"
     assert dialog.defaults.fields.endpoint.name() == "local"
     dialog.accept()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlm_desktop.engine.evidence import GivenSource, given_sources
+from rlm_desktop.engine.sandbox.given_sources import GivenSource, given_sources
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 from rlm_desktop.engine.sandbox.worker.variables import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
 from rlm_desktop.engine.sandbox.worker_handle import WorkerHandle

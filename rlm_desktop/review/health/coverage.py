@@ -100,8 +100,13 @@ class CoverageIndex:
     def add(self, source: str) -> int:
         """Mark every passage of the documents that `source` quotes as read; returns how many
         characters of document text it quotes (a passage quoted twice counts twice)."""
+        return self.mark(self.passages(source))
+
+    def mark(self, passages: Iterable[tuple[int, int, int]]) -> int:
+        """Mark `passages` (`(document, start, end)`, as `passages` finds them) as read; returns
+        how many characters they hold."""
         quoted = 0
-        for number, start, end in self.passages(source):
+        for number, start, end in passages:
             self._read[number].append((start, end))
             quoted += end - start
         return quoted

@@ -1,5 +1,5 @@
 """brittle_answer, rule `unsupported_quote`: a source or quoted passage of the answer that is not
-in the documents (`review.sources` looked for it word for word, normalised and approximately)."""
+in the documents (`review.health.sources` looked for it word for word, normalised and approximately)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.health.finding import Finding
+from rlm_desktop.review.health.sources import CheckedSource
 from rlm_desktop.review.health.view import RunView
-from rlm_desktop.review.sources import CheckedSource
 
 SHOWN_QUOTES = 3
 QUOTE_SHOWN_CHARS = 80

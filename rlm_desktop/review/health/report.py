@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rlm_desktop.engine.evidence import sources_from_text
+from rlm_desktop.engine.sandbox.given_sources import sources_from_text
 from rlm_desktop.review.health.answers import brittle_answer_findings
 from rlm_desktop.review.health.coding import weak_coder_findings
 from rlm_desktop.review.health.cost import PastRun, cost_findings, resent_documents_findings
@@ -16,14 +16,14 @@ from rlm_desktop.review.health.depth import depth_findings
 from rlm_desktop.review.health.duplicates import duplicate_findings
 from rlm_desktop.review.health.ending import ending_findings, retry_findings
 from rlm_desktop.review.health.finding import Finding
+from rlm_desktop.review.health.provenance import Passage, ReadPassage, read_to_answer
 from rlm_desktop.review.health.quotes import unsupported_quote_findings
 from rlm_desktop.review.health.replies import no_reply_findings, repeating_output_findings
 from rlm_desktop.review.health.serial import serial_findings
 from rlm_desktop.review.health.short_input import short_input_findings
+from rlm_desktop.review.health.sources import CheckedSource, check_sources
 from rlm_desktop.review.health.truncation import truncation_findings
 from rlm_desktop.review.health.view import RunView
-from rlm_desktop.review.provenance import ReadPassage, read_to_answer
-from rlm_desktop.review.sources import CheckedSource, check_sources
 from rlm_desktop.store.detail import SessionDetail, load_detail
 
 if TYPE_CHECKING:
@@ -92,9 +92,12 @@ def analyse(
     ]
     index = CoverageIndex(documents)
     quoted: Counter[str] = Counter()
+    passages: defaultdict[str, list[Passage]] = defaultdict(list)
     if any(text for _, text in documents):
         for call_id, source in coverage_sources(view):
-            quoted[call_id] += index.add(source)
+            found = index.passages(source)
+            passages[call_id] += found
+            quoted[call_id] += index.mark(found)
     coverage = index.coverage()
     findings += resent_documents_findings(quoted, coverage)
     answer = answer_of(view)
@@ -107,8 +110,15 @@ def analyse(
         findings=tuple(findings),
         coverage=coverage,
         sources=sources,
-        read=read_to_answer(view, index, [name for name, _ in documents], answer),
+        read=read_to_answer(view, passages, [name for name, _ in documents], answer),
     )
+
+
+def session_sources(store: Store, session_id: str) -> tuple[CheckedSource, ...]:
+    """The answer's sources of a saved session, checked against its documents (the health
+    check's `sources`, without the rest of it)."""
+    view = RunView(load_detail(store, session_id))
+    return _checked(view, store.document_texts(view.detail.session_id), answer_of(view))
 
 
 def answer_of(view: RunView) -> str:

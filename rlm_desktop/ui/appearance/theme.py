@@ -34,6 +34,8 @@ class Colors:
     card_border: str
     code_bg: str
     answer_bg: str
+    passage: str
+    """The background of a source's passage in the documents preview (not coverage's shade)."""
     pygments_style: str
 
 
@@ -47,6 +49,7 @@ LIGHT = Colors(
     card_border="#d8dce3",
     code_bg="#f6f8fa",
     answer_bg="#eaf3ea",
+    passage="#ffe38a",
     pygments_style="default",
 )
 DARK = Colors(
@@ -59,6 +62,7 @@ DARK = Colors(
     card_border="#373e47",
     code_bg="#161b22",
     answer_bg="#1b3024",
+    passage="#6e5512",
     pygments_style="github-dark",
 )
 

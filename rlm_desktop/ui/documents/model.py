@@ -202,6 +202,14 @@ class DocumentsModel(QAbstractTableModel):
         if self.entries:
             self.dataChanged.emit(self.index(0, READ), self.index(len(self.entries) - 1, READ))
 
+    def row_of_run_document(self, index: int, name: str) -> int | None:
+        """The row of a run's document number `index` named `name`: the loaded rows are the
+        run's documents in order, unless the list changed since (then the one of that name)."""
+        loaded = [row for row, entry in enumerate(self.entries) if entry.document is not None]
+        if 0 <= index < len(loaded) and self.entries[loaded[index]].name == name:
+            return loaded[index]
+        return next((row for row in loaded if self.entries[row].name == name), None)
+
     def listed(self) -> list[Document | SavedDocument]:
         """The documents listed, in order (a saved session's while it is reviewed)."""
         return [e.document for e in self.entries if e.document is not None]

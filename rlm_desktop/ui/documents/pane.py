@@ -1,7 +1,8 @@
 """The documents pane: add files and folders, see each one's size and tokens, preview it.
 
 Loading runs in a worker thread (parsing a PDF can take seconds); the window stays live and the
-results are added when the thread is done. Failures show inline, in the list, with the reason;
+results are added when the thread is done. A source of an answer, or a passage read to answer,
+opens in the preview (`show_passage`): scrolled to, shaded, and labelled with how it was found. Failures show inline, in the list, with the reason;
 files left out of folders are listed under it ("3 skipped ▸"), each with its reason.
 """
 
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPlainTextEdit,
+    QSizePolicy,
     QSplitter,
     QTreeView,
     QVBoxLayout,
@@ -44,6 +46,7 @@ from rlm_desktop.ui.appearance.theme import monospace_font, repolish
 from rlm_desktop.ui.documents.coverage import CoverageBarDelegate, shade_read
 from rlm_desktop.ui.documents.model import COLUMNS, READ, DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.documents.parts import PartPicker
+from rlm_desktop.ui.documents.passage import mark_passage
 from rlm_desktop.ui.documents.skipped import SkippedList
 from rlm_desktop.ui.shared.widgets import plain_label, tool_button
 
@@ -144,8 +147,16 @@ class DocumentsPane(QWidget):
         self.preview.setCenterOnScroll(True)
         self.parts = PartPicker()
         self.parts.chosen.connect(self.go_to_offset)
+        self.passage_label = plain_label()
+        self.passage_label.setObjectName("muted")
+        self.passage_label.setAccessibleName("Passage shown")
+        self.passage_label.setWordWrap(True)
+        self.passage_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.passage_label.hide()
         self._preview_from = 0
         """Where in the document's text the preview's text starts."""
+        self.passage: tuple[int, int, int] | None = None
+        """The passage shown: (row, start, end) in that row's document's text."""
 
         tools = QHBoxLayout()
         tools.setContentsMargins(0, 0, 0, 0)
@@ -177,6 +188,7 @@ class DocumentsPane(QWidget):
         below_layout.setContentsMargins(0, 0, 0, 0)
         below_layout.setSpacing(2)
         below_layout.addWidget(self.parts)
+        below_layout.addWidget(self.passage_label)
         below_layout.addWidget(self.preview, 1)
         self.splitter.addWidget(below)
         self.splitter.setStretchFactor(0, 3)
@@ -192,6 +204,8 @@ class DocumentsPane(QWidget):
         self.model.rowsRemoved.connect(self._update_totals)
         self.model.modelReset.connect(self._update_totals)
         self.model.dataChanged.connect(self._update_totals)
+        for moved in (self.model.rowsRemoved, self.model.rowsMoved, self.model.modelReset):
+            moved.connect(self.clear_passage)  # its row is another document's now
         self._update_totals()
 
     def set_run_model(self, model: str, direct_call_tokens: int) -> None:
@@ -290,6 +304,7 @@ class DocumentsPane(QWidget):
             return
         self.model.replace([])
         self.skipped.clear()
+        self.clear_passage()
         self.preview.clear()
         self._update_totals()
         self.changed.emit()
@@ -304,6 +319,8 @@ class DocumentsPane(QWidget):
         self.changed.emit()
 
     def _show_preview(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self.passage is not None and self.passage[0] != current.row():
+            self.clear_passage()
         self.preview.setExtraSelections([])
         entry = self.model.entries[current.row()] if current.isValid() else None
         document = entry.document if entry is not None else None
@@ -314,7 +331,10 @@ class DocumentsPane(QWidget):
         if document is None:
             self.preview.setPlainText(f"{entry.path}\n\n{entry.error}")
             return
-        self._render(entry, 0)
+        if self.passage is None:
+            self._render(entry, 0)
+        else:  # shown again (the coverage changed): still at the passage
+            self._go_to_passage(entry)
 
     def _render(self, entry: Entry, start: int) -> None:
         """Preview up to `PREVIEW_CHARS` of the document from `start`, what was read shaded."""
@@ -330,6 +350,58 @@ class DocumentsPane(QWidget):
         read = () if entry.coverage is None else entry.coverage.read
         within = [(max(a, start) - start, b - start) for a, b in read if b > start]
         shade_read(self.preview, window, within)
+        current = self.view.currentIndex()
+        if self.passage is not None and current.isValid() and self.passage[0] == current.row():
+            _row, first, last = self.passage
+            mark_passage(self.preview, window, first - start, last - start)
+
+    def show_passage(
+        self,
+        document_index: int,
+        document: str,
+        start: int,
+        end: int,
+        caption: str,
+        approximate: bool = False,
+    ) -> bool:
+        """Preview `[start, end)` of the run's document number `document_index` (named
+        `document`), scrolled to and shaded, under `caption` (how it was found; `approximate`
+        shows it in the warning colour). False when that document is not listed any more."""
+        row = self.model.row_of_run_document(document_index, document)
+        if row is None:
+            self.clear_passage()
+            self._caption(f"{caption} (that document is no longer in the list)", True)
+            return False
+        self.view.setCurrentIndex(self.model.index(row, 0))
+        self.passage = (row, start, end)
+        self._caption(caption, approximate)
+        self._go_to_passage(self.model.entries[row])
+        return True
+
+    def _go_to_passage(self, entry: Entry) -> None:
+        """Preview the passage's document from where it holds the passage, shaded, scrolled to
+        it, with its part chosen in the picker."""
+        assert self.passage is not None
+        start = self.passage[1]
+        self._render(entry, self._preview_from if self._holds(start) else start)
+        self.parts.show_part_at(start)
+        self.go_to_offset(start)
+
+    def clear_passage(self, *_args: object) -> None:
+        """Shade no passage, and take its label away."""
+        self.passage = None
+        self.passage_label.hide()
+
+    def _caption(self, text: str, warn: bool) -> None:
+        self.passage_label.setText(text)
+        self.passage_label.setToolTip(text)
+        self.passage_label.setObjectName("warningLabel" if warn else "muted")
+        repolish(self.passage_label)
+        self.passage_label.show()
+
+    def _holds(self, offset: int) -> bool:
+        """Whether the preview's text holds `offset` of the document's."""
+        return self._preview_from <= offset < self._preview_from + PREVIEW_CHARS
 
     def go_to_offset(self, offset: int) -> None:
         """Scroll the preview to `offset` in the current document's text, with that line at the
@@ -338,7 +410,7 @@ class DocumentsPane(QWidget):
         if not current.isValid() or self.model.entries[current.row()].document is None:
             return
         entry = self.model.entries[current.row()]
-        if not self._preview_from <= offset < self._preview_from + PREVIEW_CHARS:
+        if not self._holds(offset):
             self._render(entry, offset)
         cursor = self.preview.textCursor()
         cursor.setPosition(self._preview_position(entry, offset))
@@ -441,6 +513,7 @@ class DocumentsPane(QWidget):
             for row, (_name, text) in zip(rows, texts, strict=False)
         ]
         self.model.replace([Entry(path=Path(d.path), name=d.name, document=d) for d in saved])
+        self.clear_passage()
         self.preview.clear()
         self.set_read_only(True)
 
@@ -449,6 +522,7 @@ class DocumentsPane(QWidget):
         if self._live_entries is not None:
             self.model.replace(self._live_entries)
             self._live_entries = None
+        self.clear_passage()
         self.preview.clear()
         self.set_read_only(False)
 

@@ -46,6 +46,17 @@ class PartPicker(QComboBox):
             self.addItem(part_label(section), section.start)
         self.setVisible(len(sections) > 1)
 
+    def show_part_at(self, offset: int) -> None:
+        """Show the part that holds `offset` as the one chosen (without going to it)."""
+        starts = [self.itemData(index) for index in range(self.count())]
+        held = [
+            index
+            for index, start in enumerate(starts)
+            if isinstance(start, int) and start <= offset
+        ]
+        if held:
+            self.setCurrentIndex(held[-1])
+
     def _activated(self, index: int) -> None:
         start = self.itemData(index)
         if isinstance(start, int):

@@ -3,13 +3,19 @@
 The card's colour, icon and title follow how the run ended (`formatting.status_tone`): green
 only for a completed run, the warning colour for a run stopped by the user or a limit, the error
 colour for a failed one; the style sheet colours the card by its `tone` property.
+
+Once the run's sources are checked (`show_sources`), the answer carries a numbered marker per
+source and the card lists them, with the passages the sub-calls read; a marker or a row with a
+passage emits `source_chosen` (the documents preview opens it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import (
+    QDesktopServices,
     QGuiApplication,
     QResizeEvent,
     QTextBlockFormat,
@@ -31,7 +37,17 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.events import RunFinished
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.sandbox.level import shown_level
+from rlm_desktop.review.health.provenance import ReadPassage
+from rlm_desktop.review.health.sources import CheckedSource
 from rlm_desktop.ui.appearance.theme import repolish, status_icon
+from rlm_desktop.ui.run.source_markers import (
+    WEB_SCHEMES,
+    disarm_images,
+    disarm_links,
+    insert_markers,
+    source_number,
+)
+from rlm_desktop.ui.run.sources_list import SourcesList, source_passage
 from rlm_desktop.ui.shared.widgets import plain_label
 
 MARKDOWN = (
@@ -39,12 +55,20 @@ MARKDOWN = (
     | QTextDocument.MarkdownFeature.MarkdownNoHTML
 )
 MAX_HEIGHT = 260
+"""The card's answer and its Sources list together are at most this high (then they scroll)."""
+LEAST_ANSWER_HEIGHT = 120
 ICON_SIZE = 16
 KEY_ADVICE = "Check the API key in Settings → Providers (Ctrl+,)."
 
 
 class AnswerPanel(QFrame):
-    """Hidden until a run finishes; then its answer (or why there is none) and its totals."""
+    """Hidden until a run finishes; then its answer (or why there is none) and its totals.
+
+    `source_chosen(ChosenPassage)` fires when a source's marker or row, or a passage read to
+    answer, is clicked.
+    """
+
+    source_chosen = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()
@@ -61,7 +85,9 @@ class AnswerPanel(QFrame):
         self.copy_button.setAccessibleName("Copy the answer")
         self.copy_button.clicked.connect(self.copy)
         self.text = QTextBrowser()
-        self.text.setOpenExternalLinks(True)
+        # Links are followed here: web links by the desktop, markers to the preview, no others.
+        self.text.setOpenLinks(False)
+        self.text.anchorClicked.connect(self._follow)
         self.text.setAccessibleName("Answer text")
         self.text.setFrameShape(QFrame.Shape.NoFrame)
         self.text.setStyleSheet("background: transparent;")
@@ -85,13 +111,24 @@ class AnswerPanel(QFrame):
         layout.addWidget(self.stats)
         layout.addWidget(self.warnings)
         layout.addWidget(self.text)
+        self.sources_list = SourcesList()
+        self.sources_list.chosen.connect(self.source_chosen)
+        self.sources_list.itemExpanded.connect(self._refit)
+        self.sources_list.itemCollapsed.connect(self._refit)
+        layout.addWidget(self.sources_list)
         self.answer = ""
+        self._error = ""
+        self._answered = False
+        self.sources: tuple[CheckedSource, ...] = ()
+        self.read: tuple[ReadPassage, ...] = ()
         self.hide()
 
     def show_result(self, finished: RunFinished, retries: int = 0) -> None:
         """Show how the run ended; `retries` (the requests sent again in the run) are told on a
         failure's card, since a failure after retries is the provider's, not a first mishap."""
         self.answer = finished.answer
+        self.sources, self.read = (), ()  # checked for this answer later (`show_sources`)
+        self.sources_list.show_sources((), ())
         self.tone = fmt.status_tone(finished.status)
         answered = finished.answer_kind == "answer"
         refused = finished.refused_calls if answered and finished.error else 0
@@ -126,6 +163,7 @@ class AnswerPanel(QFrame):
                 f"\n\n{fmt.plural(retries, 'request was', 'requests were')} sent again before "
                 "the run gave up (each call's details count its retries)."
             )
+        self._error, self._answered = error, answered
         if answered:
             self._show_text(finished.answer, error)
         else:
@@ -139,6 +177,9 @@ class AnswerPanel(QFrame):
         then the error as plain text (a provider's message, quoted as it came)."""
         document = self.text.document()
         document.setMarkdown(answer, MARKDOWN)
+        disarm_links(document)
+        disarm_images(document)
+        insert_markers(document, self.sources)
         if error or not answer:
             cursor = QTextCursor(document)
             cursor.movePosition(QTextCursor.MoveOperation.End)
@@ -151,17 +192,49 @@ class AnswerPanel(QFrame):
         (plain text: it is not an answer to render)."""
         self.text.document().setPlainText("\n\n".join(part for part in (error, left) if part))
 
+    def show_sources(
+        self, sources: Sequence[CheckedSource], read: Sequence[ReadPassage] = ()
+    ) -> None:
+        """Mark the answer's sources in it and list them, with the passages `read` to answer."""
+        self.sources, self.read = tuple(sources), tuple(read)
+        if self._answered:
+            self._show_text(self.answer, self._error)
+        self.sources_list.show_sources(self.sources, self.read)
+        if self.isVisible():
+            self._fit()
+
+    def choose_source(self, number: int) -> None:
+        """Do what source `number`'s marker does: show its row, and open its passage."""
+        self.sources_list.reveal(number)
+        source = next((s for s in self.sources if s.number == number), None)
+        passage = None if source is None else source_passage(source)
+        if passage is not None:
+            self.source_chosen.emit(passage)
+
+    def _follow(self, url: QUrl) -> None:
+        number = source_number(url)
+        if number is not None:
+            self.choose_source(number)
+        elif url.scheme() in WEB_SCHEMES:
+            QDesktopServices.openUrl(url)
+
     def show_warnings(self, lines: Sequence[str]) -> None:
         """Add what went wrong besides the run (a session not saved in full), one line each."""
         self.warnings.setText("\n".join(f"⚠ {line}" for line in lines))
         self.warnings.setVisible(bool(lines))
 
     def _fit(self) -> None:
-        """As tall as the answer, up to `MAX_HEIGHT` (then it scrolls)."""
+        """As tall as the answer, up to `MAX_HEIGHT` less the Sources list (then it scrolls)."""
         doc = self.text.document()
         doc.setTextWidth(max(200, self.text.viewport().width()))
         height = int(doc.size().height()) + 2 * self.text.frameWidth() + 4
-        self.text.setFixedHeight(min(MAX_HEIGHT, max(40, height)))
+        listed = self.sources_list.sizeHint().height() if not self.sources_list.isHidden() else 0
+        room = max(LEAST_ANSWER_HEIGHT, MAX_HEIGHT - listed)
+        self.text.setFixedHeight(min(room, max(40, height)))
+
+    def _refit(self, *_args: object) -> None:
+        if self.isVisible():
+            self._fit()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         """Refit the answer to the new width."""
@@ -172,7 +245,10 @@ class AnswerPanel(QFrame):
     def clear(self) -> None:
         """Hide the panel (a new run started)."""
         self.answer = ""
+        self._error, self._answered = "", False
+        self.sources, self.read = (), ()
         self.text.clear()
+        self.sources_list.show_sources((), ())
         self.show_warnings(())
         self.hide()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -15,9 +15,11 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFontComboBox,
     QFormLayout,
+    QFrame,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QScrollArea,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -250,7 +252,8 @@ class SettingsDialog(QDialog):
         self.appearance = AppearancePage(prefs)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.providers, "Providers")
-        self.tabs.addTab(self.defaults, "Run defaults")
+        # The one page taller than a 1024×640 screen leaves room for (with wider type).
+        self.tabs.addTab(_scrolled(self.defaults), "Run defaults")
         self.tabs.addTab(self.sandbox, "Sandbox")
         self.tabs.addTab(self.profiles, "Prompt profiles")
         self.tabs.addTab(self.appearance, "Appearance")
@@ -269,3 +272,22 @@ class SettingsDialog(QDialog):
         self.defaults.save()
         self.appearance.save()
         super().done(result)
+
+
+class _Scrolled(QScrollArea):
+    """A page that asks for its whole height, and scrolls when the dialog cannot give it."""
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        """The page's own size."""
+        page = self.widget()
+        return page.sizeHint() if page is not None else super().sizeHint()
+
+
+def _scrolled(page: QWidget) -> QScrollArea:
+    """`page` in a frameless area that scrolls vertically when the dialog is shorter than it."""
+    area = _Scrolled()
+    area.setWidget(page)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    return area

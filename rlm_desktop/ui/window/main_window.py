@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
         self.conversations = ConversationsLink(self, self)
         self.conversations_action.toggled.connect(self.conversations.show)
         self.documents_action.toggled.connect(self.conversations.documents_toggled)
+        self.workspace.documents_wanted.connect(lambda: self.documents_action.setChecked(True))
         self.conversations_action.setChecked(self.conversations.shown_at_start())
         self.starter.apply_preferences()
         configured = self.provider_configured()

@@ -6,11 +6,16 @@ Every run in view, live or saved, reaches these widgets the same way: event batc
 `EventBridge` folded into the `CallTreeModel`, then the selected call's console and details are
 brought up to date. While a run streams in, the details and the run's figures (`run_changed`:
 status bar, timeline) follow at most every `FIGURES_MS`; they catch up at once when it ends.
+
+The run's health check, once done, gives the answer card its checked sources; a source chosen
+there opens in the documents preview. A saved session replayed from its start gets them back
+when its answer shows again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
@@ -32,6 +37,10 @@ from rlm_desktop.ui.tree.details import CallInspector, DetailPanel
 from rlm_desktop.ui.tree.model import CallTreeModel
 from rlm_desktop.ui.tree.panel import TreePanel
 
+if TYPE_CHECKING:
+    from rlm_desktop.review.health import HealthReport
+    from rlm_desktop.ui.run.sources_list import ChosenPassage
+
 TICK_MS = 500
 FIGURES_MS = 200
 
@@ -50,6 +59,9 @@ class Workspace(QWidget):
 
     run_changed = Signal()
     leave_review = Signal()
+    documents_wanted = Signal()
+    """A passage was opened in the documents preview while the pane is shut: the window's
+    Documents action opens it (so that the action's check mark stays true)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -132,9 +144,10 @@ class Workspace(QWidget):
         self.run_changed.connect(self.timeline.schedule)
         self.tree_panel.error_reached.connect(self.console.reveal_error)
         self.health.call_chosen.connect(self._choose_call)
-        self.health.reported.connect(
-            lambda report: self.documents.show_coverage(report and report.coverage)
-        )
+        self.health.reported.connect(self._on_report)
+        self.checked: HealthReport | None = None
+        """The last health report: its sources go on the answer card of its run."""
+        self.answer.source_chosen.connect(self._show_passage)
         self._details_pacer = Pacer(self.details.refresh, FIGURES_MS, self)
         self._figures_pacer = Pacer(self.run_changed.emit, FIGURES_MS, self)
         self._tick = QTimer(self)
@@ -178,6 +191,7 @@ class Workspace(QWidget):
         self.details.show_call(None)
         self.answer.clear()
         self.health.clear()
+        self.documents.clear_passage()
         self.reviewing = review
         self.review_bar.setVisible(review is not None)
         self.controls.setVisible(review is None)
@@ -205,6 +219,7 @@ class Workspace(QWidget):
         if finished is not None and changes.run and not self.answer.isVisible():
             retries = sum(node.retries for node in self.model.tree.walk())
             self.answer.show_result(finished, retries)
+            self._show_sources()
             self._tick.stop()
         if changes.run:
             self._pace(self._figures_pacer, ended)
@@ -226,6 +241,37 @@ class Workspace(QWidget):
         node = self.model.tree.nodes.get(call_id)
         if node is not None:
             self.tree_panel.select(node)
+
+    def _on_report(self, report: HealthReport | None) -> None:
+        """Show a report's coverage in the documents and its sources on the answer card (a
+        cleared report keeps its sources, for its run's answer replayed)."""
+        self.documents.show_coverage(None if report is None else report.coverage)
+        if report is not None:
+            self.checked = report
+            self._show_sources()
+
+    def _show_sources(self) -> None:
+        """The checked sources on the answer card, when it shows the run they were checked for."""
+        report = self.checked
+        if (
+            report is not None
+            and not self.answer.isHidden()
+            and report.session_id == self.model.tree.run.run_id
+        ):
+            self.answer.show_sources(report.sources, report.read)
+
+    def _show_passage(self, passage: ChosenPassage) -> None:
+        """Open a source's passage in the documents preview (asking for the pane if it is shut)."""
+        if not self.documents_shown():
+            self.documents_wanted.emit()
+        self.documents.show_passage(
+            passage.document_index,
+            passage.document,
+            passage.start,
+            passage.end,
+            passage.caption,
+            passage.approximate,
+        )
 
     def _on_tick(self) -> None:
         if self.model.tree.run.finished is None:

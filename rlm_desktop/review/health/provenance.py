@@ -1,8 +1,9 @@
 """What was read to answer, without the model's word for it: the passages of the documents that
 the run's sub-calls were given, and whether the answer repeats what each of them replied.
 
-A sub-call's prompt is matched to the documents as coverage matches it (`CoverageIndex`), so a
-prompt cut from `context[0][1200:5400]` yields that span. A sub-call is `used` when the answer
+A sub-call's prompt (and what a child RLM call's code printed) is matched to the documents as
+coverage matches it (`CoverageIndex.passages`), so a prompt cut from `context[0][1200:5400]`
+yields that span. A sub-call is `used` when the answer
 repeats its reply: a figure of the reply, or two of its less common words that the question
 does not already hold.
 """
@@ -10,20 +11,86 @@ does not already hold.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rlm_desktop.review.health.coverage import CoverageIndex, merge
+from rlm_desktop.review.health.coverage import merge
 from rlm_desktop.review.health.view import RunView
 
+Passage = tuple[int, int, int]
+"""`(document_index, start, end)` of a passage, as `CoverageIndex.passages` finds them."""
 MAX_PASSAGES = 200
 """Passages listed per run; a fan-out over thousands of chunks lists its first ones."""
 WORDS_SHARED = 2
 _WORD = re.compile(r"[^\W_]{5,}")
 _FIGURE = re.compile(r"\d[\d.,:/-]*\d|\d{2,}")
 _COMMON = frozenset(
-    ["about", "above", "after", "again", "against", "among", "answer", "based", "because", "before", "being", "below", "between", "context", "could", "document", "documents", "doesn", "during", "every", "found", "further", "given", "having", "information", "mentioned", "might", "never", "other", "passage", "provided", "question", "quoted", "really", "relevant", "seems", "should", "since", "snippet", "still", "their", "there", "these", "thing", "think", "those", "though", "three", "through", "under", "until", "using", "where", "whether", "which", "while", "would", "yours", "none", "nothing", "text", "chunk", "section"]
+    [
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "among",
+        "answer",
+        "based",
+        "because",
+        "before",
+        "being",
+        "below",
+        "between",
+        "context",
+        "could",
+        "document",
+        "documents",
+        "doesn",
+        "during",
+        "every",
+        "found",
+        "further",
+        "given",
+        "having",
+        "information",
+        "mentioned",
+        "might",
+        "never",
+        "other",
+        "passage",
+        "provided",
+        "question",
+        "quoted",
+        "really",
+        "relevant",
+        "seems",
+        "should",
+        "since",
+        "snippet",
+        "still",
+        "their",
+        "there",
+        "these",
+        "thing",
+        "think",
+        "those",
+        "though",
+        "three",
+        "through",
+        "under",
+        "until",
+        "using",
+        "where",
+        "whether",
+        "which",
+        "while",
+        "would",
+        "yours",
+        "none",
+        "nothing",
+        "text",
+        "chunk",
+        "section",
+    ]
 )
 
 
@@ -52,10 +119,13 @@ class ReadPassage:
 
 
 def read_to_answer(
-    view: RunView, index: CoverageIndex, names: list[str], answer: str
+    view: RunView,
+    passages_by_call: Mapping[str, Sequence[Passage]],
+    names: list[str],
+    answer: str,
 ) -> tuple[ReadPassage, ...]:
-    """The passages every sub-call that got a reply was given, those whose reply the answer
-    repeats first, each call's passages in document order."""
+    """The passages every sub-call that got a reply read (`passages_by_call`, from coverage),
+    those whose reply the answer repeats first, each call's passages in document order."""
     root = view.root()
     if root is None or not answer.strip():
         return ()
@@ -63,11 +133,12 @@ def read_to_answer(
     said = _terms(answer)
     passages: list[ReadPassage] = []
     for call in view.calls:
-        if call["id"] == root["id"] or not call["prompt"] or not view.replied(call["id"]):
+        read = passages_by_call.get(call["id"])
+        if call["id"] == root["id"] or not read:
             continue
         used = _repeats(said, _terms(call["response"] or ""), question)
         spans: dict[int, list[tuple[int, int]]] = {}
-        for number, start, end in index.passages(call["prompt"]):
+        for number, start, end in read:
             spans.setdefault(number, []).append((start, end))
         for number, ranges in sorted(spans.items()):
             passages += [

@@ -2,7 +2,7 @@
 
 The REPL worker sends them as JSON (`{"quote": ...}` or `{"document_index", "start", "end"}`);
 nothing it sends is trusted: `given_sources` keeps only well-formed entries, bounded in number
-and length, and whether they are true is checked against the documents in `review.sources`.
+and length, and whether they are true is checked against the documents in `review.health.sources`.
 """
 
 from __future__ import annotations

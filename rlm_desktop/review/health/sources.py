@@ -12,12 +12,13 @@ is `not_found`: the model may have made it up.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rlm_desktop.engine.evidence import GivenSource
+from rlm_desktop.engine.sandbox.given_sources import GivenSource
 
 Match = Literal["exact", "normalized", "fuzzy", "span", "not_found"]
 Origin = Literal["sources", "answer"]
@@ -28,6 +29,13 @@ changed characters (a typo, a dropped comma) pass, a paraphrase does not."""
 FUZZY_MIN_CHARS = 24
 """Shorter quotes must be found exactly or normalised: a few characters match something
 approximately almost anywhere."""
+FULL_SCAN_WORK = 50_000_000
+"""A quote is aligned with the whole of a document when their lengths multiplied stay under
+this (some 50 ms); otherwise only around the places its pieces occur (`_windows_around_pieces`)."""
+SHINGLE = 12
+PIECES = 8
+HITS_PER_PIECE = 4
+MAX_WINDOWS = 64
 ANSWER_QUOTE_MIN_WORDS = 4
 """Quotation marks in the answer around fewer words are names or terms, not quoted passages."""
 MAX_ANSWER_QUOTES = 30
@@ -43,6 +51,9 @@ _ANSWER_QUOTES = (
     re.compile(r"«\s*([^«»]+?)\s*»"),
     re.compile(r'(?<![\w"])"([^"\n]+)"(?![\w"])'),
 )
+_SPACE = re.compile(r"\s+")
+_LONG_SPACE = re.compile(r"\s{2,}")
+_FOLD = str.maketrans({**dict.fromkeys(_QUOTE_MARKS, "'"), **dict.fromkeys(_DASHES, "-")})
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _BLOCK_QUOTE = re.compile(r"(?:^[ \t]*>[ \t]?.*(?:\n|$))+", re.MULTILINE)
 
@@ -220,7 +231,12 @@ class _Finder:
 
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
-        self._lowered: dict[int, str] = {}
+        self._alike: dict[int, _Normalised] = {}
+
+    def _normalised(self, number: int) -> _Normalised:
+        if number not in self._alike:
+            self._alike[number] = _Normalised(self.texts[number])
+        return self._alike[number]
 
     def locate(self, quote: str) -> _Located:
         """Where `quote` is, the ellipses in it standing for text left out."""
@@ -237,44 +253,46 @@ class _Finder:
             start = self.texts[number].find(quote, after if number == within else 0)
             if start >= 0:
                 return _Located("exact", 100.0, number, start, start + len(quote))
-        pattern = _loose_pattern(quote)
         for number in numbers:
-            found = pattern.search(self.texts[number], after if number == within else 0)
-            if found:
-                return _Located("normalized", 100.0, number, found.start(), found.end())
+            span = self._normalised(number).find(quote, after if number == within else 0)
+            if span is not None:
+                return _Located("normalized", 100.0, number, *span)
         if len(quote) < FUZZY_MIN_CHARS:
             return _NOT_FOUND
         return self._fuzzy(quote, numbers, after if within is not None else 0)
 
     def _fuzzy(self, quote: str, numbers: Sequence[int], after: int) -> _Located:
+        """The best approximate match over `FUZZY_MIN_SCORE` whose figures are the quote's.
+
+        rapidfuzz aligns a quote with a whole document in time that grows with the document's
+        length times the quote's, so past `FULL_SCAN_WORK` a quote is aligned only around the
+        places where one of `PIECES` pieces of `SHINGLE` characters spread over it occurs word
+        for word: a quote within a few edits of a passage keeps some of them intact.
+        """
         from rapidfuzz import fuzz
 
-        best = _NOT_FOUND
-        best_score = 0.0
-        needle = quote.lower() if len(quote.lower()) == len(quote) else quote
+        needle = _alike(" ".join(quote.split()))
+        best, best_score = _NOT_FOUND, 0.0
         for number in numbers:
-            text = self._comparable(number, lowered=needle is not quote)
-            if len(text) - after < len(needle):
+            alike = self._normalised(number)
+            text, begin = alike.text, alike.normalised(after)
+            if len(text) - begin < len(needle):
                 continue
-            aligned = fuzz.partial_ratio_alignment(needle, text[after:] if after else text)
-            if aligned is None or aligned.score <= best_score:
-                continue
-            best_score = aligned.score
-            start, end = after + aligned.dest_start, after + aligned.dest_end
-            passage = self.texts[number][start:end]
-            if aligned.score >= FUZZY_MIN_SCORE and _numbers(passage) == _numbers(quote):
-                best = _Located("fuzzy", aligned.score, number, start, end)
+            if (len(text) - begin) * len(needle) <= FULL_SCAN_WORK:
+                windows = [(begin, len(text))]
+            else:
+                windows = _windows_around_pieces(needle, text, begin)
+            for low, high in windows:
+                aligned = fuzz.partial_ratio_alignment(needle, text[low:high])
+                if aligned is None or aligned.score <= best_score:
+                    continue
+                best_score = aligned.score
+                start = alike.original(low + aligned.dest_start)
+                end = alike.original(low + aligned.dest_end - 1) + 1
+                passage = self.texts[number][start:end]
+                if aligned.score >= FUZZY_MIN_SCORE and _numbers(passage) == _numbers(quote):
+                    best = _Located("fuzzy", aligned.score, number, start, end)
         return best if best.index is not None else _Located("not_found", best_score or None)
-
-    def _comparable(self, number: int, *, lowered: bool) -> str:
-        """The document's text, lower-cased once when that keeps every offset where it was."""
-        text = self.texts[number]
-        if not lowered:
-            return text
-        if number not in self._lowered:
-            low = text.lower()
-            self._lowered[number] = low if len(low) == len(text) else text
-        return self._lowered[number]
 
     def _in_pieces(self, pieces: list[str]) -> _Located:
         """Every piece found, in order, in one document: the passage runs from the first to the
@@ -294,19 +312,80 @@ class _Finder:
         return _Located(loosest, score, first.index, first.start, located[-1].end)
 
 
-def _loose_pattern(quote: str) -> re.Pattern[str]:
-    """A pattern for `quote` with any run of whitespace, any case, any quotation mark and any
-    dash where it has one."""
-    words = [
-        "".join(
-            f"[{re.escape(_QUOTE_MARKS)}]" if char in _QUOTE_MARKS
-            else f"[{re.escape(_DASHES)}]" if char in _DASHES
-            else re.escape(char)
-            for char in word
-        )
-        for word in quote.split()
-    ]  # fmt: skip
-    return re.compile(r"\s+".join(words), re.IGNORECASE)
+class _Normalised:
+    """A text with every run of whitespace made one space, quotation marks and dashes made one
+    of each, and (when that keeps its length) lower-cased, with the way back to its offsets.
+
+    Plain string search over it is linear, where a pattern allowing any whitespace between the
+    words of a long quote could be made to backtrack for minutes by a document built for it.
+    """
+
+    def __init__(self, text: str) -> None:
+        runs = [m.span() for m in _LONG_SPACE.finditer(text)]
+        self.text = _alike(_SPACE.sub(" ", text))
+        self._starts: list[int] = []  # where each shortened run begins, in the normalised text
+        self._shifts: list[int] = []  # how far the text after it moved
+        shift = 0
+        for start, end in runs:
+            shift += end - start - 1
+            self._starts.append(start - (shift - (end - start - 1)) + 1)
+            self._shifts.append(shift)
+
+    def find(self, quote: str, after: int = 0) -> tuple[int, int] | None:
+        """The `[start, end)` of `quote` (normalised alike) in the original text, if there."""
+        needle = _alike(" ".join(quote.split()))
+        if not needle:
+            return None
+        start = self.text.find(needle, self.normalised(after))
+        if start < 0:
+            return None
+        return self.original(start), self.original(start + len(needle) - 1) + 1
+
+    def original(self, position: int) -> int:
+        """The offset in the original text of the normalised text's `position`."""
+        run = bisect.bisect_right(self._starts, position)
+        return position + (self._shifts[run - 1] if run else 0)
+
+    def normalised(self, position: int) -> int:
+        """The normalised offset of the original text's `position` (the start of its run)."""
+        low, high = 0, len(self.text)
+        while low < high:
+            middle = (low + high) // 2
+            if self.original(middle) < position:
+                low = middle + 1
+            else:
+                high = middle
+        return low
+
+
+def _alike(text: str) -> str:
+    folded = text.translate(_FOLD)
+    lowered = folded.lower()
+    return lowered if len(lowered) == len(folded) else folded
+
+
+def _windows_around_pieces(needle: str, text: str, after: int) -> list[tuple[int, int]]:
+    """Stretches of `text` (from `after`) where a quote as long as `needle` could lie, found by
+    the pieces of it that occur word for word, merged where they overlap."""
+    step = max(SHINGLE, len(needle) // PIECES)
+    margin = len(needle) // 4
+    found: list[tuple[int, int]] = []
+    for offset in range(0, len(needle) - SHINGLE + 1, step):
+        piece, position = needle[offset : offset + SHINGLE], after
+        for _ in range(HITS_PER_PIECE):
+            position = text.find(piece, position)
+            if position < 0:
+                break
+            start = max(after, position - offset - margin)
+            found.append((start, position - offset + len(needle) + margin))
+            position += 1
+    windows: list[tuple[int, int]] = []
+    for start, end in sorted(found):
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(end, windows[-1][1]))
+        else:
+            windows.append((start, end))
+    return windows[:MAX_WINDOWS]
 
 
 def _numbers(text: str) -> list[str]:
