@@ -90,7 +90,11 @@ def responder(sub_delay_s: float) -> Any:
         "4. api-gateway latency spike 18:04:30-18:20:00 (deploy v2.41.0)\\n"
         "5. payments upload failed at 21:47:09 (507, /data/receipts full)"
     )
-    turn_3 = f'I have all five.\n```repl\nFINAL("{answer}")\n```'
+    cited = (
+        "sources=[next(l for l in lines if 'PoolTimeout' in l), "
+        "next(l for l in lines if ' 507 ' in l)]"
+    )
+    turn_3 = f'I have all five.\n```repl\nFINAL("{answer}", {cited})\n```'
     child = (
         "```repl\nfirst = [l for l in context.splitlines() if 'PoolTimeout' in l]\n"
         "print(first[0][:19], first[-1][:19])\n"
@@ -182,6 +186,10 @@ async def main_async(window: Any, server: Any) -> None:
     ws.tree_panel.select(root)
     await pump(0.5)
     save(window, "finished")
+    await wait_for(lambda: bool(ws.answer.sources))
+    ws.answer.choose_source(1)
+    await pump(0.5)
+    save(window, "answer-sources")
     child = next(n for n in ws.model.tree.walk() if n.kind == "rlm" and n.level == 1)
     ws.tree_panel.select(child)
     await pump(0.3)
@@ -193,7 +201,7 @@ async def main_async(window: Any, server: Any) -> None:
     settings = window.show_settings("providers")
     await pump(0.5)
     save(settings, "settings")
-    settings.tabs.setCurrentWidget(settings.defaults)
+    settings.tabs.setCurrentIndex(settings.PAGES.index("defaults"))
     await pump(0.3)
     save(settings, "settings-defaults")
     settings.tabs.setCurrentWidget(settings.sandbox)

@@ -28,7 +28,17 @@ from rlm_desktop.formatting import terminal_safe
 if TYPE_CHECKING:
     from rlm_desktop.engine.sandbox.level import SandboxReport
 
-PACKAGES = ("PySide6", "qasync", "sqlite_utils", "keyring", "pygments", "pypdfium2", "pypdf", "tiktoken")
+PACKAGES = (
+    "PySide6",
+    "qasync",
+    "sqlite_utils",
+    "keyring",
+    "pygments",
+    "pypdfium2",
+    "pypdf",
+    "tiktoken",
+    "rapidfuzz",
+)
 DISTRIBUTIONS = {"sqlite_utils": "sqlite-utils"}
 WORKER_TIMEOUT_S = 30.0
 QT_TIMEOUT_S = 60.0

@@ -94,3 +94,10 @@ def test_a_document_built_to_make_a_pattern_backtrack_is_searched_in_linear_time
     [source] = check_sources([("hostile.txt", hostile)], [GivenSource(quote=quote)], "")
     assert source.match == "fuzzy"
     assert set(hostile[source.start : source.end]) == {"a", " "}
+
+
+def test_emphasis_the_answer_added_to_a_quote_does_not_make_it_a_misquote() -> None:
+    answer = "The report says “Q1 revenue was **4.2 million euros**, up from 3.9 million”."
+    [source] = check_sources(DOCUMENTS, [], answer)
+    assert (source.match, source.start) == ("exact", 0)
+    assert source.quote == "Q1 revenue was **4.2 million euros**, up from 3.9 million"

@@ -372,3 +372,15 @@ def test_a_source_in_a_later_sheet_opens_at_its_part(
     [(first, last, _shade)] = passage_shades(pane)
     assert pane.preview.toPlainText()[first:last] == hidden
     assert shown_in_preview(pane, first)
+
+
+def test_a_quote_with_markup_in_it_is_marked_where_it_renders(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
+    """The answer's Markdown is rendered, its quotes are checked as written: a quote holding
+    `**bold**` still gets its marker right after it."""
+    bold = "The board approved the Heron budget of **2.4 million euros** for the coming year"
+    open_recorded(window, qtbot, scripted_server, answer=f"The minutes: “{bold}”. That is all.")
+    shown = window.workspace.answer.text.toPlainText()
+    assert "for the coming year”[" in shown
+    assert shown.startswith("The minutes: “The board approved the Heron budget of 2.4 million")

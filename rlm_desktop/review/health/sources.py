@@ -54,6 +54,7 @@ _ANSWER_QUOTES = (
 _SPACE = re.compile(r"\s+")
 _LONG_SPACE = re.compile(r"\s{2,}")
 _FOLD = str.maketrans({**dict.fromkeys(_QUOTE_MARKS, "'"), **dict.fromkeys(_DASHES, "-")})
+_EMPHASIS = re.compile(r"\*\*|__|(?<!\w)[*_](?=\S)|(?<=\S)[*_](?!\w)|`")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _BLOCK_QUOTE = re.compile(r"(?:^[ \t]*>[ \t]?.*(?:\n|$))+", re.MULTILINE)
 
@@ -162,8 +163,20 @@ def check_sources(
             continue
         seen.add(plain)
         number = len(checked) + 1
-        checked.append(_checked_quote(number, quote, "answer", finder.locate(quote), names))
+        checked.append(_checked_quote(number, quote, "answer", _in_answer(finder, quote), names))
     return tuple(checked)
+
+
+def _in_answer(finder: _Finder, quote: str) -> _Located:
+    """A quote the answer wrote, looked up as written and, when that does not find it as it
+    is, without the Markdown emphasis the answer may have added (`**2.4 million**`)."""
+    located = finder.locate(quote)
+    plain = _EMPHASIS.sub("", quote)
+    if located.match in ("exact", "normalized") or plain == quote:
+        return located
+    bare = finder.locate(plain)
+    order: list[Match] = ["exact", "normalized", "fuzzy", "not_found"]
+    return bare if order.index(bare.match) < order.index(located.match) else located
 
 
 def quotes_in_answer(answer: str) -> list[str]:

@@ -120,12 +120,22 @@ def insert_markers(document: QTextDocument, sources: Sequence[CheckedSource]) ->
     return inside
 
 
+def _rendered(quote: str) -> str:
+    """`quote` as the rendered answer shows it: its Markdown (`**May 2025**`) made text."""
+    rendered = QTextDocument()
+    rendered.setMarkdown(quote, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+    return " ".join(rendered.toPlainText().split())
+
+
 def _after_passage(document: QTextDocument, quote: str) -> int | None:
     """Where a marker for `quote` goes: after the passage (and its closing quotation mark)."""
-    if not quote.strip():
-        return None
-    found = document.find(quote.strip(), 0, QTextDocument.FindFlag.FindCaseSensitively)
-    if found.isNull():
+    for text in dict.fromkeys((quote.strip(), _rendered(quote))):
+        if not text:
+            continue
+        found = document.find(text, 0, QTextDocument.FindFlag.FindCaseSensitively)
+        if not found.isNull():
+            break
+    else:
         return None
     position = found.selectionEnd()
     if document.characterAt(position) in CLOSING_MARKS:
