@@ -34,6 +34,7 @@ SANDBOX_SCRIPTS = (
     "worker/__init__.py", "worker/__main__.py", "worker/launch.py", "worker/serve.py",
     "worker/channel.py", "worker/proxy.py", "worker/errors.py", "worker/repl.py",
     "worker/cells.py", "worker/variables.py", "worker/state.py", "worker/cell_module.py",
+    "worker/sources.py",
 )
 LITELLM_DATA = (
     ("model_prices_and_context_window_backup.json", "."),

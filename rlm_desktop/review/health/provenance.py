@@ -13,10 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlm_desktop.review.health.coverage import merge
-from rlm_desktop.review.health.view import RunView
+
+if TYPE_CHECKING:  # the window imports `ReadPassage` at start-up, before the store is loaded
+    from rlm_desktop.review.health.view import RunView
 
 Passage = tuple[int, int, int]
 """`(document_index, start, end)` of a passage, as `CoverageIndex.passages` finds them."""
