@@ -227,3 +227,20 @@ async def test_without_sources_the_sub_calls_reading_is_shown(
     shape = report.to_json()["read_to_answer"]
     assert shape[0]["document_index"] == 0
     assert shape[0]["call_id"] == report.read[0].call_id
+
+
+async def test_a_reply_whose_times_the_answer_gives_as_a_range_was_used(
+    store: Store, scripted_server: ScriptedServer
+) -> None:
+    turns = [
+        repl("print(llm_query('When did the outage start and end? ' + context[1]))"),
+        repl('FINAL("The outage ran 02:13:05-02:41:50.")'),
+    ]
+    report = await health_of(
+        store,
+        scripted_server,
+        scripted(root=turns, sub="From 02:13:05 to 02:41:50 UTC."),
+        documents=DOCUMENTS,
+        query="When was the outage?",
+    )
+    assert [(p.document, p.used) for p in report.read] == [("letter.txt", True)]

@@ -26,7 +26,7 @@ MAX_PASSAGES = 200
 """Passages listed per run; a fan-out over thousands of chunks lists its first ones."""
 WORDS_SHARED = 2
 _WORD = re.compile(r"[^\W_]{5,}")
-_FIGURE = re.compile(r"\d[\d.,:/-]*\d|\d{2,}")
+_FIGURE = re.compile(r"\d[\d.,:]*\d|\d{2,}")  # a range "09:00-09:12" is two figures
 _COMMON = frozenset(
     [
         "about",
