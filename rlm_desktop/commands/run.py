@@ -358,6 +358,7 @@ def _source_lines(session_id: str) -> list[str]:
     """What the run's answer cites, checked: how many sources were found, and each that was not
     (nothing for an answer without sources or quotes)."""
     from rlm_desktop import formatting as fmt
+    from rlm_desktop.commands.health import QUOTE_CHARS
     from rlm_desktop.review.health.report import session_sources
     from rlm_desktop.store import Store
 
@@ -372,7 +373,7 @@ def _source_lines(session_id: str) -> list[str]:
     lines = [f"sources: {found} of {len(sources)} found in the documents"]
     lines += [
         f"source [{source.number}] is not in the documents (the model may have made it up): "
-        f"“{fmt.one_line(source.quote, 100)}”"
+        f"“{fmt.one_line(source.quote, QUOTE_CHARS)}”"
         for source in sources
         if not source.found
     ]

@@ -86,8 +86,9 @@ def _signal(kind: str, body: str) -> ProseFinal:
 
 
 def _with_sources(body: str) -> tuple[str, str] | None:
+    code = f"_({body.strip()})"
     try:
-        call = ast.parse(f"_({body.strip()})", mode="eval").body
+        call = ast.parse(code, mode="eval").body
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     if not isinstance(call, ast.Call) or len(call.args) != 1 or len(call.keywords) != 1:
@@ -96,7 +97,6 @@ def _with_sources(body: str) -> tuple[str, str] | None:
     if sources.arg != "sources":
         return None
     value = call.args[0]
-    code = f"_({body.strip()})"
     if isinstance(value, ast.Name):
         text = value.id
     else:

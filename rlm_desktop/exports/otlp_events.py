@@ -37,34 +37,22 @@ def _bounded(text: str) -> str:
 
 def source_attributes(source: CheckedSource, include_content: bool) -> dict[str, Any]:
     """The `rlm_desktop.source.*` attributes of one checked source."""
-    prefix = SOURCE_EVENT + "."
-    values: dict[str, Any] = {
-        "number": source.number,
-        "origin": source.origin,
-        "match": source.match,
-        "score": None if source.score is None else round(source.score, 1),
-        "document": source.document,
-        "document_index": source.document_index,
-        "start": source.start,
-        "end": source.end,
+    values = {
+        **source.to_json(),
         "note": source.note or None,
         "quote": _bounded(source.quote) if include_content else None,
     }
-    return {prefix + key: value for key, value in values.items() if value is not None}
+    return _prefixed(SOURCE_EVENT, values)
 
 
 def read_attributes(passage: ReadPassage) -> dict[str, Any]:
     """The `rlm_desktop.read_to_answer.*` attributes of one passage a sub-call was given."""
-    prefix = READ_EVENT + "."
-    values: dict[str, Any] = {
-        "document": passage.document,
-        "document_index": passage.document_index,
-        "start": passage.start,
-        "end": passage.end,
-        "call_id": passage.call_id,
-        "used": passage.used,
-    }
-    return {prefix + key: value for key, value in values.items()}
+    return _prefixed(READ_EVENT, passage.to_json())
+
+
+def _prefixed(event: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` named `event.key`, those that are None left out."""
+    return {f"{event}.{key}": value for key, value in values.items() if value is not None}
 
 
 def answer_events(

@@ -8,7 +8,6 @@ and length, and whether they are true is checked against the documents in `revie
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,14 +38,9 @@ def given_sources(value: Any) -> tuple[GivenSource, ...]:
     return tuple(source for source in sources if source is not None)
 
 
-def sources_json(sources: Iterable[GivenSource]) -> str | None:
-    """`sources` as the store keeps them (a JSON list), or None when there are none."""
-    items = [source.to_json() for source in sources]
-    return json.dumps(items, ensure_ascii=False) if items else None
-
-
 def sources_from_text(text: str | None) -> tuple[GivenSource, ...]:
-    """The sources the store kept (`sources_json`); none for a missing or damaged value."""
+    """The sources the store kept (`calls.answer_sources`, a JSON list); none for a missing or
+    damaged value."""
     if not text:
         return ()
     try:

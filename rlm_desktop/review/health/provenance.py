@@ -11,7 +11,7 @@ does not already hold.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -149,11 +149,6 @@ def read_to_answer(
             ]
     passages.sort(key=lambda passage: not passage.used)
     return tuple(passages[:MAX_PASSAGES])
-
-
-def used_passages(passages: Iterable[ReadPassage]) -> list[ReadPassage]:
-    """The passages of the sub-calls whose replies the answer repeats."""
-    return [passage for passage in passages if passage.used]
 
 
 def _terms(text: str) -> tuple[set[str], set[str]]:

@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rlm_desktop.engine.sandbox.given_sources import GivenSource
+from rlm_desktop.review.health.coverage import merge
 
 Match = Literal["exact", "normalized", "fuzzy", "span", "not_found"]
+_LOOSENESS: tuple[Match, ...] = ("exact", "normalized", "fuzzy", "not_found")
+"""A quote's matches from the strictest to the loosest."""
 Origin = Literal["sources", "answer"]
 
 FUZZY_MIN_SCORE = 90.0
@@ -120,7 +123,12 @@ def place_label(source: CheckedSource) -> str:
     """`report.txt, characters 1,204–1,388`, or "" for a source that was not found."""
     if source.document is None or source.start is None or source.end is None:
         return ""
-    return f"{source.document}, characters {source.start:,}–{source.end:,}"
+    return characters(source.document, source.start, source.end)
+
+
+def characters(document: str, start: int, end: int) -> str:
+    """`report.txt, characters 1,204–1,388`: where a passage lies, as readers are told."""
+    return f"{document}, characters {start:,}–{end:,}"
 
 
 @dataclass(frozen=True)
@@ -175,8 +183,7 @@ def _in_answer(finder: _Finder, quote: str) -> _Located:
     if located.match in ("exact", "normalized") or plain == quote:
         return located
     bare = finder.locate(plain)
-    order: list[Match] = ["exact", "normalized", "fuzzy", "not_found"]
-    return bare if order.index(bare.match) < order.index(located.match) else located
+    return bare if _LOOSENESS.index(bare.match) < _LOOSENESS.index(located.match) else located
 
 
 def quotes_in_answer(answer: str) -> list[str]:
@@ -284,7 +291,7 @@ class _Finder:
         """
         from rapidfuzz import fuzz
 
-        needle = _alike(" ".join(quote.split()))
+        needle = _alike_quote(quote)
         best, best_score = _NOT_FOUND, 0.0
         for number in numbers:
             alike = self._normalised(number)
@@ -319,8 +326,7 @@ class _Finder:
             if found.index is None:
                 return _Located("not_found", found.score)
             located.append(found)
-        order: list[Match] = ["exact", "normalized", "fuzzy"]
-        loosest = max((piece.match for piece in located), key=order.index)
+        loosest = max((piece.match for piece in located), key=_LOOSENESS.index)
         score = min(piece.score or 0.0 for piece in located)
         return _Located(loosest, score, first.index, first.start, located[-1].end)
 
@@ -340,13 +346,13 @@ class _Normalised:
         self._shifts: list[int] = []  # how far the text after it moved
         shift = 0
         for start, end in runs:
+            self._starts.append(start - shift + 1)
             shift += end - start - 1
-            self._starts.append(start - (shift - (end - start - 1)) + 1)
             self._shifts.append(shift)
 
     def find(self, quote: str, after: int = 0) -> tuple[int, int] | None:
         """The `[start, end)` of `quote` (normalised alike) in the original text, if there."""
-        needle = _alike(" ".join(quote.split()))
+        needle = _alike_quote(quote)
         if not needle:
             return None
         start = self.text.find(needle, self.normalised(after))
@@ -371,6 +377,11 @@ class _Normalised:
         return low
 
 
+def _alike_quote(quote: str) -> str:
+    """`quote` as `_Normalised` holds its text: one space between words, made alike."""
+    return _alike(" ".join(quote.split()))
+
+
 def _alike(text: str) -> str:
     folded = text.translate(_FOLD)
     lowered = folded.lower()
@@ -392,13 +403,7 @@ def _windows_around_pieces(needle: str, text: str, after: int) -> list[tuple[int
             start = max(after, position - offset - margin)
             found.append((start, position - offset + len(needle) + margin))
             position += 1
-    windows: list[tuple[int, int]] = []
-    for start, end in sorted(found):
-        if windows and start <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], max(end, windows[-1][1]))
-        else:
-            windows.append((start, end))
-    return windows[:MAX_WINDOWS]
+    return merge(found)[:MAX_WINDOWS]
 
 
 def _numbers(text: str) -> list[str]:

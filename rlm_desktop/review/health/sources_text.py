@@ -9,7 +9,7 @@ from typing import Literal
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.health.provenance import ReadPassage
-from rlm_desktop.review.health.sources import CheckedSource, match_label, place_label
+from rlm_desktop.review.health.sources import CheckedSource, characters, match_label, place_label
 
 Tone = Literal["ok", "check", "warning"]
 
@@ -43,7 +43,7 @@ def state(source: CheckedSource) -> str:
 
 def passage_label(passage: ReadPassage) -> str:
     """`report.txt, characters 0–300`: where a passage read by a sub-call lies."""
-    return f"{passage.document}, characters {passage.start:,}–{passage.end:,}"
+    return characters(passage.document, passage.start, passage.end)
 
 
 @dataclass(frozen=True)

@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_left
 from collections.abc import Sequence
 
 from PySide6.QtCore import QRect, QSize
-from PySide6.QtGui import QColor, QPainter, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QPainter, QTextCharFormat
 from PySide6.QtWidgets import (
     QPlainTextEdit,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
-    QTextEdit,
 )
 
 from rlm_desktop.ui.appearance.theme import colors
 from rlm_desktop.ui.documents.model import SHARE_ROLE
+from rlm_desktop.ui.documents.shading import qt_positions, shaded
 from rlm_desktop.ui.shared.indexes import Index
 
 BAR_HEIGHT = 6
 BAR_GAP = 2
 READ_SHADE_ALPHA = 60
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 class CoverageBarDelegate(QStyledItemDelegate):
@@ -62,11 +59,7 @@ class CoverageBarDelegate(QStyledItemDelegate):
 def shade_read(preview: QPlainTextEdit, text: str, read: Sequence[tuple[int, int]]) -> int:
     """Shade the `[start, end)` ranges (offsets into `text`, the preview's text) that were read;
     returns how many ranges were shaded (those past the end of the text shown are left out)."""
-    astral = [match.start() for match in _ASTRAL.finditer(text)]
-
-    def position(offset: int) -> int:  # Qt counts UTF-16 units: an emoji is two
-        return offset + bisect_left(astral, offset)
-
+    position = qt_positions(text)
     shade = QColor(colors().accent)
     shade.setAlpha(READ_SHADE_ALPHA)
     style = QTextCharFormat()
@@ -75,12 +68,6 @@ def shade_read(preview: QPlainTextEdit, text: str, read: Sequence[tuple[int, int
     for start, end in read:
         if start >= len(text):
             break
-        selection = QTextEdit.ExtraSelection()
-        cursor = QTextCursor(preview.document())
-        cursor.setPosition(position(start))
-        cursor.setPosition(position(min(end, len(text))), QTextCursor.MoveMode.KeepAnchor)
-        selection.cursor = cursor
-        selection.format = style
-        selections.append(selection)
+        selections.append(shaded(preview, position, start, min(end, len(text)), style))
     preview.setExtraSelections(selections)
     return len(selections)

@@ -47,6 +47,7 @@ from rlm_desktop.ui.documents.coverage import CoverageBarDelegate, shade_read
 from rlm_desktop.ui.documents.model import COLUMNS, READ, DocumentsModel, Entry, SavedDocument
 from rlm_desktop.ui.documents.parts import PartPicker
 from rlm_desktop.ui.documents.passage import mark_passage
+from rlm_desktop.ui.documents.shading import qt_positions
 from rlm_desktop.ui.documents.skipped import SkippedList
 from rlm_desktop.ui.shared.widgets import plain_label, tool_button
 
@@ -433,7 +434,7 @@ class DocumentsPane(QWidget):
         """`offset` in the document as a position in the preview (Qt counts UTF-16 units)."""
         assert entry.document is not None
         before = entry.document.text[self._preview_from : offset]
-        return len(before) + sum(1 for ch in before if ord(ch) > 0xFFFF)
+        return qt_positions(before)(len(before))
 
     def show_coverage(self, coverage: Coverage | None) -> None:
         """Show what of each document reached a model in the run shown (None: hide it)."""

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
-from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
+from PySide6.QtGui import QColor, QTextCharFormat, QTextFormat
+from PySide6.QtWidgets import QPlainTextEdit
 
 from rlm_desktop.ui.appearance.theme import colors
+from rlm_desktop.ui.documents.shading import qt_positions, shaded
 
 PASSAGE_PROPERTY = QTextFormat.Property.UserProperty + 1
 """Set on the passage's format, so that it can be told from coverage's shading."""
-
-
-def _position(text: str, offset: int) -> int:
-    """`offset` in `text` as a position in the preview (Qt counts UTF-16 units)."""
-    return offset + sum(1 for ch in text[:offset] if ord(ch) > 0xFFFF)
 
 
 def mark_passage(preview: QPlainTextEdit, text: str, start: int, end: int) -> bool:
@@ -25,11 +21,6 @@ def mark_passage(preview: QPlainTextEdit, text: str, start: int, end: int) -> bo
     style = QTextCharFormat()
     style.setBackground(QColor(colors().passage))
     style.setProperty(PASSAGE_PROPERTY, True)
-    cursor = QTextCursor(preview.document())
-    cursor.setPosition(_position(text, start))
-    cursor.setPosition(_position(text, end), QTextCursor.MoveMode.KeepAnchor)
-    selection = QTextEdit.ExtraSelection()
-    selection.cursor = cursor
-    selection.format = style
+    selection = shaded(preview, qt_positions(text), start, end, style)
     preview.setExtraSelections([*preview.extraSelections(), selection])
     return True

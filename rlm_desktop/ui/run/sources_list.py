@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 from rlm_desktop import formatting as fmt
 from rlm_desktop.review.health.provenance import ReadPassage
 from rlm_desktop.review.health.sources import CheckedSource, match_label, place_label
+from rlm_desktop.review.health.sources_text import ORIGINS, passage_label, read_listing
 from rlm_desktop.ui.appearance.theme import colors
 
 TARGET = Qt.ItemDataRole.UserRole
@@ -26,7 +27,6 @@ ROWS_SHOWN = 4
 """Rows shown before the list scrolls: the answer and the console keep the room."""
 QUOTE_CHARS = 160
 MARKS = {"exact": "✓", "span": "✓", "normalized": "≈", "fuzzy": "≈", "not_found": "✗"}
-ORIGINS = {"sources": "given as a source with the answer", "answer": "quoted in the answer"}
 
 
 @dataclass(frozen=True)
@@ -56,10 +56,7 @@ def source_passage(source: CheckedSource) -> ChosenPassage | None:
 def read_passage(passage: ReadPassage) -> ChosenPassage:
     """The passage a "Read to answer" row opens."""
     how = "the answer repeats its reply" if passage.used else "the answer does not repeat it"
-    caption = (
-        f"Read by sub-call {passage.call_id} ({how}) — {passage.document}, "
-        f"characters {passage.start:,}–{passage.end:,}"
-    )
+    caption = f"Read by sub-call {passage.call_id} ({how}) — {passage_label(passage)}"
     return ChosenPassage(
         passage.document_index, passage.document, passage.start, passage.end, caption
     )
@@ -149,10 +146,11 @@ class SourcesList(QTreeWidget):
         return heading
 
     def _add_read(self, read: Sequence[ReadPassage], *, open_it: bool) -> QTreeWidgetItem:
-        used = [passage for passage in read if passage.used]
-        shown = used or list(read)
+        listing = read_listing(read)
+        shown = listing.passages if listing is not None else ()
+        used = any(passage.used for passage in shown)
         if used:
-            title = f"Read to answer: {fmt.plural(len(used), 'passage')} whose replies it repeats"
+            title = f"Read to answer: {fmt.plural(len(shown), 'passage')} whose replies it repeats"
         else:
             title = f"Read by sub-calls: {fmt.plural(len(shown), 'passage')} (none repeated)"
         heading = QTreeWidgetItem([title])
@@ -163,12 +161,7 @@ class SourcesList(QTreeWidget):
         )
         self.addTopLevelItem(heading)
         for passage in shown:
-            row = QTreeWidgetItem(
-                [
-                    f"{passage.document}, characters {passage.start:,}–{passage.end:,} · "
-                    f"sub-call {passage.call_id}"
-                ]
-            )
+            row = QTreeWidgetItem([f"{passage_label(passage)} · sub-call {passage.call_id}"])
             row.setData(0, TARGET, self._keep(read_passage(passage)))
             heading.addChild(row)
         heading.setExpanded(open_it)
