@@ -20,7 +20,7 @@ TEST_DEBS := libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,cluster]'
 	# The reference implementation, whose types the export tests read our JSONL with; its provider
 	# SDKs are not needed for that (its own two small dependencies are in the dev extra).
 	$(PY) -m pip install --quiet --no-deps $(REFERENCE_PIN)
@@ -93,7 +93,7 @@ screenshots: $(STAMP)
 PACKAGE_STAMP := $(VENV)/.packaging-installed
 
 $(PACKAGE_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev,package]'
+	$(PY) -m pip install --quiet -e '.[dev,cluster,package]'
 	touch $(PACKAGE_STAMP)
 
 package: $(PACKAGE_STAMP)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
+from rlm_desktop.commands.executors import add_ray_option, executor
 from rlm_desktop.commands.options import (
     Subcommands,
     add_api_base_option,
@@ -20,11 +21,13 @@ from rlm_desktop.commands.options import (
     flag_names,
 )
 from rlm_desktop.commands.run import preflight_exit_code
+from rlm_desktop.commands.trial_progress import TrialProgress
 from rlm_desktop.engine.config import ConfigError
 
 if TYPE_CHECKING:
+    from rlm_desktop.cluster.runs import Runs
     from rlm_desktop.engine.preflight import PreflightProblem
-    from rlm_desktop.evaluation.runner import Evaluation, EvaluationEvent
+    from rlm_desktop.evaluation.runner import Evaluation
 
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_NOT_SAVED = 0, 1, 2, 130, 3
 BUDGET_HELP = {
@@ -36,7 +39,7 @@ BUDGET_HELP = {
 """The help of each budget flag (by `Budget` field): here they bound the evaluation, and the
 time limit each of its runs."""
 BUDGET_METAVARS = {"max_cost_usd": "USD", "max_tokens": "N", "timeout_s": "S"}
-FLAGS = flag_names(["task", "length", "count", "setting", "resume", "prices", *BUDGET_HELP])
+FLAGS = flag_names(["task", "length", "count", "setting", "resume", "prices", "ray", *BUDGET_HELP])
 """The flag that sets each option: how errors name them here."""
 RESUMABLE = {
     "api_base": "api_base",
@@ -85,6 +88,7 @@ def add_eval_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     add_api_base_option(parser)
     add_price_option(parser)
     add_budget_options(parser, BUDGET_HELP, metavars=BUDGET_METAVARS)
+    add_ray_option(parser)
     parser.add_argument("--resume", metavar="ID", help="run what an evaluation has not run yet")
     parser.add_argument("--out", metavar="DIR", help="folder for the CSV and JSON results "
                         "(default: evaluations/ID in the data folder)")  # fmt: skip
@@ -131,8 +135,9 @@ def eval_command(args: argparse.Namespace) -> int:
         say(str(error))
         return EXIT_NOT_SAVED
     try:
-        evaluation = _open(store, args)
-        return _run(evaluation, args)
+        with executor(args.ray, paths.engine_folders(), say) as runs:
+            evaluation = _open(store, args, runs)
+            return _run(evaluation, args)
     except PreflightFailed as failed:
         for problem in failed.problems:
             say(preflight_line(problem))
@@ -147,7 +152,7 @@ def eval_command(args: argparse.Namespace) -> int:
         store.close()
 
 
-def _open(store: Any, args: argparse.Namespace) -> Evaluation:
+def _open(store: Any, args: argparse.Namespace, runs: Runs) -> Evaluation:
     from rlm_desktop.commands.run import credentials_for
     from rlm_desktop.engine.pricing import parse_prices
     from rlm_desktop.evaluation.opening import (
@@ -170,8 +175,10 @@ def _open(store: Any, args: argparse.Namespace) -> Evaluation:
         }
         if prices:
             overrides["prices"] = {m: list(p) for m, p in prices.items()}
+        if args.concurrency is None and (slots := runs.default_concurrency()) is not None:
+            overrides["concurrency"] = slots
         return reopen_evaluation(
-            store, args.resume, overrides, folders=folders, credentials=credentials_for
+            store, args.resume, overrides, folders=folders, credentials=credentials_for, runs=runs
         )
     if not args.task:
         raise ConfigError("is missing: name needle, aggregate, pairs, code or a task file", "task")
@@ -183,7 +190,7 @@ def _open(store: Any, args: argparse.Namespace) -> Evaluation:
     options = EvaluationOptions(
         api_base=args.api_base,
         prices=prices,
-        concurrency=args.concurrency or defaults.concurrency,
+        concurrency=args.concurrency or runs.default_concurrency() or defaults.concurrency,
         max_cost_usd=args.max_cost_usd,
         max_tokens=args.max_tokens,
         run_timeout_s=args.timeout_s or defaults.run_timeout_s,
@@ -197,7 +204,7 @@ def _open(store: Any, args: argparse.Namespace) -> Evaluation:
     if problems:
         raise PreflightFailed(problems)
     return create_evaluation(
-        store, spec, settings, options, folders=folders, credentials=credentials_for
+        store, spec, settings, options, folders=folders, credentials=credentials_for, runs=runs
     )
 
 
@@ -210,8 +217,12 @@ def _run(evaluation: Evaluation, args: argparse.Namespace) -> int:
         f"evaluation {evaluation.evaluation_id}: {fmt.plural(total, 'run')} "
         f"({len(evaluation.settings)} settings x {len(evaluation.tasks)} tasks), {pending} to run"
     )
-    evaluation.add_listener(_Progress(total - pending, total))
-    asyncio.run(_execute(evaluation))
+    progress = _progress(evaluation)
+    evaluation.add_listener(progress)
+    try:
+        asyncio.run(_execute(evaluation))
+    finally:
+        progress.close()
     out = (
         Path(args.out) if args.out else paths.data_dir() / "evaluations" / evaluation.evaluation_id
     )
@@ -238,25 +249,10 @@ async def _execute(evaluation: Evaluation) -> None:
     await evaluation.run()
 
 
-class _Progress:
-    """One line on stderr per run that starts or ends."""
-
-    def __init__(self, done: int, total: int) -> None:
-        self._done = done
-        self._total = total
-
-    def __call__(self, event: EvaluationEvent) -> None:
-        from rlm_desktop.evaluation.runner import TrialFinished, TrialStarted
-
-        if isinstance(event, TrialStarted):
-            say(f"started {event.setting} on {event.task_id} (session {event.session_id})")
-        elif isinstance(event, TrialFinished):
-            self._done += 1
-            r = event.result
-            say(
-                f"[{self._done}/{self._total}] {r.setting} on {r.task_id}: score {r.score:.2f}, "
-                f"{fmt.status_text(r.status)}, {fmt.cost(r.cost_usd, r.unpriced)}, "
-                f"{fmt.seconds(r.wall_s)}" + (f" ({fmt.one_line(r.error)})" if r.error else "")
-            )
-        else:
-            say(f"not started {event.setting} on {event.task_id}: {event.reason}")
+def _progress(evaluation: Evaluation) -> TrialProgress:
+    names = [setting.name for setting in evaluation.settings]
+    done = {name: 0 for name in names}
+    for result in evaluation.results():
+        done[result.setting] = done.get(result.setting, 0) + 1
+    totals = {name: len(evaluation.tasks) for name in names}
+    return TrialProgress(say, names, done, totals, stream=sys.stderr)

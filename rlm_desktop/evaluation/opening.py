@@ -8,13 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlm_desktop.cluster.dispatch import CredentialsFor
 from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.evaluation.allowance import Grant
 from rlm_desktop.evaluation.options import EvaluationOptions
 from rlm_desktop.evaluation.records import EvaluationRecords
 from rlm_desktop.evaluation.runner import (
     PROBE,
-    CredentialsFor,
     Evaluation,
     check_settings,
     run_config,
@@ -23,6 +23,7 @@ from rlm_desktop.evaluation.settings import Setting, unique_names
 from rlm_desktop.evaluation.task_sets import GENERATORS, TaskSpec, generate
 
 if TYPE_CHECKING:
+    from rlm_desktop.cluster.runs import Runs
     from rlm_desktop.engine.folders import EngineFolders
     from rlm_desktop.engine.preflight import PreflightProblem
     from rlm_desktop.store import Store
@@ -49,6 +50,7 @@ def create_evaluation(
     *,
     folders: EngineFolders,
     credentials: CredentialsFor,
+    runs: Runs | None = None,
 ) -> Evaluation:
     """Check everything, generate the tasks, then record a new evaluation (nothing is recorded
     when the input is wrong: a `ConfigError` says what)."""
@@ -66,8 +68,9 @@ def create_evaluation(
         evaluation_id, spec.to_json(), [s.to_json() for s in settings], options.to_json()
     )
     return Evaluation(
-        store, evaluation_id, tasks, settings, options, folders=folders, credentials=credentials
-    )
+        store, evaluation_id, tasks, settings, options, folders=folders, credentials=credentials,
+        runs=runs,
+    )  # fmt: skip
 
 
 def reopen_evaluation(
@@ -77,8 +80,9 @@ def reopen_evaluation(
     *,
     folders: EngineFolders,
     credentials: CredentialsFor,
+    runs: Runs | None = None,
 ) -> Evaluation:
-    """A stored evaluation, to resume; `overrides` replace its options (a larger budget, a new
+    """A stored evaluation, to resume (with `runs`, the executor: here by default); `overrides` replace its options (a larger budget, a new
     endpoint) and are recorded."""
     records = EvaluationRecords(store)
     record = records.find(evaluation_id)
@@ -92,8 +96,9 @@ def reopen_evaluation(
     if overrides:
         records.update_options(evaluation_id, options.to_json())
     return Evaluation(
-        store, evaluation_id, tasks, settings, options, folders=folders, credentials=credentials
-    )
+        store, evaluation_id, tasks, settings, options, folders=folders, credentials=credentials,
+        runs=runs,
+    )  # fmt: skip
 
 
 async def preflight_settings(

@@ -15,9 +15,15 @@ if TYPE_CHECKING:
     from rlm_desktop.store import Store
 
 EVALUATIONS, SESSIONS, RESULTS = "evaluations", "evaluation_sessions", "evaluation_results"
-LATER_COLUMNS: dict[str, type] = {**dict.fromkeys(SOURCE_COUNTS, int), "source_score": float}
+LATER_COLUMNS: dict[str, type] = {
+    **dict.fromkeys(SOURCE_COUNTS, int),
+    "source_score": float,
+    "executor": str,
+    "node": str,
+    "attempts": int,
+}
 """Result columns added after the table first shipped: added to an older database on open
-(its rows read them as 0, and their source score as not applicable)."""
+(its rows read them as 0, their source score as not applicable, and as run here once)."""
 
 
 @dataclass(frozen=True)

@@ -108,11 +108,14 @@ def summary_json(
     summaries: Sequence[SettingSummary],
     suggestions: Sequence[Suggestion],
     footer_lines: Sequence[str],
+    executor: str = "local",
 ) -> dict[str, Any]:
-    """The `eval --json` object of DESIGN.md, plus the threshold suggestions and the footer."""
+    """The `eval --json` object of DESIGN.md, plus the threshold suggestions and the footer;
+    `executor` is where this sitting ran its trials (`local` or `ray`)."""
     return {
         "evaluation_id": evaluation_id,
         "out": str(out),
+        "executor": executor,
         "settings": [s.to_json() for s in summaries],
         "auto_threshold": [
             {"model": s.model, "tokens": s.threshold, "sentence": s.sentence()} for s in suggestions
@@ -146,6 +149,8 @@ def conclude(evaluation: Evaluation, out: Path) -> tuple[str, dict[str, Any]]:
     suggestions = suggest(evaluation.settings, results)
     spent, _tokens = evaluation.records.spent(evaluation.evaluation_id)
     lines = footer(suggestions, spent, evaluation.options.max_cost_usd, len(evaluation.pending()))
-    summary = summary_json(evaluation.evaluation_id, out, summaries, suggestions, lines)
+    summary = summary_json(
+        evaluation.evaluation_id, out, summaries, suggestions, lines, evaluation.runs.executor
+    )
     write_files(out, summary, results)
     return render_table(summaries, lines), summary

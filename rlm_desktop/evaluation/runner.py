@@ -3,9 +3,15 @@ normal stored session tagged with the evaluation, under a concurrency limit and 
 finished trials are kept as they finish, so an interrupted evaluation resumes where it stopped.
 
     evaluation = Evaluation(store, evaluation_id, tasks, settings, options,
-                            folders=paths.engine_folders(), credentials=credentials_for)
-    evaluation.add_listener(print)            # TrialStarted / TrialFinished / TrialSkipped
+                            folders=paths.engine_folders(), credentials=credentials_for,
+                            runs=LocalRuns(folders))   # or RayRuns: each trial a cluster task
+    evaluation.add_listener(print)            # TrialStarted / TrialPlaced / TrialFinished / ...
     results = await evaluation.run()          # evaluation.cancel() stops it; run() again resumes
+
+The total budget is held here, on the machine that sends the trials: a trial is sent only with a
+grant (`allowance`), so it holds however many trials are in flight on however many nodes. A trial
+whose node died (`NodeLost`) is run once more, as a new session; what the lost attempt had
+committed stays counted.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rlm_desktop.engine import Budget, ConfigError, ContextDocument, Credentials, Run, RunConfig
+from rlm_desktop.cluster.dispatch import CredentialsFor, Dispatcher, Sent
+from rlm_desktop.cluster.runs import LocalRuns, RanOn, Runs
+from rlm_desktop.engine import Budget, ContextDocument, RunConfig
 from rlm_desktop.engine.pricing import PriceBook, refuse_unpriced_under_cap
 from rlm_desktop.engine.profiles import choose_profile
 from rlm_desktop.engine.run_choices import RunChoices, build_run_config
@@ -38,7 +46,6 @@ RLM_FLOOR_TOKENS = 1_000
 """The least an RLM run's first call reads: its system prompt and the question."""
 PROBE = Task("probe", "probe", (), "probe", "", "exact", 0)
 """A stand-in task, to check a setting's configuration before any task is run."""
-CredentialsFor = Callable[[str, "str | None"], Credentials]
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,16 @@ class TrialStarted:
     setting: str
     task_id: str
     session_id: str
+
+
+@dataclass(frozen=True)
+class TrialPlaced:
+    """A run of the evaluation is under way at `ran_on` (a node of the cluster, or here)."""
+
+    setting: str
+    task_id: str
+    session_id: str
+    ran_on: RanOn
 
 
 @dataclass(frozen=True)
@@ -66,7 +83,7 @@ class TrialSkipped:
     reason: str
 
 
-EvaluationEvent = TrialStarted | TrialFinished | TrialSkipped
+EvaluationEvent = TrialStarted | TrialPlaced | TrialFinished | TrialSkipped
 
 
 def run_config(setting: Setting, task: Task, options: EvaluationOptions, grant: Grant) -> RunConfig:
@@ -118,15 +135,17 @@ class Evaluation:
         *,
         folders: EngineFolders,
         credentials: CredentialsFor,
+        runs: Runs | None = None,
     ) -> None:
         self.store = store
+        self.runs: Runs = runs or LocalRuns(folders)
+        self._dispatcher = Dispatcher(store, self.runs, credentials)
         self.records = EvaluationRecords(store)
         self.evaluation_id = evaluation_id
         self.tasks = list(tasks)
         self.settings = list(settings)
         self.options = options
         self.folders = folders
-        self._credentials = credentials
         self._prices = PriceBook(options.prices)
         self._listeners: list[Callable[[EvaluationEvent], None]] = []
         self._trial_tasks: list[asyncio.Task[None]] = []
@@ -139,7 +158,8 @@ class Evaluation:
         )
 
     def add_listener(self, listener: Callable[[EvaluationEvent], None]) -> None:
-        """Call `listener` with every `TrialStarted`, `TrialFinished` and `TrialSkipped`."""
+        """Call `listener` with every `TrialStarted`, `TrialPlaced`, `TrialFinished` and
+        `TrialSkipped`."""
         self._listeners.append(listener)
 
     def _publish(self, event: EvaluationEvent) -> None:
@@ -214,45 +234,56 @@ class Evaluation:
                 self._publish(skipped)
                 return
             result: TrialResult | None = None
+            spent = (grant.cost_usd or 0.0, grant.tokens or 0)
             try:
-                result = await self._execute(setting, task, grant)
+                sent = await self._execute(setting, task, grant)
+                spent = (sent.lost_usd, sent.lost_tokens)
+                if sent.outcome is not None:
+                    spent = (spent[0] + sent.outcome.cost_usd, spent[1] + _tokens(sent.outcome))
+                result = await self._result(setting, task, sent)
             finally:
                 self._unfinished -= 1
-                spent = (
-                    (result.cost_usd, result.tokens)
-                    if result
-                    else (grant.cost_usd or 0.0, grant.tokens or 0)
-                )
                 self.allowance.settle(grant, *spent)
             self.records.save(result)
             self._publish(TrialFinished(result))
 
-    async def _execute(self, setting: Setting, task: Task, grant: Grant) -> TrialResult:
+    async def _execute(self, setting: Setting, task: Task, grant: Grant) -> Sent:
         documents = [ContextDocument(name=name, text=text) for name, text in task.documents]
         config = dataclasses.replace(
             run_config(setting, task, self.options, grant), evaluation_id=self.evaluation_id
         )
-        try:
-            run = Run(
-                config,
-                documents,
-                folders=self.folders,
-                credentials=self._credentials(config.model, config.api_base),
-            )
-        except ConfigError as error:
-            return self._refused(setting, task, str(error))
-        self.records.tag(run.run_id, self.evaluation_id, setting.name, task.id)
-        recorder = self.store.record(run, documents=documents)
-        self._publish(TrialStarted(setting.name, task.id, run.run_id))
-        try:
-            outcome = await run.execute()
-        except ConfigError as error:
-            return self._refused(setting, task, str(error))
-        finally:
-            recorder.close()
-        warnings = list(recorder.warnings)
-        sources = await self._sources(task, outcome, warnings)
-        return self._scored(setting, task, outcome, warnings, sources)
+        return await self._dispatcher.send(
+            config,
+            documents,
+            tag=lambda session_id: self.records.tag(
+                session_id, self.evaluation_id, setting.name, task.id
+            ),
+            started=lambda session_id: self._publish(
+                TrialStarted(setting.name, task.id, session_id)
+            ),
+            placed=lambda session_id, ran_on: self._publish(
+                TrialPlaced(setting.name, task.id, session_id, ran_on)
+            ),
+        )
+
+    async def _result(self, setting: Setting, task: Task, sent: Sent) -> TrialResult:
+        """The trial's result: its answer scored, or why it has none."""
+        outcome = sent.outcome
+        if outcome is None:
+            result = self._refused(setting, task, sent.reason or "not run")
+            result = dataclasses.replace(result, status="refused" if sent.refused else "error")
+        else:
+            warnings = list(sent.warnings)
+            if sent.retried:
+                warnings.insert(0, f"retried: {sent.retried}")
+            sources = await self._sources(task, outcome, warnings)
+            result = self._scored(setting, task, outcome, warnings, sources)
+        return dataclasses.replace(
+            result,
+            executor=self.runs.executor,
+            node=sent.ran_on.label() if sent.ran_on else "",
+            attempts=sent.attempts,
+        )
 
     async def _sources(self, task: Task, outcome: RunResult, warnings: list[str]) -> SourceTally:
         """The answer's sources tallied against the task's gold; a check that fails is a
@@ -304,6 +335,10 @@ class Evaluation:
             _REFUSED, evaluation_id=self.evaluation_id, setting=setting.name, task_id=task.id,
             kind=task.kind, length=task.length, gold=task.answer, error=reason,
         )  # fmt: skip
+
+
+def _tokens(outcome: RunResult) -> int:
+    return outcome.input_tokens + outcome.output_tokens
 
 
 _REFUSED = TrialResult(

@@ -40,6 +40,12 @@ class TrialResult:
     sources_checked: int = 0
     """Sources and quoted passages of the answer checked against the documents."""
     sources_not_found: int = 0
+    executor: str = "local"
+    """Where the trial ran: `local` (this machine) or `ray` (a node of a cluster)."""
+    node: str = ""
+    """The node it ran on (`RanOn.label`); empty when it never reached one."""
+    attempts: int = 1
+    """2 for a trial run again because its node died mid-trial."""
 
     @property
     def source_score(self) -> float | None:
@@ -72,6 +78,9 @@ class TrialResult:
         values["unpriced"] = bool(values.get("unpriced"))
         for name in SOURCE_COUNTS:
             values[name] = int(values.get(name) or 0)
+        values["executor"] = values.get("executor") or "local"
+        values["node"] = values.get("node") or ""
+        values["attempts"] = int(values.get("attempts") or 1)
         return cls(**values)
 
 

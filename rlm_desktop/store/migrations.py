@@ -480,3 +480,10 @@ def m011_answer_sources(db: Database) -> None:
     """`calls.answer_sources` (JSON): the quotes and spans a call's answer was submitted with,
     as the model gave them; review checks them against the documents."""
     db.execute("ALTER TABLE calls ADD COLUMN answer_sources TEXT")
+
+
+@MIGRATIONS()
+def m012_sessions_ran_on(db: Database) -> None:
+    """`sessions.ran_on` (JSON): where a trial or a batch question ran, for runs an executor
+    sent (`{"executor": "local"|"ray", "host", "address", "node_id", "attempt"}`)."""
+    db.execute("ALTER TABLE sessions ADD COLUMN ran_on TEXT")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
@@ -169,6 +170,13 @@ class Store:
         """End a session that stopped without `RunFinished`, with totals from what was written."""
         with self.lock, self.db.atomic():
             queries.mark_interrupted(self.db.conn, session_id)
+
+    def note_ran_on(self, session_id: str, ran_on: dict[str, Any]) -> None:
+        """Record where a session ran (`sessions.ran_on`); nothing when it left no session."""
+        with self.lock, self.db.atomic():
+            self.db.execute(
+                "UPDATE sessions SET ran_on = ? WHERE id = ?", [json.dumps(ran_on), session_id]
+            )
 
     def resolve(self, session_id: str) -> str:
         """The full id of the session `session_id` names (a full id or a unique prefix)."""
