@@ -96,6 +96,9 @@ PYTHON_LEFT_OUT = (
     "pytest",
     "mypy",
     "ast_serialize",
+    # The cluster executor is the `[cluster]` extra of a pip install (every node needs one too);
+    # the frozen app runs its trials here and names the extra when --ray is asked for.
+    "ray",
 )
 # Bundle paths (forward slashes) dropped after analysis: Qt's translations (the window is English
 # only), plugins for Qt modules that are left out, and the GTK 3 platform theme, which would bring

@@ -1,4 +1,5 @@
-"""`rlm-desktop`: the GUI with no arguments; `run` and `sessions` for headless use."""
+"""`rlm-desktop`: the GUI with no arguments; `run`, `sessions`, `eval` and `batch` for headless
+use."""
 
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(QT_PROBE_FLAG, action="store_true", help=argparse.SUPPRESS)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from rlm_desktop.commands.batch import add_batch_parser
     from rlm_desktop.commands.eval import add_eval_parser
     from rlm_desktop.commands.run import add_run_parser
     from rlm_desktop.commands.sessions import add_sessions_parser
@@ -71,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(subparsers)
     add_sessions_parser(subparsers)
     add_eval_parser(subparsers)
+    add_batch_parser(subparsers)
     return parser
 
 
@@ -105,6 +108,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         from rlm_desktop.commands.eval import eval_command
 
         return eval_command(args)
+    if args.command == "batch":
+        from rlm_desktop.commands.batch import batch_command
+
+        return batch_command(args)
     from rlm_desktop.commands.sessions import run_sessions_command
 
     return run_sessions_command(args)

@@ -25,6 +25,7 @@ _STATUS_TEXT = {
     "timeout": "timed out",
     "completed": "completed",
     "interrupted": "interrupted",
+    "not_run": "not run yet",
 }
 
 
@@ -37,6 +38,8 @@ _TONES = {
     "budget_exceeded": "limit",
     "max_turns": "limit",
     "timeout": "limit",
+    "not_run": "stopped",
+    "skipped": "limit",
 }
 
 
@@ -44,6 +47,17 @@ def status_tone(status: str) -> str:
     """How a call's or a run's status reads at a glance: "running", "ok", "stopped" (by the user
     or cut off), "limit" (a budget, the turn cap or the time limit) or "error" (anything else)."""
     return _TONES.get(status, "error")
+
+
+THIS_MACHINE = "this machine"
+
+
+def placement(executor: str, node: str, attempts: int = 1) -> str:
+    """Where a trial or a batch's question ran, as the window says it: `this machine`, the
+    cluster node's label (`ray vm (node 3fa2c1d0)`), or `no node` for one sent to a cluster
+    that never reached one; `· retried` after it when its first node died and it ran again."""
+    where = THIS_MACHINE if executor == "local" else node or "no node"
+    return f"{where} · retried" if attempts > 1 else where
 
 
 def short_id(call_id: str) -> str:

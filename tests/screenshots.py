@@ -218,11 +218,13 @@ async def main_async(window: Any, server: Any) -> None:
     save(window, "finished-dark")
     await the_first_hour(window, server)
     await review_windows(window)
+    await batches_view(window, server)
 
 
 async def review_windows(window: Any) -> None:
     """What a reviewer and a presenter open: the timeline, a replay mid-way and presented, the
-    conversations, the dashboard, two runs compared, and the evaluation page."""
+    conversations, the dashboard, two runs compared, and the evaluation page (the batches
+    follow, `batches_view`)."""
     from rlm_desktop.paths import database_path
     from rlm_desktop.store import Store
 
@@ -266,6 +268,62 @@ async def review_windows(window: Any) -> None:
     await pump(0.8)
     save(evaluation, "evaluation")
     evaluation.close()
+
+
+BATCH_ROWS = (
+    ("heron", "What is Project Heron's budget, and when does it go live?", "memos",
+     "EUR 950,000, going live in September 2025 (the 5 March memo revised the 8 January plan)."),
+    ("utrecht", "Which warehouse closes, and on what date?", "memos",
+     "Utrecht, on 31 August 2025, after a two-month lease extension."),
+    ("hub", "Which hub handled the most parcels in Q1 2025?", "kestrel",
+     "Rotterdam, with 897,270 parcels (the Hubs sheet)."),
+    ("pilot", "Where will the routing pilot run, and from when?", "kestrel",
+     "Ghent, from 2 June 2025 (slide 3's speaker notes)."),
+    ("scans", "What do the scanned delivery notes say?", "scans", ""),
+)  # fmt: skip
+"""The screenshot's batch: a question, its documents and the scripted answer per row (the
+last row's folder holds nothing loadable)."""
+
+
+async def batches_view(window: Any, server: Any) -> None:
+    """A batch of questions over the samples, run as `rlm-desktop batch` runs it, then the
+    Batches view with a row chosen."""
+    from rlm_desktop import paths
+    from rlm_desktop.batch.opening import create_batch, plan_batch
+    from rlm_desktop.commands.run import credentials_for
+    from rlm_desktop.evaluation.options import EvaluationOptions
+    from rlm_desktop.evaluation.settings import parse_setting
+    from rlm_desktop.store import Store
+    from tests.scripted_rlm import repl, scripted
+
+    folder = Path(tempfile.mkdtemp(prefix="rlm-batch-"))
+    for name in ("memos", "kestrel"):
+        shutil.copytree(paths.resource("samples", name), folder / name)
+    (folder / "scans").mkdir()
+    (folder / "scans" / "notes.bin").write_bytes(bytes(range(256)) * 8)
+    lines = ["id,question,documents"] + [f'{r},"{q}",{d}' for r, q, d, _a in BATCH_ROWS]
+    questions = folder / "questions.csv"
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    server.respond_with(scripted({q: [repl(f"FINAL({a!r})")] for _r, q, _d, a in BATCH_ROWS if a}))
+    options = EvaluationOptions(
+        api_base=server.base_url, prices={"openai/test-model": (0.25e-6, 2e-6)}, concurrency=2,
+        max_cost_usd=1.0,
+    )  # fmt: skip
+    setting = parse_setting("rows:model=openai/test-model,mode=rlm,depth=1")
+    store = Store(paths.database_path())
+    try:
+        plan = plan_batch(questions, setting, options, folders=paths.engine_folders())
+        batch = create_batch(
+            store, plan, folders=paths.engine_folders(), credentials=credentials_for
+        )
+        await batch.run()
+    finally:
+        store.close()
+    view = window.show_batches()
+    view.table.selectRow(0)
+    await pump(0.8)
+    save(view, "batches")
+    view.close()
 
 
 async def office_files(window: Any) -> None:

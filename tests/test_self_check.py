@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.cli import run_cli
 
-CHECKS = ("imports", "data folder", "keyring", "price map", "REPL worker", "Qt platform")
+CHECKS = ("imports", "data folder", "keyring", "price map", "REPL worker", "Qt platform", "Ray")
 LINE = re.compile(r"^(ok|warn|FAIL)\s+([^:]+): (.+)$")
 
 

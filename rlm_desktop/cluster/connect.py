@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
+import threading
+from typing import Any
 
 from rlm_desktop.engine import ConfigError
 
 RAY_MISSING = "needs Ray, which is not installed here: pip install 'rlm-desktop[cluster]'"
+JOIN_TIMEOUT_S = 30.0
+"""How long joining may take once the head's port answers: Ray waits for minutes on a port where
+something answers that is no Ray head."""
+PROBE_TIMEOUT_S = 5.0
+"""How long the head's port may take to answer: Ray itself retries an address where nothing
+listens for minutes before it gives up."""
 
 
 def join(address: str) -> str:
@@ -24,15 +33,66 @@ def join(address: str) -> str:
     except ImportError:
         raise ConfigError(RAY_MISSING, "ray") from None
     if not ray.is_initialized():
-        settings = {"logging_level": logging.WARNING, "log_to_driver": False}
+        _probe(address if address != "auto" else os.environ.get("RAY_ADDRESS", ""))
+        settings: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
+        if address == "local":
+            settings["include_dashboard"] = False
+        else:
+            settings["address"] = address
+        _init_within(ray, address, settings, None if address == "local" else JOIN_TIMEOUT_S)
+    return describe()
+
+
+def _init_within(ray: Any, address: str, settings: dict[str, Any], timeout_s: float | None) -> None:
+    """`ray.init(**settings)`, given up on after `timeout_s` (it goes on in a daemon thread,
+    which cannot hold up this process's exit)."""
+    if timeout_s is None:  # a cluster started here: Ray wants its main thread for that
         try:
-            if address == "local":
-                ray.init(include_dashboard=False, **settings)
-            else:
-                ray.init(address=address, **settings)
+            ray.init(**settings)
         except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
             raise ConfigError(_unreachable(address, error), "ray") from None
-    return describe()
+        return
+    failed: list[BaseException] = []
+
+    def init() -> None:
+        try:
+            ray.init(**settings)
+        except BaseException as error:  # handed to the waiting thread
+            failed.append(error)
+
+    joining = threading.Thread(target=init, name="rlm-ray-join", daemon=True)
+    joining.start()
+    joining.join(timeout_s)
+    if joining.is_alive():
+        raise ConfigError(
+            f"cannot join the Ray cluster at {address}: no Ray head answered in "
+            f"{timeout_s:.0f} s (is it the address `ray start --head` printed?)",
+            "ray",
+        )
+    if failed:
+        refused = failed[0]
+        if isinstance(refused, ConnectionError | RuntimeError | ValueError | TimeoutError):
+            raise ConfigError(_unreachable(address, refused), "ray") from None
+        raise refused
+
+
+def _probe(address: str) -> None:
+    """`ConfigError` when nothing answers at a head's `HOST:PORT` (a client `ray://` address,
+    `local` and an empty one are left to Ray)."""
+    host, colon, port = address.rpartition(":")
+    if address in ("", "local") or "://" in address or not colon or not port.isdigit():
+        return
+    try:
+        with socket.create_connection(
+            (host.strip("[]") or "127.0.0.1", int(port)), PROBE_TIMEOUT_S
+        ):
+            pass
+    except OSError as error:
+        raise ConfigError(
+            f"nothing answers at {address} ({error.strerror or type(error).__name__}): start the "
+            "cluster's head there (ray start --head --port PORT) or check the address",
+            "ray",
+        ) from None
 
 
 def _unreachable(address: str, error: Exception) -> str:

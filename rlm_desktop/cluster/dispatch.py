@@ -49,6 +49,35 @@ class Sent:
         """Why there is no outcome (None when there is one)."""
         return self.refused or self.lost
 
+    @property
+    def status(self) -> str:
+        """The run's status; without an outcome, `refused` (by the engine) or `error` (lost)."""
+        if self.outcome is not None:
+            return self.outcome.status
+        return "refused" if self.refused else "error"
+
+    @property
+    def spent(self) -> tuple[float, int]:
+        """Dollars and tokens the trial spent: its outcome's and what lost attempts committed."""
+        usd, tokens = self.lost_usd, self.lost_tokens
+        if self.outcome is not None:
+            outcome = self.outcome
+            usd, tokens = (
+                usd + outcome.cost_usd,
+                tokens + outcome.input_tokens + outcome.output_tokens,
+            )
+        return usd, tokens
+
+    @property
+    def notes(self) -> list[str]:
+        """The recorder's warnings, after why the trial ran a second time (if it did)."""
+        return [f"retried: {self.retried}", *self.warnings] if self.retried else list(self.warnings)
+
+    @property
+    def node(self) -> str:
+        """Where it ran (`RanOn.label`); empty when it never reached a node."""
+        return self.ran_on.label() if self.ran_on else ""
+
 
 class Dispatcher:
     """Sends trials with one executor, writing each run to one store."""

@@ -87,7 +87,7 @@ def run_trial(package: TrialPackage, opener: bytes) -> Iterator[Message]:
         )
         return
     try:
-        credentials = unseal(os.environ.pop(SEALED_KEY_VARIABLE, ""), opener)
+        credentials = unseal(os.environ.get(SEALED_KEY_VARIABLE, ""), opener)
     except ValueError as error:
         yield Ended(failure=str(error))
         return

@@ -6,14 +6,16 @@
     store.record(run, documents=documents)         # the events are written here as they arrive
     outcome = await run.execute()
 
-A task holds one CPU of its node and its worker process exits with it (`max_calls=1`), so the
-task's environment (the sealed key) lives only as long as the trial. Ray does not retry a task
+A task holds one CPU of its node. Its runtime environment carries the provider key sealed
+(`sealing`), opened only inside the running trial, so Ray may reuse a worker process for the
+next trial with the same key (a fresh one costs seconds of imports). Ray does not retry a task
 itself: the runner retries, once, a trial whose node died (`NodeLost`), as a new session.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from rlm_desktop import __version__
 from rlm_desktop.cluster.node_side import Arrived, Ended, TrialPackage, run_trial
 from rlm_desktop.cluster.runs import NodeLost, RanOn, TrialLost, TrialRun
-from rlm_desktop.cluster.sealing import SEALED_KEY_VARIABLE, seal
+from rlm_desktop.cluster.sealing import SEALED_KEY_VARIABLE, Sealed, Sealer
 from rlm_desktop.engine import ConfigError, ContextDocument, Credentials, RunConfig
 from rlm_desktop.engine.bus import EventBus
-from rlm_desktop.engine.events import BudgetUpdated
+from rlm_desktop.engine.events import BudgetUpdated, RunFinished, RunTotals
 from rlm_desktop.engine.pricing import PriceBook, refuse_unpriced_under_cap
 from rlm_desktop.engine.profiles import choose_profile
 from rlm_desktop.engine.run import RunResult, new_run_id
@@ -48,7 +50,8 @@ class RayRuns:
         import ray
 
         self.folders = folders
-        self._task = ray.remote(num_cpus=1, max_calls=1, max_retries=0)(run_trial)
+        self._task = ray.remote(num_cpus=1, max_retries=0)(run_trial)
+        self._sealer = Sealer()
 
     def default_concurrency(self) -> int | None:
         """One trial per CPU of the cluster's nodes that are up."""
@@ -80,7 +83,8 @@ class RayRuns:
             profiles=user_profiles(self.folders.profiles.user),
             version=__version__,
         )
-        return RemoteRun(self._task, package, credentials, attempt=attempt, placed=placed)
+        sealed = self._sealer.seal(credentials)
+        return RemoteRun(self._task, package, credentials, sealed, attempt=attempt, placed=placed)
 
     def place_of(self, run: TrialRun) -> RanOn | None:
         """The node the run's task reported from (None if it never started on one)."""
@@ -110,6 +114,7 @@ class RemoteRun:
         task: Any,
         package: TrialPackage,
         credentials: Credentials,
+        sealed: Sealed,
         *,
         attempt: int = 1,
         placed: Placed | None = None,
@@ -120,10 +125,12 @@ class RemoteRun:
         self._task = task
         self._package = package
         self._credentials = credentials
+        self._sealed = sealed
         self._attempt = attempt
         self._placed = placed
         self._generator: Any = None
         self._committed = (0.0, 0)
+        self._finished: RunFinished | None = None
 
     @property
     def credentials(self) -> Credentials:
@@ -134,7 +141,7 @@ class RemoteRun:
         """Send the task and publish its events until it ends."""
         import ray
 
-        sealed = seal(self._credentials)
+        sealed = self._sealed
         options = {"runtime_env": {"env_vars": {SEALED_KEY_VARIABLE: sealed.ciphertext}}}
         self._generator = self._task.options(**options, num_returns="streaming").remote(
             self._package, sealed.opener
@@ -148,6 +155,8 @@ class RemoteRun:
             self.cancel()
             raise
         except ray.exceptions.RayError as error:
+            if self._finished is not None:  # the run ended and said so before its node went
+                return _result_of(self._finished)
             raise self._lost(error) from None
         raise TrialLost("the trial's task ended without a result", *self._committed)
 
@@ -162,6 +171,8 @@ class RemoteRun:
         for event in message:
             if isinstance(event, BudgetUpdated):
                 self._committed = (event.cost_usd, event.tokens)
+            elif isinstance(event, RunFinished):
+                self._finished = event
             self.bus.publish(event)
         return None
 
@@ -186,3 +197,9 @@ class RemoteRun:
 
         if self._generator is not None:
             ray.cancel(self._generator)
+
+
+def _result_of(finished: RunFinished) -> RunResult:
+    """The result a run's `RunFinished` event tells (what `Run.execute` would have returned)."""
+    totals = {field.name: getattr(finished, field.name) for field in dataclasses.fields(RunTotals)}
+    return RunResult(session_id=finished.run_id, **totals)

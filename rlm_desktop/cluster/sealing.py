@@ -3,8 +3,8 @@
 Ray's runtime-environment agent writes every runtime environment it sets up to its log on the
 node, so a key passed there in clear would be written on a machine the user may not own. The key
 travels sealed in the task's runtime environment instead (Fernet: AES with an HMAC), and the
-one-time opening key as the task's argument, which Ray keeps in memory. Each trial gets its own
-opening key; a node sees only the ciphertext on disk.
+opening key as the task's argument, which Ray keeps in memory only. A node's disk, and a worker
+process between trials, hold only the ciphertext; the key is open only inside a running trial.
 """
 
 from __future__ import annotations
@@ -29,14 +29,29 @@ class Sealed:
         return "Sealed(***)"
 
 
-def seal(credentials: Credentials) -> Sealed:
-    """`credentials` sealed under a new one-time key."""
-    from cryptography.fernet import Fernet
+class Sealer:
+    """Seals keys under one opening key of its own (one per evaluation or batch sitting), each
+    key always to the same ciphertext, so trials with the same key share a runtime environment
+    and Ray can reuse its workers (a new one costs seconds of imports)."""
 
-    opener = Fernet.generate_key()
-    if not credentials.api_key:
-        return Sealed("", opener)
-    return Sealed(Fernet(opener).encrypt(credentials.api_key.encode()).decode(), opener)
+    def __init__(self) -> None:
+        from cryptography.fernet import Fernet
+
+        self._opener = Fernet.generate_key()
+        self._fernet = Fernet(self._opener)
+        self._sealed: dict[str, str] = {}
+
+    def seal(self, credentials: Credentials) -> Sealed:
+        """`credentials` sealed."""
+        key = credentials.api_key
+        if not key:
+            return Sealed("", self._opener)
+        if key not in self._sealed:
+            self._sealed[key] = self._fernet.encrypt(key.encode()).decode()
+        return Sealed(self._sealed[key], self._opener)
+
+    def __repr__(self) -> str:
+        return "Sealer(***)"
 
 
 def unseal(ciphertext: str, opener: bytes) -> Credentials:

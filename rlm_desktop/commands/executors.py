@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,7 +29,12 @@ def executor(
     address: str | None, folders: EngineFolders, say: Callable[[str], None]
 ) -> Iterator[Runs]:
     """The local executor, or the Ray cluster at `address` joined for the block's lifetime
-    (`ConfigError` naming `ray` when it cannot be)."""
+    (`ConfigError` naming `ray` when it cannot be).
+
+    While joined, Ray prints the cluster's error messages (a node that died, say) on this
+    process's stdout: they are said on stderr instead, with the progress, so that stdout keeps
+    only the command's result (print it to the stdout taken before the block).
+    """
     from rlm_desktop.cluster.runs import LocalRuns
 
     if not address:
@@ -37,8 +43,9 @@ def executor(
     from rlm_desktop.cluster.connect import join, leave
     from rlm_desktop.cluster.ray_runs import RayRuns
 
-    try:
-        say(f"joined {join(address)}")
-        yield RayRuns(folders)
-    finally:
-        leave()
+    with redirect_stdout(sys.stderr):
+        try:
+            say(f"joined {join(address)}")
+            yield RayRuns(folders)
+        finally:
+            leave()

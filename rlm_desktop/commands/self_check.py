@@ -2,8 +2,8 @@
 
 Checks what a first run needs, in the order it needs it: the packages import, the data folder is
 writable, where API keys would be kept, litellm's price map is there, a REPL worker starts in the
-sandbox and runs `print(1)`, and Qt's platform plugin loads (in a child process: a plugin that
-fails to load aborts the process that tried). A missing keyring is a warning, not a failure: keys
+sandbox and runs `print(1)`, Qt's platform plugin loads (in a child process: a plugin that
+fails to load aborts the process that tried), and whether Ray is there for `--ray`. A missing keyring is a warning, not a failure: keys
 then come from environment variables or are kept for the session only.
 """
 
@@ -204,6 +204,19 @@ def check_qt() -> CheckResult:
     return _ok("Qt platform", said)
 
 
+def check_cluster() -> CheckResult:
+    """Whether `eval --ray` and `batch --ray` can run here (Ray is an optional extra)."""
+    try:
+        version = metadata.version("ray")
+    except metadata.PackageNotFoundError:
+        return _ok("Ray", "not installed (optional: pip install 'rlm-desktop[cluster]' for --ray)")
+    try:
+        metadata.version("cryptography")
+    except metadata.PackageNotFoundError:
+        return _fail("Ray", f"{version} without cryptography: pip install 'rlm-desktop[cluster]'")
+    return _ok("Ray", f"{version} (eval and batch --ray; each node needs the same rlm-desktop)")
+
+
 CHECKS: tuple[Callable[[], CheckResult], ...] = (
     check_imports,
     check_data_folder,
@@ -211,6 +224,7 @@ CHECKS: tuple[Callable[[], CheckResult], ...] = (
     check_price_map,
     check_worker,
     check_qt,
+    check_cluster,
 )
 
 

@@ -165,6 +165,12 @@ def _show(store: Store, args: argparse.Namespace) -> int:
         f"{fmt.plural(session['sub_calls'], 'sub-call')} · {wall} · "
         f"started {fmt.when(session['started_at'], missing='—')}"
     )
+    if session.get("ran_on"):
+        from rlm_desktop.cluster.runs import RanOn
+
+        ran_on = RanOn.from_json(session["ran_on"])
+        retry = " (the retry of a trial whose node died)" if ran_on.attempt > 1 else ""
+        _line(f"Ran on: {ran_on.label()}{retry}")
     for doc in session["documents"]:
         _line(f"Document: {doc['name']} ({doc['chars'] or 0:,} characters) {doc['path'] or ''}")
     if session["error"]:

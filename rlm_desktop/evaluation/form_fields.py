@@ -23,13 +23,16 @@ SEED_RANGE = (0, 1_000_000)
 COST_RANGE = (0.0, 100_000.0)
 """Total budget in dollars; 0 means no cap."""
 CONCURRENCY_RANGE = (1, 64)
+RUN_ON = ("here", "ray")
+"""Where the trials run: this machine, or a Ray cluster at `ray_address`."""
 _N = TypeVar("_N", int, float)
 
 
 @dataclass(frozen=True)
 class FormFields:
     """What the form holds: task kinds and file, lengths as typed, count, seed, the settings
-    one a line, the server, the prices as typed (`;` between models) and the budget."""
+    one a line, the server, the prices as typed (`;` between models), the budget, and where
+    the trials run (`run_on`, one of `RUN_ON`; a Ray cluster's address as `--ray` takes it)."""
 
     kinds: tuple[str, ...] = ("needle",)
     task_file: str = ""
@@ -41,6 +44,8 @@ class FormFields:
     prices: str = ""
     max_cost_usd: float = 2.0
     concurrency: int = DEFAULT_CONCURRENCY
+    run_on: str = "here"
+    ray_address: str = "auto"
 
     def saved(self) -> dict[str, str]:
         """The fields as text, by field name (the lists as JSON), for `restored` to read."""
@@ -94,6 +99,8 @@ def restored(
         concurrency=_in_range(
             int, saved.get("concurrency"), CONCURRENCY_RANGE, defaults.concurrency
         ),
+        run_on=run_on if (run_on := _text(saved.get("run_on"))) in RUN_ON else defaults.run_on,
+        ray_address=_text(saved.get("ray_address")).strip() or defaults.ray_address,
     )
 
 

@@ -151,15 +151,7 @@ class EvaluationRecords:
     def spent(self, evaluation_id: str) -> tuple[float, int]:
         """Dollars and tokens the evaluation's runs have spent, read from their recorded
         requests: runs cut short or killed count too."""
-        with self.store.lock:
-            row = self.store.db.execute(
-                "SELECT COALESCE(SUM(r.cost_usd), 0), "
-                "COALESCE(SUM(r.input_tokens + r.output_tokens), 0) "
-                f"FROM llm_requests r JOIN {SESSIONS} e ON e.session_id = r.session_id "
-                "WHERE e.evaluation_id = ?",
-                [evaluation_id],
-            ).fetchone()
-        return float(row[0]), int(row[1])
+        return spent_by_tagged(self.store, SESSIONS, "evaluation_id", evaluation_id)
 
     def save(self, result: TrialResult) -> None:
         """Keep a finished trial's result (it will not be run again on resume)."""
@@ -178,3 +170,18 @@ class EvaluationRecords:
                 "evaluation_id = ?", [evaluation_id], order_by="finished_at, rowid"
             )
             return [TrialResult.from_row(row) for row in rows]
+
+
+def spent_by_tagged(store: Store, tags: str, column: str, value: str) -> tuple[float, int]:
+    """Dollars and tokens spent by the sessions that table `tags` tags with `column` = `value`
+    (an evaluation's, a batch's), read from their recorded requests: runs cut short or killed
+    count too."""
+    with store.lock:
+        row = store.db.execute(
+            "SELECT COALESCE(SUM(r.cost_usd), 0), "
+            "COALESCE(SUM(r.input_tokens + r.output_tokens), 0) "
+            f"FROM llm_requests r JOIN {tags} t ON t.session_id = r.session_id "
+            f"WHERE t.{column} = ?",
+            [value],
+        ).fetchone()
+    return float(row[0]), int(row[1])

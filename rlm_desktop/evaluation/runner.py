@@ -20,18 +20,20 @@ import asyncio
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
-from rlm_desktop.cluster.dispatch import CredentialsFor, Dispatcher, Sent
-from rlm_desktop.cluster.runs import LocalRuns, RanOn, Runs
+from rlm_desktop.cluster.dispatch import CredentialsFor, Sent
+from rlm_desktop.cluster.runs import RanOn, Runs
 from rlm_desktop.engine import Budget, ContextDocument, RunConfig
 from rlm_desktop.engine.pricing import PriceBook, refuse_unpriced_under_cap
 from rlm_desktop.engine.profiles import choose_profile
 from rlm_desktop.engine.run_choices import RunChoices, build_run_config
-from rlm_desktop.evaluation.allowance import Allowance, Grant
+from rlm_desktop.evaluation.allowance import Grant
 from rlm_desktop.evaluation.options import EvaluationOptions
 from rlm_desktop.evaluation.records import EvaluationRecords
 from rlm_desktop.evaluation.scoring import score
+from rlm_desktop.evaluation.sending import TrialSender
 from rlm_desktop.evaluation.settings import Setting
 from rlm_desktop.evaluation.source_scores import SourceTally, checked_sources, tally
 from rlm_desktop.evaluation.tasks import Task, count
@@ -88,6 +90,14 @@ EvaluationEvent = TrialStarted | TrialPlaced | TrialFinished | TrialSkipped
 
 def run_config(setting: Setting, task: Task, options: EvaluationOptions, grant: Grant) -> RunConfig:
     """The engine configuration of one trial, its budget capped at its grant."""
+    return setting_config(setting, task.question, options, grant)
+
+
+def setting_config(
+    setting: Setting, question: str, options: EvaluationOptions, grant: Grant
+) -> RunConfig:
+    """The engine configuration of `question` asked under `setting`, its budget capped at
+    `grant` (an evaluation's trial, a batch's row)."""
     budget = Budget(
         max_depth=setting.depth,
         max_turns=setting.max_turns or Budget().max_turns,
@@ -96,7 +106,7 @@ def run_config(setting: Setting, task: Task, options: EvaluationOptions, grant: 
         timeout_s=options.run_timeout_s,
     )
     choices = RunChoices(
-        query=task.question,
+        query=question,
         **setting.model_choices(),
         api_base=options.api_base,
         prices=options.prices,
@@ -122,7 +132,24 @@ def check_settings(
         refuse_unpriced_under_cap(config, prices)
 
 
-class Evaluation:
+def run_floor(
+    config: RunConfig, length: int, prices: PriceBook, folders: EngineFolders
+) -> tuple[float, int]:
+    """Dollars and tokens the first call of a run of `config` over documents of `length` tokens
+    reserves before it is sent: its input and the reply headroom (the engine's ledger refuses a
+    call whose worst case the cap cannot cover)."""
+    threshold = config.auto_direct_max_tokens
+    direct = config.mode == "direct" or (config.mode == "auto" and length <= threshold)
+    reading = count(config.query) + (length if direct else RLM_FLOOR_TOKENS)
+    info = prices.info(config.model)
+    profile = choose_profile(
+        folders.profiles, config.model, config.profile, local_server=bool(config.api_base)
+    )
+    reply = min(profile.root_max_output_tokens, info.max_output_tokens)
+    return info.cost(reading, reply) or 0.0, reading + reply
+
+
+class Evaluation(TrialSender[EvaluationEvent]):
     """Runs the trials of one evaluation that have no saved result yet."""
 
     def __init__(
@@ -137,34 +164,20 @@ class Evaluation:
         credentials: CredentialsFor,
         runs: Runs | None = None,
     ) -> None:
-        self.store = store
-        self.runs: Runs = runs or LocalRuns(folders)
-        self._dispatcher = Dispatcher(store, self.runs, credentials)
         self.records = EvaluationRecords(store)
+        super().__init__(
+            store, options, self.records.spent(evaluation_id), folders=folders,
+            credentials=credentials, runs=runs,
+        )  # fmt: skip
         self.evaluation_id = evaluation_id
         self.tasks = list(tasks)
         self.settings = list(settings)
-        self.options = options
-        self.folders = folders
-        self._prices = PriceBook(options.prices)
-        self._listeners: list[Callable[[EvaluationEvent], None]] = []
-        self._trial_tasks: list[asyncio.Task[None]] = []
-        self._unfinished = 0
-        self.cancelled = False
         self.skipped: list[TrialSkipped] = []
-        spent_usd, spent_tokens = self.records.spent(evaluation_id)
-        self.allowance = Allowance(
-            options.max_cost_usd, options.max_tokens, spent_usd, spent_tokens
-        )
 
     def add_listener(self, listener: Callable[[EvaluationEvent], None]) -> None:
         """Call `listener` with every `TrialStarted`, `TrialPlaced`, `TrialFinished` and
         `TrialSkipped`."""
-        self._listeners.append(listener)
-
-    def _publish(self, event: EvaluationEvent) -> None:
-        for listener in self._listeners:
-            listener(event)
+        super().add_listener(listener)
 
     def results(self) -> list[TrialResult]:
         """The trials finished so far, this time and before."""
@@ -183,69 +196,33 @@ class Evaluation:
     async def run(self) -> list[TrialResult]:
         """Run every pending trial; returns all results. After `cancel()` it returns early, with
         `cancelled` set; runs cut short are not kept as results and run again on resume."""
-        self.cancelled = False
         self.skipped = []
-        pending = self.pending()
-        self._unfinished = len(pending)
-        slots = asyncio.Semaphore(self.options.concurrency)
-        self._trial_tasks = [
-            asyncio.create_task(self._trial(slots, setting, task)) for setting, task in pending
-        ]
-        if self._trial_tasks:
-            try:
-                await asyncio.wait(self._trial_tasks)
-            except asyncio.CancelledError:  # this task was cancelled: stop the runs, then go
-                self.cancel()
-                await asyncio.wait(self._trial_tasks)
-                raise
-        for task in self._trial_tasks:
-            if not task.cancelled() and (error := task.exception()) is not None:
-                raise error
+        await self._send_all(
+            [partial(self._trial, setting, task) for setting, task in self.pending()]
+        )
         return self.results()
 
-    def cancel(self) -> None:
-        """Stop every run now; the evaluation can be resumed later."""
-        self.cancelled = True
-        for task in self._trial_tasks:
-            task.cancel()
-
     def _floor(self, setting: Setting, task: Task) -> tuple[float, int]:
-        """What the run's first call reserves before it is sent: its input and the reply
-        headroom (the engine's ledger refuses a call whose worst case the cap cannot cover)."""
+        """What the run's first call reserves before it is sent (`run_floor`)."""
         config = run_config(setting, task, self.options, Grant(None, None))
-        threshold = config.auto_direct_max_tokens
-        direct = config.mode == "direct" or (config.mode == "auto" and task.length <= threshold)
-        reading = count(task.question) + (task.length if direct else RLM_FLOOR_TOKENS)
-        info = self._prices.info(config.model)
-        profile = choose_profile(
-            self.folders.profiles, config.model, config.profile, local_server=bool(config.api_base)
-        )
-        reply = min(profile.root_max_output_tokens, info.max_output_tokens)
-        return info.cost(reading, reply) or 0.0, reading + reply
+        return run_floor(config, task.length, self._prices, self.folders)
 
-    async def _trial(self, slots: asyncio.Semaphore, setting: Setting, task: Task) -> None:
-        async with slots:
-            sharers = min(self.options.concurrency, self._unfinished)
-            grant = self.allowance.grant(sharers, *self._floor(setting, task))
-            if grant is None:
-                self._unfinished -= 1
-                skipped = TrialSkipped(setting.name, task.id, "the total budget is spent")
-                self.skipped.append(skipped)
-                self._publish(skipped)
-                return
-            result: TrialResult | None = None
-            spent = (grant.cost_usd or 0.0, grant.tokens or 0)
-            try:
-                sent = await self._execute(setting, task, grant)
-                spent = (sent.lost_usd, sent.lost_tokens)
-                if sent.outcome is not None:
-                    spent = (spent[0] + sent.outcome.cost_usd, spent[1] + _tokens(sent.outcome))
-                result = await self._result(setting, task, sent)
-            finally:
-                self._unfinished -= 1
-                self.allowance.settle(grant, *spent)
-            self.records.save(result)
-            self._publish(TrialFinished(result))
+    async def _trial(self, setting: Setting, task: Task) -> None:
+        grant = self._grant(self._floor(setting, task))
+        if grant is None:
+            skipped = TrialSkipped(setting.name, task.id, "the total budget is spent")
+            self.skipped.append(skipped)
+            self._publish(skipped)
+            return
+        spent = (grant.cost_usd or 0.0, grant.tokens or 0)
+        try:
+            sent = await self._execute(setting, task, grant)
+            spent = sent.spent
+            result = await self._result(setting, task, sent)
+        finally:
+            self._settle(grant, *spent)
+        self.records.save(result)
+        self._publish(TrialFinished(result))
 
     async def _execute(self, setting: Setting, task: Task, grant: Grant) -> Sent:
         documents = [ContextDocument(name=name, text=text) for name, text in task.documents]
@@ -271,17 +248,15 @@ class Evaluation:
         outcome = sent.outcome
         if outcome is None:
             result = self._refused(setting, task, sent.reason or "not run")
-            result = dataclasses.replace(result, status="refused" if sent.refused else "error")
+            result = dataclasses.replace(result, status=sent.status)
         else:
-            warnings = list(sent.warnings)
-            if sent.retried:
-                warnings.insert(0, f"retried: {sent.retried}")
+            warnings = sent.notes
             sources = await self._sources(task, outcome, warnings)
             result = self._scored(setting, task, outcome, warnings, sources)
         return dataclasses.replace(
             result,
             executor=self.runs.executor,
-            node=sent.ran_on.label() if sent.ran_on else "",
+            node=sent.node,
             attempts=sent.attempts,
         )
 
@@ -335,10 +310,6 @@ class Evaluation:
             _REFUSED, evaluation_id=self.evaluation_id, setting=setting.name, task_id=task.id,
             kind=task.kind, length=task.length, gold=task.answer, error=reason,
         )  # fmt: skip
-
-
-def _tokens(outcome: RunResult) -> int:
-    return outcome.input_tokens + outcome.output_tokens
 
 
 _REFUSED = TrialResult(

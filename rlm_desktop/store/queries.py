@@ -158,10 +158,13 @@ def session_head(conn: sqlite3.Connection, session_id: str) -> Row:
     """The session's own row, with its settings parsed and its documents listed."""
     head = _session_row(
         rows(
-            conn, f"SELECT {_SESSION_COLUMNS}, settings FROM sessions s WHERE id = ?", [session_id]
+            conn,
+            f"SELECT {_SESSION_COLUMNS}, settings, ran_on FROM sessions s WHERE id = ?",
+            [session_id],
         )[0]
     )
     head["settings"] = json.loads(head["settings"]) if head["settings"] else {}
+    head["ran_on"] = json.loads(head["ran_on"]) if head["ran_on"] else None
     head["documents"] = [
         {**document, "sections": saved_sections(document["sections"], document["chars"])}
         for document in rows(

@@ -23,20 +23,27 @@ if TYPE_CHECKING:
 
 EVALUATION_TRIALS = "evaluation_sessions"
 """The table the evaluation harness tags its trials in."""
+BATCH_ROWS = "batch_sessions"
+"""The table `rlm-desktop batch` tags its rows' sessions in: hidden like trials (a batch of
+2,000 questions would bury the analyst's own)."""
 
 
 def trial_condition(conn: sqlite3.Connection) -> str:
-    """The SQL condition, on a row of `sessions`, that the session is an evaluation trial."""
-    tagged = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [EVALUATION_TRIALS]
-    ).fetchone()
+    """The SQL condition, on a row of `sessions`, that the session is an evaluation trial (or
+    a batch's row)."""
+    tagging = [
+        table
+        for table in (EVALUATION_TRIALS, BATCH_ROWS)
+        if conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table]
+        ).fetchone()
+    ]
     by_setting = (
         "(settings IS NOT NULL AND json_valid(settings)"
         " AND json_extract(settings, '$.evaluation_id') IS NOT NULL)"
     )
-    if not tagged:
-        return by_setting
-    return f"(id IN (SELECT session_id FROM {EVALUATION_TRIALS}) OR {by_setting})"
+    tagged = [f"id IN (SELECT session_id FROM {table})" for table in tagging]
+    return f"({' OR '.join([*tagged, by_setting])})"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.evaluation.runner import TrialFinished
 from rlm_desktop.evaluation.task_sets import TaskSpec, generate
 from rlm_desktop.ui.evaluation.dialog import EvaluationDialog
+from rlm_desktop.ui.evaluation.results import RUN_COLUMNS
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.evaluation.scripting import MODELS, fill_form, responder
 from tests.qt_fixtures import qloop as qloop
@@ -72,7 +73,7 @@ def test_evaluate_stop_resume_plot_and_open_a_run(
     assert "complete" in dialog.message.text()
 
     rect = dialog.runs.visualItemRect(dialog.runs.item(0, 0))
-    session_id = dialog.runs.item(0, 6).text()
+    session_id = dialog.runs.item(0, RUN_COLUMNS.index("session")).text()
     qtbot.mouseClick(dialog.runs.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.mouseDClick(dialog.runs.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: window.workspace.reviewing is not None)

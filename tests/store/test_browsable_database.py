@@ -21,6 +21,7 @@ from sqlite_utils import Database
 
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import TurnStarted
+from rlm_desktop.batch.records import BatchRecords
 from rlm_desktop.evaluation.records import EvaluationRecords
 from rlm_desktop.store import Store
 from rlm_desktop.store.detail import load_detail
@@ -202,7 +203,8 @@ def _datasette(path: Path) -> Datasette:
 
 def test_the_metadata_describes_exactly_the_real_schema(real_sessions: Sessions) -> None:
     store, _ = real_sessions
-    EvaluationRecords(store)  # the evaluation tables live in the same file
+    EvaluationRecords(store)  # the evaluation and batch tables live in the same file
+    BatchRecords(store)
     actual = schema(store.db.conn)
     described = _metadata()["databases"]["sessions"]["tables"]
     assert sorted(described) == sorted(actual)

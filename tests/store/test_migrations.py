@@ -47,6 +47,7 @@ EXPECTED_COLUMNS = {
         "writer_started": float,
         "writer_host": str,
         "sandbox": str,
+        "ran_on": str,
         "conversation_id": str,
         "follows": str,
     },
@@ -171,6 +172,7 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
         "m009_requests_charged_their_hold",
         "m010_documents_type_and_sections",
         "m011_answer_sources",
+        "m012_sessions_ran_on",
     ]
     assert store.db.journal_mode == "wal"
 
@@ -190,7 +192,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 11
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 12
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 

@@ -4,13 +4,16 @@ score-against-cost plot). Everything it shows is computed by `evaluation`.
 
 The form's fields are remembered (`memory`) for the next page and the next start; beside it,
 the past evaluations (`past`): choosing one shows its runs, table and chart as after a run,
-read from the store, and a partial one can be resumed."""
+read from the store, and a partial one can be resumed. Starting (`starting`) checks the
+settings and, when the form says so, joins a Ray cluster (`cluster`) off the GUI thread."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import time
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
@@ -31,20 +34,24 @@ from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.evaluation.form_fields import default_fields
 from rlm_desktop.evaluation.history import EvaluationView, past_evaluations, reopen_view
 from rlm_desktop.evaluation.report import conclude
-from rlm_desktop.evaluation.runner import EvaluationEvent, TrialFinished, TrialSkipped
+from rlm_desktop.evaluation.runner import (
+    EvaluationEvent,
+    TrialFinished,
+    TrialPlaced,
+    TrialSkipped,
+)
 from rlm_desktop.evaluation.summary import summarize_all
+from rlm_desktop.ui.evaluation.cluster import ClusterLink
 from rlm_desktop.ui.evaluation.form import FIELD_NAMES, EvaluationForm
 from rlm_desktop.ui.evaluation.memory import remember_fields, remembered_fields
 from rlm_desktop.ui.evaluation.past import PastEvaluations, when
 from rlm_desktop.ui.evaluation.results import EvaluationResults
+from rlm_desktop.ui.evaluation.starting import NotStarted, open_new, open_partial
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.shared.widgets import plain_label, resize_within_screen, when_settled
 
 if TYPE_CHECKING:
-    from rlm_desktop.evaluation.options import EvaluationOptions
     from rlm_desktop.evaluation.runner import Evaluation
-    from rlm_desktop.evaluation.settings import Setting
-    from rlm_desktop.evaluation.task_sets import TaskSpec
     from rlm_desktop.store import Store
 
 REMEMBER_AFTER_MS = 500
@@ -78,6 +85,9 @@ class EvaluationDialog(QDialog):
         self._live: str | None = None
         """The id of the evaluation running on this page."""
         self.task: asyncio.Task[None] | None = None
+        self.cluster = ClusterLink()
+        """The Ray cluster the page's trials run on, while one is joined."""
+        self._leaving: asyncio.Future[None] | None = None
         self._started = 0.0
         self._finished_now = 0
         self._closed = False
@@ -164,71 +174,64 @@ class EvaluationDialog(QDialog):
 
     def start(self) -> bool:
         """Start a new evaluation from the form (after the pre-flight check of its models, server
-        and keys), or resume the stopped one; False (with the reason shown) when the form is wrong.
-        True means it has begun: a problem the check finds is shown and nothing is recorded."""
+        and keys, and joining the Ray cluster when it runs on one), or resume the stopped one;
+        False (with the reason shown) when the form is wrong. True means it has begun: a problem
+        found on the way is shown and nothing is recorded."""
         if self.running:
             return False
         if self.evaluation is not None and self.evaluation.cancelled:
             self.task = asyncio.ensure_future(self._run(self._prepare(self.evaluation)))
             return True
-        if self._resumable() is not None:
-            return self._resume_shown()
         self.remember_fields()
         try:
-            spec, settings, options = self.form.evaluation_input()
+            address = self.form.ray_address()
+            if (shown := self._resumable()) is not None:
+                opening = partial(
+                    open_partial, self.store, shown.past.id, cluster=self.cluster,
+                    address=address, say=self.say,
+                )  # fmt: skip
+            else:
+                spec, settings, options = self.form.evaluation_input()
+                self.message.setText("Checking the models, the server and the keys…")
+                opening = partial(
+                    open_new, self.store, spec, settings, options, cluster=self.cluster,
+                    address=address, say=self.say,
+                )  # fmt: skip
         except ConfigError as error:
             self.message.setText(error.worded(FIELD_NAMES))
             return False
         self._busy(True)
-        self.message.setText("Checking the models, the server and the keys…")
-        self.task = asyncio.ensure_future(self._check_then_run(spec, settings, options))
+        self.task = asyncio.ensure_future(self._open_then_run(opening))
         return True
 
-    async def _check_then_run(
-        self, spec: TaskSpec, settings: list[Setting], options: EvaluationOptions
-    ) -> None:
-        from rlm_desktop.commands.eval import preflight_line
-        from rlm_desktop.commands.run import credentials_for
-        from rlm_desktop.evaluation.opening import create_evaluation, preflight_settings
+    def say(self, line: str) -> None:
+        """Show one line of what the page is doing."""
+        if not self._closed:
+            self.message.setText(line)
 
+    async def _open_then_run(self, opening: Callable[[], Awaitable[Evaluation]]) -> None:
         try:
-            problems = await preflight_settings(settings, options, credentials_for)
-            if problems:
-                self.message.setText(f"Not started: {preflight_line(problems[0])}.")
-                self._busy(False)
-                return
-            evaluation = create_evaluation(
-                self.store, spec, settings, options, folders=paths.engine_folders(),
-                credentials=credentials_for,
-            )  # fmt: skip
-        except ConfigError as error:
-            self.message.setText(error.worded(FIELD_NAMES))
-            self._busy(False)
+            evaluation = await opening()
+        except NotStarted as failure:
+            self._not_started(str(failure))
+            return
+        except asyncio.CancelledError:  # stopped (or the page closed) on the way
+            await self.cluster.leave()
+            raise
+        if self._closed:
+            await self.cluster.leave()
             return
         await self._run(self._prepare(evaluation))
+
+    def _not_started(self, why: str) -> None:
+        self.say(why)
+        if not self._closed:
+            self._busy(False)
 
     def _resumable(self) -> EvaluationView | None:
         """The past evaluation on the page when it is partial and no process is running it."""
         shown = self.shown
         return shown if shown is not None and shown.past.state == "partial" else None
-
-    def _resume_shown(self) -> bool:
-        """Reopen the partial past evaluation on the page and run what it has not run."""
-        from rlm_desktop.commands.run import credentials_for
-        from rlm_desktop.evaluation.opening import reopen_evaluation
-
-        shown = self._resumable()
-        assert shown is not None
-        try:
-            evaluation = reopen_evaluation(
-                self.store, shown.past.id, {}, folders=paths.engine_folders(),
-                credentials=credentials_for,
-            )  # fmt: skip
-        except ConfigError as error:
-            self.message.setText(f"Cannot resume it: {error.worded(FIELD_NAMES)}")
-            return False
-        self.task = asyncio.ensure_future(self._run(self._prepare(evaluation)))
-        return True
 
     def _busy(self, busy: bool) -> None:
         self.start_button.setEnabled(not busy)
@@ -246,7 +249,8 @@ class EvaluationDialog(QDialog):
         for result in evaluation.results():
             self.results.add_run(result)
         self._refresh(evaluation)
-        self.message.setText(f"Evaluation {evaluation.evaluation_id}")
+        where = f" on the {self.cluster.description}" if self.cluster.joined else ""
+        self.message.setText(f"Evaluation {evaluation.evaluation_id}{where}")
         self._started, self._finished_now = time.monotonic(), 0
         self._busy(True)
         self._live = evaluation.evaluation_id
@@ -254,9 +258,15 @@ class EvaluationDialog(QDialog):
         return evaluation
 
     def stop(self) -> None:
-        """Stop the evaluation; Start resumes it."""
-        if self.evaluation is not None and self.running:
+        """Stop the evaluation (Start resumes it), or the start of one still being checked or
+        joining its cluster."""
+        if not self.running:
+            return
+        if self.evaluation is not None:
             self.evaluation.cancel()
+        elif self.task is not None:
+            self.task.cancel()
+            self._not_started("Stopped before it started: nothing was recorded.")
 
     async def _run(self, evaluation: Evaluation) -> None:
         try:
@@ -265,6 +275,8 @@ class EvaluationDialog(QDialog):
             self.message.setText(f"The evaluation stopped: {error}")
         finally:
             self._ended(evaluation)
+            if self._closed or not evaluation.cancelled:  # a stopped one resumes where it ran
+                await self.cluster.leave()
 
     def _ended(self, evaluation: Evaluation) -> None:
         self._live = None
@@ -299,6 +311,9 @@ class EvaluationDialog(QDialog):
             self.results.add_run(event.result)
             self._refresh(evaluation)
             self.refresh_past()
+        elif isinstance(event, TrialPlaced):
+            where = fmt.placement(event.ran_on.executor, event.ran_on.label(), event.ran_on.attempt)
+            self.results.placed(event.setting, event.task_id, where)
         elif isinstance(event, TrialSkipped):
             self.message.setText(f"Not started: {event.setting} on {event.task_id}: {event.reason}")
 
@@ -369,11 +384,18 @@ class EvaluationDialog(QDialog):
         self.start_button.setText("&Start")
         self.form.setEnabled(True)
         self.past.select(None)
+        self._let_cluster_go()
+
+    def _let_cluster_go(self) -> None:
+        """Leave the cluster a stopped evaluation held for its resume."""
+        if self.cluster.joined and not self.running:
+            self._leaving = asyncio.ensure_future(self.cluster.leave())
 
     def done(self, result: int) -> None:
         """Closing the page stops a running evaluation (it can be resumed from the command
-        line: `rlm-desktop eval --resume ID`)."""
+        line: `rlm-desktop eval --resume ID`) and leaves the Ray cluster it ran on."""
         self._closed = True
         self.remember_fields()
         self.stop()
+        self._let_cluster_go()
         super().done(result)

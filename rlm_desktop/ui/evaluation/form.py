@@ -1,6 +1,7 @@
 """What to evaluate: task kinds (or a task file), lengths, count and seed; the settings, one a
-line in the command line's `--setting` form; endpoint, total budget and concurrency. The form
-reads and shows its fields as `FormFields`, which the page remembers for the next time."""
+line in the command line's `--setting` form; endpoint, total budget, concurrency, and where the
+trials run (`run_on`). The form reads and shows its fields as `FormFields`, which the page
+remembers for the next time."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
@@ -31,6 +33,7 @@ from rlm_desktop.evaluation.form_fields import (
 from rlm_desktop.evaluation.options import EvaluationOptions
 from rlm_desktop.evaluation.settings import Setting, parse_setting
 from rlm_desktop.evaluation.task_sets import GENERATORS, TaskSpec
+from rlm_desktop.ui.evaluation.run_on import RunOnField
 
 FIELD_NAMES = {
     "task": "Tasks",
@@ -40,6 +43,7 @@ FIELD_NAMES = {
     "max_cost_usd": "Total budget",
     "concurrency": "Runs at once",
     "prices": "Prices",
+    "ray_address": "The Ray cluster's address",
 }
 """How `ConfigError`s name the form's fields."""
 
@@ -85,6 +89,7 @@ class EvaluationForm(QWidget):
         self.max_cost.setPrefix("$")
         self.max_cost.setSpecialValueText("no cap")
         self.concurrency = QSpinBox(minimum=CONCURRENCY_RANGE[0], maximum=CONCURRENCY_RANGE[1])
+        self.run_on = RunOnField()
         self.set_fields(fields or default_fields(model, api_base, prices_text))
         for box in self.kinds.values():
             box.toggled.connect(self.changed)
@@ -93,6 +98,7 @@ class EvaluationForm(QWidget):
         for spin in (self.count, self.seed, self.max_cost, self.concurrency):
             spin.valueChanged.connect(self.changed)
         self.settings.textChanged.connect(self.changed)
+        self.run_on.changed.connect(self.changed)
         layout = QFormLayout(self)
         layout.addRow("Tasks", kinds_row)
         layout.addRow("Lengths (tokens)", self.lengths)
@@ -102,7 +108,12 @@ class EvaluationForm(QWidget):
         layout.addRow("Server", self.api_base)
         layout.addRow("Prices", self.prices)
         layout.addRow("Total budget", self.max_cost)
-        layout.addRow("Runs at once", self.concurrency)
+        at_once = QHBoxLayout()
+        at_once.addWidget(self.concurrency)
+        at_once.addSpacing(16)
+        at_once.addWidget(QLabel("Run on"))
+        at_once.addWidget(self.run_on, 1)
+        layout.addRow("Runs at once", at_once)
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Task file", "", "Task files (*.jsonl)")
@@ -124,6 +135,8 @@ class EvaluationForm(QWidget):
             prices=self.prices.text(),
             max_cost_usd=self.max_cost.value(),
             concurrency=self.concurrency.value(),
+            run_on=self.run_on.run_on(),
+            ray_address=self.run_on.ray_address.text().strip(),
         )
 
     def set_fields(self, fields: FormFields) -> None:
@@ -139,6 +152,12 @@ class EvaluationForm(QWidget):
         self.prices.setText(fields.prices)
         self.max_cost.setValue(fields.max_cost_usd)
         self.concurrency.setValue(fields.concurrency)
+        self.run_on.set_run_on(fields.run_on, fields.ray_address)
+
+    def ray_address(self) -> str | None:
+        """The Ray cluster to run the trials on, or None for this machine; `ConfigError` when
+        the cluster is chosen without an address."""
+        return self.run_on.address()
 
     def evaluation_input(self) -> tuple[TaskSpec, list[Setting], EvaluationOptions]:
         """The task set, settings and options the form describes."""

@@ -1,6 +1,6 @@
-"""What an evaluation has to show, live or reopened from the store: a progress bar per setting,
-the runs (double-click opens one in the main view), the results table with its footer, and
-the score-against-cost plot."""
+"""What an evaluation has to show, live or reopened from the store: a progress bar per setting
+with where its trials run (`placing`), the runs with the node each ran on (double-click opens
+one in the main view), the results table with its footer, and the score-against-cost plot."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QGridLayout,
+    QHeaderView,
     QLabel,
     QProgressBar,
     QTableWidget,
@@ -22,11 +23,23 @@ from rlm_desktop import formatting as fmt
 from rlm_desktop.evaluation.report import HEADERS, table_rows
 from rlm_desktop.evaluation.summary import SettingSummary
 from rlm_desktop.evaluation.trial import TrialResult
+from rlm_desktop.ui.evaluation.placing import Placing
 from rlm_desktop.ui.evaluation.plot import ScoreCostPlot
-from rlm_desktop.ui.shared.widgets import plain_label
+from rlm_desktop.ui.shared.widgets import ElidedLabel, plain_label
 
-RUN_COLUMNS = ("setting", "task", "score", "status", "cost", "wall", "session")
+RUN_COLUMNS = ("setting", "task", "score", "status", "cost", "wall", "ran on", "session")
+PLACE_COLUMN = RUN_COLUMNS.index("ran on")
+PLACE_WIDTH = 220
+"""The most the "ran on" column takes by itself (a cluster node's label is long)."""
 SESSION_ROLE = Qt.ItemDataRole.UserRole
+RETRIED_TIP = "Run a second time: the node it was first sent to died mid-trial."
+
+
+def ran_on(result: TrialResult) -> str:
+    """Where the trial ran; nothing for one that left no run (refused before it started)."""
+    if not result.session_id:
+        return ""
+    return fmt.placement(result.executor, result.node, result.attempts)
 
 
 class EvaluationResults(QWidget):
@@ -37,12 +50,23 @@ class EvaluationResults(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.bars: dict[str, QProgressBar] = {}
+        self.places: dict[str, ElidedLabel] = {}
+        """Beside each bar: the trials running and where, or where the finished ones ran."""
+        self.placing = Placing()
         self._bars_box = QGridLayout()
+        self._bars_box.setColumnStretch(1, 1)
+        self._bars_box.setColumnStretch(2, 1)
         self.runs = QTableWidget(0, len(RUN_COLUMNS))
         self.runs.setHorizontalHeaderLabels(RUN_COLUMNS)
         self.runs.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.runs.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.runs.cellDoubleClicked.connect(self._open_row)
+        self.runs.setWordWrap(False)
+        self.runs.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        header = self.runs.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(PLACE_COLUMN, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(len(RUN_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.summary = QTableWidget(0, len(HEADERS))
         self.summary.setHorizontalHeaderLabels(HEADERS)
         self.summary.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -70,7 +94,8 @@ class EvaluationResults(QWidget):
             if item is not None and (widget := item.widget()) is not None:
                 widget.hide()  # out of the layout until it is deleted
                 widget.deleteLater()
-        self.bars = {}
+        self.bars, self.places = {}, {}
+        self.placing = Placing()
         for row, (name, trials) in enumerate(settings):
             bar = QProgressBar()
             bar.setRange(0, trials)
@@ -80,6 +105,10 @@ class EvaluationResults(QWidget):
             self._bars_box.addWidget(QLabel(name), row, 0)
             self._bars_box.addWidget(bar, row, 1)
             self.bars[name] = bar
+            place = self.places[name] = ElidedLabel()
+            place.setObjectName("muted")
+            place.setAccessibleName(f"Where {name} runs")
+            self._bars_box.addWidget(place, row, 2)
         self.runs.setRowCount(0)
         self.show_summaries([])
         self.footer.setText("")
@@ -88,18 +117,42 @@ class EvaluationResults(QWidget):
         """A finished run: a row of the runs table, a step of its setting's bar."""
         row = self.runs.rowCount()
         self.runs.insertRow(row)
+        where = ran_on(result)
         cells = (
             result.setting, result.task_id, f"{result.score:.2f}", fmt.status_text(result.status),
             fmt.cost(result.cost_usd, result.unpriced), fmt.seconds(result.wall_s),
-            result.session_id or "",
+            where, result.session_id or "",
         )  # fmt: skip
         for column, text in enumerate(cells):
             item = QTableWidgetItem(text)
             item.setData(SESSION_ROLE, result.session_id or "")
+            if column == PLACE_COLUMN and result.attempts > 1:
+                item.setToolTip(RETRIED_TIP)
             self.runs.setItem(row, column, item)
+        self.runs.resizeColumnToContents(PLACE_COLUMN)
+        self.runs.setColumnWidth(
+            PLACE_COLUMN, min(self.runs.columnWidth(PLACE_COLUMN), PLACE_WIDTH)
+        )
         bar = self.bars.get(result.setting)
         if bar is not None:
             bar.setValue(bar.value() + 1)
+        self.placing.finished(
+            result.setting,
+            result.task_id,
+            fmt.placement(result.executor, result.node) if result.session_id else "",
+            retried=result.attempts > 1,
+        )
+        self._show_place(result.setting)
+
+    def placed(self, setting: str, task_id: str, where: str) -> None:
+        """A trial of `setting` is under way at `where` (this machine, or a cluster's node)."""
+        self.placing.placed(setting, task_id, where)
+        self._show_place(setting)
+
+    def _show_place(self, setting: str) -> None:
+        label = self.places.get(setting)
+        if label is not None:
+            label.setText(self.placing.line(setting))
 
     def show_summaries(self, summaries: Sequence[SettingSummary]) -> None:
         """Fill the results table and draw the plot from one row per setting."""

@@ -38,6 +38,7 @@ from rlm_desktop.ui.window.workspace import Workspace
 from rlm_desktop.ui.window.zoom import Zoom
 
 if TYPE_CHECKING:
+    from rlm_desktop.ui.batches.dialog import BatchesDialog
     from rlm_desktop.ui.compare.dialog import CompareDialog
     from rlm_desktop.ui.dashboard.dialog import DashboardDialog
     from rlm_desktop.ui.evaluation.dialog import EvaluationDialog
@@ -150,6 +151,7 @@ class MainWindow(QMainWindow):
         self.evaluation_action = window_action(
             self, "E&valuate settings…", QKeySequence("Ctrl+Shift+V"), self.show_evaluation
         )
+        self.batches_action = window_action(self, "&Batches…", None, self.show_batches)
         self.settings_action = window_action(
             self, "S&ettings…", QKeySequence("Ctrl+,"), lambda: self.show_settings()
         )
@@ -214,6 +216,7 @@ class MainWindow(QMainWindow):
             file_menu.addAction(action)
         file_menu.addAction(self.history_action)
         file_menu.addAction(self.evaluation_action)
+        file_menu.addAction(self.batches_action)
         file_menu.addSeparator()
         file_menu.addAction(self.settings_action)
         file_menu.addSeparator()
@@ -427,6 +430,16 @@ class MainWindow(QMainWindow):
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open_session.connect(self.open_session)
         dialog.show()  # not modal: runs open in the window beside it while it works
+        return dialog
+
+    def show_batches(self) -> BatchesDialog:
+        """Open the Batches view: the stored batches, their rows, each row's run opened here."""
+        from rlm_desktop.ui.batches.dialog import BatchesDialog
+
+        dialog = BatchesDialog(self.starter.store(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open_session.connect(self.open_session)
+        dialog.show()  # not modal: rows open in the window beside it
         return dialog
 
     def compare_sessions(self, left_id: str, right_id: str) -> CompareDialog:
