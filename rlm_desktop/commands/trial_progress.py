@@ -75,7 +75,7 @@ class TrialProgress:
         self._done = sum(done.values())
         self._total = sum(totals.values())
         self._bars: dict[str, Any] = {}
-        if stream.isatty():
+        if _has_room(stream):
             from tqdm import tqdm
 
             width = max(len(group) for group in groups) if groups else 0
@@ -134,3 +134,19 @@ class TrialProgress:
         """End the bars (the lines after them start below)."""
         for bar in self._bars.values():
             bar.close()
+
+
+MIN_BAR_COLUMNS = 40
+
+
+def _has_room(stream: TextIO) -> bool:
+    """Whether `stream` is a terminal wide enough for bars (a pseudo-terminal of no size, as some
+    CI runners give, gets the lines)."""
+    import os
+
+    if not stream.isatty():
+        return False
+    try:
+        return os.get_terminal_size(stream.fileno()).columns >= MIN_BAR_COLUMNS
+    except (OSError, ValueError):
+        return False
