@@ -19,9 +19,9 @@ import yaml
 from datasette.app import Datasette
 from sqlite_utils import Database
 
+from rlm_desktop.batch.records import BatchRecords
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import TurnStarted
-from rlm_desktop.batch.records import BatchRecords
 from rlm_desktop.evaluation.records import EvaluationRecords
 from rlm_desktop.store import Store
 from rlm_desktop.store.detail import load_detail
