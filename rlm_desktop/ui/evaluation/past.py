@@ -4,18 +4,14 @@ emits its id; the page then shows it as it would after a run (`evaluation.histor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
-from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.evaluation.history import PastEvaluation
-from rlm_desktop.ui.appearance.theme import status_icon
-from rlm_desktop.ui.shared.widgets import note_label
+from rlm_desktop.ui.shared.stored_list import Listed, StoredList
 
-ID_ROLE = Qt.ItemDataRole.UserRole
 STATUS_OF_STATE = {"complete": "completed", "partial": "interrupted", "running": "running"}
 """The run status whose icon stands for each state of an evaluation."""
 EMPTY = (
@@ -56,52 +52,13 @@ def item_tip(past: PastEvaluation) -> str:
     )
 
 
-class PastEvaluations(QWidget):
+def listed(past: PastEvaluation) -> Listed:
+    """How a past evaluation is listed."""
+    return Listed(past.id, STATUS_OF_STATE[past.state], item_text(past), item_tip(past))
+
+
+class PastEvaluations(StoredList[PastEvaluation]):
     """The list; `chosen(id)` when the user picks one, `refresh` fills it again."""
 
-    chosen = Signal(str)
-
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.entries: list[PastEvaluation] = []
-        title = QLabel("Past evaluations")
-        title.setObjectName("cardTitle")
-        self.list = QListWidget()
-        self.list.setAccessibleName("Past evaluations")
-        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.currentItemChanged.connect(self._current_changed)
-        self.empty = note_label(EMPTY)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(title)
-        layout.addWidget(self.list, 1)
-        layout.addWidget(self.empty)
-        layout.addStretch(0)
-        self.refresh([])
-
-    def refresh(self, entries: Sequence[PastEvaluation], current: str | None = None) -> None:
-        """List `entries` (newest first), with `current` selected, without emitting `chosen`."""
-        self.entries = list(entries)
-        with QSignalBlocker(self.list):
-            self.list.clear()
-            for past in entries:
-                item = QListWidgetItem(status_icon(STATUS_OF_STATE[past.state]), item_text(past))
-                item.setData(ID_ROLE, past.id)
-                item.setToolTip(item_tip(past))
-                self.list.addItem(item)
-            self.select(current)
-        self.list.setVisible(bool(entries))
-        self.empty.setVisible(not entries)
-
-    def select(self, evaluation_id: str | None) -> None:
-        """Select the evaluation `evaluation_id` (none: clear the selection), without emitting."""
-        with QSignalBlocker(self.list):
-            row = next((i for i, p in enumerate(self.entries) if p.id == evaluation_id), -1)
-            self.list.setCurrentRow(row)
-            if row < 0:
-                self.list.clearSelection()
-
-    def _current_changed(self, item: QListWidgetItem | None, _previous: object) -> None:
-        if item is not None:
-            self.chosen.emit(str(item.data(ID_ROLE)))
+        super().__init__("Past evaluations", EMPTY, listed, parent=parent)
