@@ -46,12 +46,6 @@ def join(address: str) -> str:
 def _init_within(ray: Any, address: str, settings: dict[str, Any], timeout_s: float | None) -> None:
     """`ray.init(**settings)`, given up on after `timeout_s` (it goes on in a daemon thread,
     which cannot hold up this process's exit)."""
-    if timeout_s is None:  # a cluster started here: Ray wants its main thread for that
-        try:
-            ray.init(**settings)
-        except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
-            raise ConfigError(_unreachable(address, error), "ray") from None
-        return
     failed: list[BaseException] = []
 
     def init() -> None:
@@ -60,15 +54,18 @@ def _init_within(ray: Any, address: str, settings: dict[str, Any], timeout_s: fl
         except BaseException as error:  # handed to the waiting thread
             failed.append(error)
 
-    joining = threading.Thread(target=init, name="rlm-ray-join", daemon=True)
-    joining.start()
-    joining.join(timeout_s)
-    if joining.is_alive():
-        raise ConfigError(
-            f"cannot join the Ray cluster at {address}: no Ray head answered in "
-            f"{timeout_s:.0f} s (is it the address `ray start --head` printed?)",
-            "ray",
-        )
+    if timeout_s is None:
+        init()  # a cluster started here: Ray wants the main thread for that
+    else:
+        joining = threading.Thread(target=init, name="rlm-ray-join", daemon=True)
+        joining.start()
+        joining.join(timeout_s)
+        if joining.is_alive():
+            raise ConfigError(
+                f"cannot join the Ray cluster at {address}: no Ray head answered in "
+                f"{timeout_s:.0f} s (is it the address `ray start --head` printed?)",
+                "ray",
+            )
     if failed:
         refused = failed[0]
         if isinstance(refused, ConnectionError | RuntimeError | ValueError | TimeoutError):

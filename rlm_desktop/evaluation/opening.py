@@ -82,8 +82,8 @@ def reopen_evaluation(
     credentials: CredentialsFor,
     runs: Runs | None = None,
 ) -> Evaluation:
-    """A stored evaluation, to resume (with `runs`, the executor: here by default); `overrides` replace its options (a larger budget, a new
-    endpoint) and are recorded."""
+    """A stored evaluation, to resume (with `runs`, the executor: here by default); `overrides`
+    replace its options (a larger budget, a new endpoint) and are recorded."""
     records = EvaluationRecords(store)
     record = records.find(evaluation_id)
     if record is None:
