@@ -64,6 +64,18 @@ def scratch_root() -> Path:
     return path
 
 
+RESULTS_FOLDERS = {"evaluation": "evaluations", "batch": "batches"}
+
+
+def results_folder(kind: str, runner_id: str) -> Path:
+    """Where an evaluation's or a batch's (`kind`) results go by default: `evaluations/ID` or
+    `batches/ID` in the data folder. Raises `ids.MalformedId` or `confined.OutsideFolder` for an id
+    that could name any other folder."""
+    from rlm_desktop import ids
+
+    return ids.folder_for(data_dir() / RESULTS_FOLDERS[kind], runner_id, kind)
+
+
 def resource(*parts: str) -> Path:
     """A file under the bundled `resources/` folder."""
     return RESOURCES.joinpath(*parts)

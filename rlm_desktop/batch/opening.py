@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlm_desktop import ids
 from rlm_desktop.batch.questions import QuestionRow, digest, read_questions
 from rlm_desktop.batch.records import BatchRecords
 from rlm_desktop.batch.runner import Batch
@@ -135,6 +136,8 @@ def reopen_batch(
     replace its options (a larger budget, a new endpoint) and are recorded. Its questions file
     must be the one it started with."""
     records = BatchRecords(store)
+    if not ids.is_well_formed(batch_id):
+        raise ConfigError(ids.malformed(batch_id, "batch"))
     record = records.find(batch_id)
     if record is None:
         raise ConfigError(f"{batch_id!r} is not a stored batch", "resume")

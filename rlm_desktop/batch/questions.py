@@ -7,8 +7,10 @@
     {"question": "Who are the parties?", "documents": "contracts/acme", "id": "acme"}
     {"question": "When does it end?", "documents": ["contracts/globex/*.pdf"], "mode": "direct"}
 
-`question` is required; `documents` names a file, a folder or a glob (relative paths are
-relative to the questions file's folder; in CSV several are separated by `;`, in JSONL a list);
+`question` is required; `documents` names a file, a folder or a glob inside the questions
+file's folder (relative paths are relative to it; in CSV several are separated by `;`, in JSONL
+a list): a questions file is often someone else's, so whatever a path, a glob or a link leads to
+outside that folder is refused, as a task file's documents are;
 `id` is the row's id (default: its number, from 1); the setting keys of an evaluation
 (`model`, `sub_model`, `mode`, `depth`, `profile`, `max_turns`, `auto_max_tokens`) override the
 batch's default setting for that row. Every path is checked when the file is read; documents
@@ -23,10 +25,12 @@ import glob
 import hashlib
 import io
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop import confined
 from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.evaluation.settings import KEYS, Setting, parse_setting
 
@@ -217,11 +221,12 @@ class _Parser:
         return QuestionRow(row_id, line, question, named, paths, self._setting(line, values))
 
     def _paths(self, line: int, document: str) -> list[Path]:
-        """What `document` names, each path there now; a glob matches at least one."""
+        """What `document` names, each path there now and inside the file's folder; a glob
+        matches at least one."""
         path = Path(document).expanduser()
         path = path if path.is_absolute() else self.folder / path
         if path.exists():
-            return [path]
+            return [self._inside(line, document, path)]
         if GLOB_CHARACTERS.isdisjoint(document):
             raise self.fail(
                 line,
@@ -233,7 +238,22 @@ class _Parser:
             raise self.fail(
                 line, f"{document!r} matches nothing ({path}): check the pattern and the folder"
             )
-        return [Path(found) for found in matched]
+        return [self._inside(line, document, Path(found)) for found in matched]
+
+    def _inside(self, line: int, document: str, path: Path) -> Path:
+        """`path` (what `document` names), links followed, when it is inside the file's folder:
+        a questions file is often someone else's, and a path out of its folder could send any
+        file the user can read to a provider."""
+        written = Path(document).expanduser().is_absolute()
+        named = path if written else os.path.relpath(path, self.folder)
+        try:
+            return confined.inside(self.folder, named)
+        except confined.OutsideFolder as outside:
+            raise self.fail(
+                line,
+                f"document {document!r} {outside.how} the questions file's folder "
+                f"({self.folder}); documents must be inside it (copy or move them there)",
+            ) from None
 
     def _setting(self, line: int, values: dict[str, str]) -> Setting:
         """The default setting with the row's setting keys over it (empty cells left out)."""

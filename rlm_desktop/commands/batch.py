@@ -148,7 +148,7 @@ def _run(batch: Batch, args: argparse.Namespace, result_stream: TextIO) -> int:
         unit="row",
     )  # fmt: skip
     trials.sit(batch, _follow(progress, group), progress.close)
-    out = trials.out_folder(args, "batches", batch.batch_id)
+    out = trials.out_folder(args, "batch", batch.batch_id)
     summary = conclude(batch, out)
     output = fmt.terminal_json(summary) if args.json else fmt.terminal_text(render(summary))
     stopped = trials.concluded(

@@ -170,7 +170,7 @@ def _run(evaluation: Evaluation, args: argparse.Namespace, result_stream: TextIO
     )
     progress = _progress(evaluation)
     sit(evaluation, progress, progress.close)
-    out = out_folder(args, "evaluations", evaluation.evaluation_id)
+    out = out_folder(args, "evaluation", evaluation.evaluation_id)
     table, summary = conclude(evaluation, out)
     output = fmt.terminal_json(summary) if args.json else fmt.terminal_text(table)
     stopped = concluded(

@@ -181,8 +181,9 @@ def sit(runner: Stoppable, listener: Callable[[Any], None], close: Callable[[], 
 
 
 def out_folder(args: argparse.Namespace, kind: str, runner_id: str) -> Path:
-    """Where the results go: `--out`, else `kind/ID` in the data folder."""
-    return Path(args.out) if args.out else paths.data_dir() / kind / runner_id
+    """Where the results go: `--out`, else the `kind`'s folder for its id in the data folder
+    (`paths.results_folder`)."""
+    return Path(args.out) if args.out else paths.results_folder(kind, runner_id)
 
 
 def concluded(

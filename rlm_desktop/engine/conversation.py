@@ -1,30 +1,30 @@
 """Conversations: follow-up questions that go on in the REPL state of the questions before them.
 
 Each question is a run of its own. At its end the root call's worker pickles the variables it can
-into its scratch folder, and the app moves that file, unopened, to the question's kept folder
-(`<scratch root>/conversations/<session id>/`) with what was kept and lost (JSON), the root's full
-message history (JSON) and the question and its answer (JSON). A follow-up names the question it
-follows; its root worker gets the file back and unpickles it, inside the sandbox: the app never
-unpickles anything. The documents of the first question stay `context` (`context_0`), those added
+and sends the bytes over its protocol; the app writes them, unopened, to the question's kept
+folder (`<scratch root>/conversations/<session id>/`) with what was kept and lost (JSON), the
+root's full message history (JSON) and the question and its answer (JSON). A follow-up names the
+question it follows; its root worker is sent the bytes back and unpickles them, inside the
+sandbox: the app never unpickles anything, and never opens a file in a worker's folder. The documents of the first question stay `context` (`context_0`), those added
 later are `context_1`, ...; the earlier questions' messages are `history_0`, ...
 """
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import json
 import os
-import shutil
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop import confined, ids
 from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.engine.llm import Message
 from rlm_desktop.engine.sandbox.process import StateReport, WorkerProcess
-from rlm_desktop.engine.sandbox.untrusted_files import copy_regular, read_regular
+from rlm_desktop.engine.sandbox.untrusted_files import open_new, read_regular, remove_tree
 
 KEPT_FOLDER = "conversations"
 STATE_FILE = "repl-state.pickle"
@@ -48,14 +48,22 @@ class ConversationError(ConfigError):
 
 
 def kept_folder(scratch_root: Path, session_id: str) -> Path:
-    """Where the question `session_id` keeps its REPL state, history and answer."""
-    return scratch_root / KEPT_FOLDER / session_id
+    """Where the question `session_id` keeps its REPL state, history and answer.
+
+    Raises `ids.MalformedId` or `confined.OutsideFolder` for an id that could lead elsewhere."""
+    return ids.folder_for(scratch_root / KEPT_FOLDER, session_id)
 
 
 def forget(scratch_root: Path, session_id: str) -> None:
     """Remove what the question `session_id` kept (its REPL state may hold document text): called
-    when its session is deleted."""
-    shutil.rmtree(kept_folder(scratch_root, session_id), ignore_errors=True)
+    when its session is deleted. A link at the folder's name is removed, never followed."""
+    folder = scratch_root / KEPT_FOLDER / ids.checked(session_id)
+    if folder.is_symlink():
+        folder.unlink()
+        return
+    confined.inside(scratch_root / KEPT_FOLDER, folder)
+    with contextlib.suppress(OSError):
+        remove_tree(folder)
 
 
 @dataclass(frozen=True)
@@ -108,7 +116,7 @@ def _is_regular(path: Path) -> bool:
 
 def _question(folder: Path) -> EarlierQuestion | None:
     data = _read_json(folder / QUESTION_FILE)
-    if not isinstance(data, dict) or not isinstance(data.get("session_id"), str):
+    if not isinstance(data, dict) or not ids.is_well_formed(data.get("session_id")):
         return None
     groups = data.get("context_groups") or ()
     return EarlierQuestion(
@@ -116,7 +124,7 @@ def _question(folder: Path) -> EarlierQuestion | None:
         query=str(data.get("query", "")),
         answer=str(data.get("answer", "")),
         status=str(data.get("status", "")),
-        follows=data.get("follows") if isinstance(data.get("follows"), str) else None,
+        follows=data["follows"] if ids.is_well_formed(data.get("follows")) else None,
         context_groups=tuple(int(n) for n in groups if isinstance(n, int)),
     )
 
@@ -127,6 +135,13 @@ def load_thread(scratch_root: Path, follows: str) -> Thread:
     Raises `ConversationError` when that question kept nothing (it was never asked on this
     machine, or its folder was removed).
     """
+    try:
+        return _thread(scratch_root, follows)
+    except (ids.MalformedId, confined.OutsideFolder) as error:
+        raise ConversationError(f"cannot go on from {ids.shown(follows)}: {error}") from None
+
+
+def _thread(scratch_root: Path, follows: str) -> Thread:
     earlier: list[EarlierQuestion] = []
     seen: set[str] = set()
     session: str | None = follows
@@ -188,30 +203,13 @@ def split_contexts(texts: Sequence[str], groups: Sequence[int]) -> list[str | li
     return contexts
 
 
-def keep_state_file(
-    worker_folder: Path, scratch_root: Path, session_id: str, limit_bytes: int
-) -> int:
-    """Copy the state file a worker wrote into the question's kept folder; returns its size.
-
-    Model code may have put anything in the worker's folder under that name: only a regular
-    file of at most `limit_bytes` is taken, never through a link (`untrusted_files`), and its
-    content is never unpickled here. Raises OSError (`UntrustedFile`) otherwise.
-    """
-    folder = kept_folder(scratch_root, session_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    return copy_regular(worker_folder / STATE_FILE, folder / STATE_FILE, limit_bytes)
-
-
-def hand_state_file(thread: Thread, worker_folder: Path) -> bool:
-    """Copy the previous question's state file into a new worker's folder; False when none.
+def saved_state(thread: Thread) -> bytes | None:
+    """The previous question's saved state, to hand a new worker; None when it kept none.
 
     Raises OSError when the kept file is not the regular file of the size the app kept."""
     if thread.state_file is None:
-        return False
-    worker_folder.mkdir(parents=True, exist_ok=True)
-    limit = thread.state_report.size_bytes or JSON_LIMIT_BYTES
-    copy_regular(thread.state_file, worker_folder / STATE_FILE, limit)
-    return True
+        return None
+    return read_regular(thread.state_file, thread.state_report.size_bytes or JSON_LIMIT_BYTES)
 
 
 def keep_repl(
@@ -361,48 +359,48 @@ class ReplMemory:
         """The earlier questions' messages, `history_0`, ..."""
         return self.thread.histories if self.thread is not None else ()
 
-    async def restore(self, worker: WorkerProcess, worker_folder: Path, timeout_s: float) -> str:
+    async def restore(self, worker: WorkerProcess, timeout_s: float) -> str:
         """Put the previous question's variables back into the running `worker`; returns what
         the first message adds for the model ("" when this question follows none)."""
         if self.thread is None:
             return ""
         try:
-            handed = hand_state_file(self.thread, worker_folder)
+            state = saved_state(self.thread)
         except OSError as error:
             report = StateReport(error=f"its saved state was refused: {error}")
         else:
-            if handed:
-                report = await worker.restore_state(STATE_FILE, timeout_s)
+            if state is not None:
+                report = await worker.restore_state(state, timeout_s)
             else:
                 kept_error = self.thread.state_report.error
                 report = StateReport(error=kept_error or "the earlier question kept no REPL state")
         return follow_up_note(self.thread, report, self.new_documents, self.groups)
 
     async def keep(
-        self,
-        worker: WorkerProcess,
-        worker_folder: Path,
-        history: list[Message],
-        timeout_s: float,
+        self, worker: WorkerProcess, history: list[Message], timeout_s: float
     ) -> StateReport:
         """Have `worker` keep its variables for a follow-up, and keep the call's history."""
         if self.cap_bytes <= 0:
             report = StateReport(error="keeping REPL variables is turned off")
         else:
-            report = await worker.save_state(STATE_FILE, self.cap_bytes, timeout_s)
-        if report.error is None:
-            report = self._keep_file(worker_folder, report)
+            report = await self._receive_state(worker, timeout_s)
         keep_repl(self.kept_root, self.session_id, report, history)
         return report
 
-    def _keep_file(self, worker_folder: Path, report: StateReport) -> StateReport:
-        """Keep the worker's state file; the report then gives the size the app kept (a worker's
-        own count is model code's to fake), or says why nothing was kept."""
+    async def _receive_state(self, worker: WorkerProcess, timeout_s: float) -> StateReport:
+        """The worker's state, written to the question's kept folder as it arrives (a part file
+        renamed into place once whole; removed when anything went wrong)."""
+        folder = kept_folder(self.kept_root, self.session_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / STATE_FILE
+        part = target.with_name(target.name + ".part")
+        with contextlib.suppress(FileNotFoundError):
+            part.unlink()
         limit = self.cap_bytes + STATE_SLACK_BYTES
-        try:
-            size = keep_state_file(worker_folder, self.kept_root, self.session_id, limit)
-        except OSError as error:
-            reason = f"the REPL's saved state was refused ({error})"
-            lost = {**report.lost, **dict.fromkeys(report.kept, "its saved state was refused")}
-            return StateReport(lost=lost, error=reason)
-        return dataclasses.replace(report, size_bytes=size)
+        with open_new(part) as file:
+            report = await worker.save_state(self.cap_bytes, file.write, limit, timeout_s)
+        if report.error is not None:
+            part.unlink()
+            return report
+        os.replace(part, target)
+        return report

@@ -314,8 +314,13 @@ def save_user_profile(folder: Path, draft: ProfileDraft) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     table = read_index(folder)
     entry = table.get(draft.name, {})
-    prompt_name = str(entry.get("prompt") or f"{_SAFE_FILE_NAME.sub('-', draft.name)}.txt")
+    safe_name = f"{_SAFE_FILE_NAME.sub('-', draft.name)}.txt"
+    prompt_name = str(entry.get("prompt") or safe_name)
+    if Path(prompt_name).name != prompt_name or prompt_name in (".", ".."):
+        prompt_name = safe_name  # an index that names a file elsewhere is not followed there
     prompt_file = folder / prompt_name
+    if prompt_file.is_symlink():
+        prompt_file.unlink()
     prompt_file.write_text(draft.prompt, encoding="utf-8")
     table[draft.name] = {
         **entry,

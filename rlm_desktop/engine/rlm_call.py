@@ -265,9 +265,7 @@ class RLMCall:
         if self._memory is None or self._memory.thread is None:
             return ""
         await self._worker_ready()
-        return await self._memory.restore(
-            self._worker, self._worker_folder, self.rt.config.budget.cell_timeout_s
-        )
+        return await self._memory.restore(self._worker, self.rt.config.budget.cell_timeout_s)
 
     async def _keep_state(self) -> None:
         """The root of a run keeps its variables and history for a follow-up (never failing
@@ -277,10 +275,7 @@ class RLMCall:
         try:
             await self._worker_ready()
             await self._memory.keep(
-                self._worker,
-                self._worker_folder,
-                self._history,
-                self.rt.config.budget.cell_timeout_s,
+                self._worker, self._history, self.rt.config.budget.cell_timeout_s
             )
         except (OSError, ValueError, WorkerDied) as error:
             log.info("run %s: the REPL state was not kept: %s", self.rt.run_id, error)

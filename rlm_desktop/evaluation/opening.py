@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rlm_desktop import ids
 from rlm_desktop.cluster.dispatch import CredentialsFor
 from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.evaluation.allowance import Grant
@@ -85,6 +86,8 @@ def reopen_evaluation(
     """A stored evaluation, to resume (with `runs`, the executor: here by default); `overrides`
     replace its options (a larger budget, a new endpoint) and are recorded."""
     records = EvaluationRecords(store)
+    if not ids.is_well_formed(evaluation_id):
+        raise ConfigError(ids.malformed(evaluation_id, "evaluation"))
     record = records.find(evaluation_id)
     if record is None:
         raise ConfigError(f"{evaluation_id!r} is not a stored evaluation", "resume")

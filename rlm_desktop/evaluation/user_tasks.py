@@ -18,10 +18,10 @@ loader skips links that leave it.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop import confined
 from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.evaluation.tasks import SCORINGS, Scoring, Task, count
 
@@ -116,25 +116,11 @@ def _documents(folder: Path, where: str, entry: dict[str, Any]) -> tuple[tuple[s
 def _inside(folder: Path, where: str, item: str) -> Path:
     """The path document `item` names, links followed; `ConfigError` when it is outside
     `folder` (the task file's), saying how it got out."""
-    root = os.path.realpath(folder)
-    named = os.path.normpath(os.path.join(os.path.abspath(folder), item))
-    resolved = os.path.realpath(named)
-    if _within(resolved, root):
-        return Path(resolved)
-    if os.path.isabs(item):
-        how = "is an absolute path outside"
-    elif not _within(named, os.path.abspath(folder)):
-        how = "leads outside"
-    else:
-        how = f"is a link to {resolved}, outside"
-    raise ConfigError(
-        f"{where}: document {item!r}: {how} the task file's folder ({folder}); documents must "
-        'be inside it (copy the file there, or add it inline as {"name", "text"})'
-    )
-
-
-def _within(path: str, folder: str) -> bool:
     try:
-        return os.path.commonpath([path, folder]) == folder
-    except ValueError:  # another drive (Windows)
-        return False
+        return confined.inside(folder, item)
+    except confined.OutsideFolder as outside:
+        raise ConfigError(
+            f"{where}: document {item!r}: {outside.how} the task file's folder ({folder}); "
+            'documents must be inside it (copy the file there, or add it inline as {"name", '
+            '"text"})'
+        ) from None

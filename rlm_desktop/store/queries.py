@@ -8,6 +8,7 @@ import sqlite3
 import sys
 from typing import Any
 
+from rlm_desktop import ids
 from rlm_desktop.engine.context import sections_from_json
 from rlm_desktop.store.search import fts_query, matching_sessions
 
@@ -32,12 +33,18 @@ def rows(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[Row]:
 
 
 def resolve(conn: sqlite3.Connection, session_id: str, error: type[Exception]) -> str:
-    """The full id for `session_id` (an id or a unique prefix of one); `error` otherwise."""
-    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone():
-        return session_id
+    """The full id for `session_id` (an id or a unique prefix of one); `error` otherwise, also
+    when the text given could not start an id or the session found has an id the app would not
+    make (a shared or damaged database: `ids`), so no caller ever acts on one."""
     hint = "run `rlm-desktop sessions list` to see the ids"
     if not session_id.strip():
         raise error(f"no session id given: {hint}")
+    try:
+        ids.checked_prefix(session_id)
+    except ids.MalformedId as malformed:
+        raise error(str(malformed)) from None
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", [session_id]).fetchone():
+        return _well_formed(session_id, error)
     pattern = session_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     found = conn.execute(
         "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2", [pattern]
@@ -46,7 +53,14 @@ def resolve(conn: sqlite3.Connection, session_id: str, error: type[Exception]) -
         raise error(f"no session {session_id!r}: {hint}")
     if len(found) > 1:
         raise error(f"{session_id!r} matches more than one session: give more of the id")
-    return str(found[0][0])
+    return _well_formed(found[0][0], error)
+
+
+def _well_formed(session_id: object, error: type[Exception]) -> str:
+    try:
+        return ids.checked(session_id)
+    except ids.MalformedId as malformed:
+        raise error(str(malformed)) from None
 
 
 UNFINISHED_REPLIES = """UPDATE turns SET unfinished_reply = (
@@ -112,7 +126,12 @@ def mark_interrupted(conn: sqlite3.Connection, session_id: str) -> None:
 
 def _session_row(row: Row) -> Row:
     row["unpriced"] = bool(row.get("unpriced"))
+    row["damaged"] = None if ids.is_well_formed(row.get("id")) else DAMAGED_ID
     return row
+
+
+DAMAGED_ID = "its id is not one this app makes (a shared or damaged database): it is not acted on"
+"""Why a listed session is `damaged`: shown, never opened, exported or deleted."""
 
 
 def list_sessions(conn: sqlite3.Connection, search: str | None, limit: int) -> list[Row]:

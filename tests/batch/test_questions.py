@@ -43,22 +43,22 @@ def test_csv_rows_keep_their_lines_ids_documents_and_settings(tmp_path: Path) ->
 
 
 def test_jsonl_rows_take_a_path_or_a_list(tmp_path: Path) -> None:
-    make_folders(tmp_path / "data")
-    elsewhere = tmp_path / "data" / "contracts" / "c4"
-    folder = tmp_path / "data" / "batch"
-    folder.mkdir()
+    folder = tmp_path / "data"
+    make_folders(folder)
+    elsewhere = folder / "contracts" / "c4"
+    (folder / "batch").mkdir()
     path = folder / "questions.jsonl"
     path.write_text(
-        '{"question": "Who?", "documents": "../contracts/c0"}\n'
+        '{"question": "Who?", "documents": "contracts/c0"}\n'
         "\n"
-        f'{{"id": 5, "question": "When?", "documents": ["../contracts/c1", "{elsewhere}"], '
+        f'{{"id": 5, "question": "When?", "documents": ["batch/../contracts/c1", "{elsewhere}"], '
         '"mode": "direct", "sub-model": "openai/other-model"}\n',
         encoding="utf-8",
     )
     first, second = read_questions(path, DEFAULT)
     assert (first.row_id, first.line) == ("1", 1)
-    assert resolved(first.paths) == resolved([folder / "../contracts/c0"])
+    assert resolved(first.paths) == resolved([folder / "contracts/c0"])
     assert (second.row_id, second.line) == ("5", 3)
-    assert resolved(second.paths) == resolved([folder / "../contracts/c1", elsewhere])
+    assert resolved(second.paths) == resolved([folder / "contracts/c1", elsewhere])
     assert (second.setting.mode, second.setting.sub_model) == ("direct", "openai/other-model")
     assert second.setting.model == DEFAULT.model

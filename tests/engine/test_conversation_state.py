@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-from rlm_desktop.engine.conversation import STATE_FILE
 from rlm_desktop.engine.sandbox.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
 
@@ -62,7 +60,8 @@ async def test_values_functions_classes_and_modules_come_back_in_a_new_worker(
         await first.start()
         outcome = await first.execute(FIRST_QUESTION, 30)
         assert outcome.error is None
-        kept = await first.save_state(STATE_FILE, 2_000_000, 30)
+        pieces: list[bytes] = []
+        kept = await first.save_state(2_000_000, pieces.append, 3_000_000, 30)
         await first.close()
 
         assert kept.error is None
@@ -74,12 +73,10 @@ async def test_values_functions_classes_and_modules_come_back_in_a_new_worker(
         assert "context" not in kept.kept
         assert "history" not in kept.kept
 
-        later_folder = run / "c2"
-        later_folder.mkdir()
-        shutil.copyfile(run / "c1" / STATE_FILE, later_folder / STATE_FILE)
-        later = worker_in(later_folder, launcher)
+        assert kept.size_bytes == sum(len(piece) for piece in pieces) > 0
+        later = worker_in(run / "c2", launcher)
         await later.start()
-        restored = await later.restore_state(STATE_FILE, 30)
+        restored = await later.restore_state(b"".join(pieces), 30)
         outcome = await later.execute(LATER_QUESTION, 30)
         await later.close()
     finally:
@@ -95,18 +92,18 @@ async def test_values_functions_classes_and_modules_come_back_in_a_new_worker(
     ]
 
 
-async def test_a_missing_state_file_restores_nothing_and_says_why(tmp_path: Path) -> None:
+async def test_a_damaged_state_restores_nothing_and_says_why(tmp_path: Path) -> None:
     launcher = Launcher(tmp_path / "run", 100_000)
     try:
         worker = worker_in(tmp_path / "run" / "c1", launcher)
         await worker.start()
-        restored = await worker.restore_state(STATE_FILE, 30)
+        restored = await worker.restore_state(b"not a pickle", 30)
         await worker.close()
     finally:
         await launcher.close()
     assert restored.kept == ()
     assert restored.error is not None
-    assert "FileNotFoundError" in restored.error
+    assert "UnpicklingError" in restored.error
 
 
 async def test_contexts_histories_and_history_are_in_the_repl(tmp_path: Path) -> None:

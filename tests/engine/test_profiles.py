@@ -289,3 +289,25 @@ def test_a_copy_of_a_profile_keeps_how_its_replies_are_read(isolated_home: Path)
     save_user_profile(folder, dataclasses.replace(draft, constrained_replies=False))
     assert read_index(folder)["mine"]["future_setting"] == "kept"
     assert not choose_profile(paths.profile_folders(), "openai/x", "mine").constrained_replies
+
+
+@pytest.mark.parametrize("named", ["../../outside.txt", "/tmp/elsewhere.txt", "link.txt"])
+def test_saving_a_profile_whose_index_names_a_file_elsewhere_writes_only_its_folder(
+    tmp_path: Path, named: str
+) -> None:
+    """A profiles.toml pasted from elsewhere cannot make the editor write outside its folder."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the user's file")
+    folder = write_user_profiles(tmp_path / "home", "", {})
+    if named == "link.txt":
+        (folder / "link.txt").symlink_to(outside)
+    elif named.startswith("/tmp"):
+        named = str(outside)
+    else:
+        named = "../" * 2 + "outside.txt"
+    write_index(folder, {"mine": {"prompt": named, "patterns": []}})
+    written = save_user_profile(folder, ProfileDraft(name="mine", prompt="edited"))
+    assert outside.read_text() == "the user's file"
+    assert written.parent == folder
+    assert written.read_text() == "edited"
+    assert read_index(folder)["mine"]["prompt"] == written.name

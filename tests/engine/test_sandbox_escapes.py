@@ -52,14 +52,15 @@ SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- planted by the test"
 
 
 def _plant_state(target: Path) -> str:
-    """A first question's cell that makes the worker's saved state a symbolic link to `target`,
-    in place of the pickled variables, then answers. (A hard link is refused in the sandbox by
-    Landlock's REFER right; the app refuses one too, see test_untrusted_files.py.)"""
+    """A first question's cell that makes the worker's saved state a symbolic link to `target`
+    in its folder, in place of the pickled variables, and claims it kept them, then answers.
+    (Before the state travelled over the protocol, the app copied that file out of the worker's
+    folder; a hard link is refused in the sandbox by Landlock's REFER right.)"""
     return (
         "import os, sys\n"
         "worker = sys.modules['rlm_worker.serve']\n"
-        "def planted(repl, file, cap_bytes):\n"
-        f"    os.symlink({str(target)!r}, file)\n"
+        "def planted(repl, cap_bytes, send):\n"
+        f"    os.symlink({str(target)!r}, {STATE_FILE!r})\n"
         "    return {'type': 'state_saved', 'saved': ['x'], 'skipped': {}, 'bytes': 1}\n"
         "worker.save_state = planted\n"
         "FINAL('first answer')"
@@ -106,7 +107,7 @@ async def test_a_state_file_linked_to_a_key_does_not_carry_the_key_to_the_follow
     assert "planted by the test" not in shown, shown
     assert "BEGIN OPENSSH" not in shown
     assert "Your variables could not be restored" in note, note
-    assert "symbolic link" in note
+    assert "0 bytes of the saved state arrived of 1" in note
     assert key.read_text() == SECRET
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
 

@@ -10,10 +10,11 @@ import pytest
 
 from rlm_desktop.engine.sandbox.untrusted_files import (
     UntrustedFile,
-    copy_regular,
+    open_new,
     read_regular,
     remove_tree,
 )
+from tests.cli import run_python, unprivileged
 
 
 @pytest.fixture
@@ -23,16 +24,11 @@ def secret(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_regular_file_is_read_and_copied(tmp_path: Path) -> None:
+def test_a_regular_file_is_read(tmp_path: Path) -> None:
     source = tmp_path / "state"
     source.write_bytes(b"pickled")
-    target = tmp_path / "kept" / "state"
-    target.parent.mkdir()
 
     assert read_regular(source, 100) == b"pickled"
-    assert copy_regular(source, target, 100) == 7
-    assert target.read_bytes() == b"pickled"
-    assert not target.with_name("state.part").exists()
 
 
 def test_a_symbolic_link_is_refused(tmp_path: Path, secret: Path) -> None:
@@ -41,9 +37,6 @@ def test_a_symbolic_link_is_refused(tmp_path: Path, secret: Path) -> None:
 
     with pytest.raises(UntrustedFile, match="symbolic link"):
         read_regular(link, 100)
-    with pytest.raises(UntrustedFile, match="symbolic link"):
-        copy_regular(link, tmp_path / "copy", 100)
-    assert not (tmp_path / "copy").exists()
 
 
 def test_a_hard_link_is_refused(tmp_path: Path, secret: Path) -> None:
@@ -74,12 +67,12 @@ def test_a_file_over_the_limit_is_refused(tmp_path: Path) -> None:
     big.write_bytes(b"x" * 101)
 
     with pytest.raises(UntrustedFile, match="larger than 100 bytes"):
-        copy_regular(big, tmp_path / "copy", 100)
+        read_regular(big, 100)
 
 
-def test_a_file_growing_while_it_is_copied_stops_at_the_limit(tmp_path: Path) -> None:
+def test_a_file_growing_while_it_is_read_stops_at_the_limit(tmp_path: Path) -> None:
     """The limit holds against the bytes read, not only the size seen at opening: a writer
-    that keeps appending cannot make the app copy more."""
+    that keeps appending cannot make the app read more."""
     source = tmp_path / "state"
     source.write_bytes(b"")
     stop = threading.Event()
@@ -96,28 +89,21 @@ def test_a_file_growing_while_it_is_copied_stops_at_the_limit(tmp_path: Path) ->
         while source.stat().st_size < 1 << 20:
             pass
         with pytest.raises(UntrustedFile, match="larger than|grew past"):
-            copy_regular(source, tmp_path / "copy", 1 << 20)
+            read_regular(source, 1 << 20)
     finally:
         stop.set()
         grower.join()
-    assert not (tmp_path / "copy").exists()
-    assert not (tmp_path / "copy.part").exists()
 
 
-def test_a_link_planted_at_the_target_is_replaced_not_followed(
+def test_a_new_file_is_never_opened_through_a_link_planted_at_its_name(
     tmp_path: Path, secret: Path
 ) -> None:
-    source = tmp_path / "state"
-    source.write_bytes(b"pickled")
-    target = tmp_path / "new-worker-state"
+    target = tmp_path / "repl-state.pickle.part"
     target.symlink_to(secret)
-    target.with_name(target.name + ".part").symlink_to(secret)
 
-    copy_regular(source, target, 100)
-
+    with pytest.raises(FileExistsError):
+        open_new(target)
     assert secret.read_text() == "PRIVATE"
-    assert not target.is_symlink()
-    assert target.read_bytes() == b"pickled"
 
 
 def test_remove_tree_removes_everything_and_follows_no_link(tmp_path: Path, secret: Path) -> None:
@@ -132,3 +118,43 @@ def test_remove_tree_removes_everything_and_follows_no_link(tmp_path: Path, secr
 
     assert not root.exists()
     assert secret.read_text() == "PRIVATE"
+
+
+def test_remove_tree_takes_back_folders_model_code_locked(tmp_path: Path, secret: Path) -> None:
+    """Model code, as an ordinary user, fills its folder, then `chmod 000` a subfolder and
+    `chmod 500` its parent (issue #41): the clean-up gives them back to their owner and removes
+    everything, and a link to a folder outside is neither followed nor changed."""
+    root = tmp_path / "scratch"
+    (root / "cX" / "locked" / "deeper").mkdir(parents=True)
+    (root / "cX" / "locked" / "deeper" / "fill").write_bytes(b"x" * 4096)
+    (root / "cX" / "locked" / "fill").write_bytes(b"x" * 4096)
+    (root / "cX" / "outside").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "elsewhere").mkdir(mode=0o755)
+    os.chmod(tmp_path / "elsewhere", 0o755)
+    os.chmod(root / "cX" / "locked" / "deeper", 0)
+    os.chmod(root / "cX" / "locked", 0)
+    os.chmod(root / "cX", 0o500)
+    os.chmod(root, 0o500)
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from rlm_desktop.engine.sandbox.untrusted_files import remove_tree\n"
+        "remove_tree(Path(sys.argv[1]))\n"
+    )
+    done = run_python("-c", code, str(root), home=tmp_path / "home", **unprivileged())
+    assert done.returncode == 0, done.stderr
+    assert not root.exists()
+    assert secret.read_text() == "PRIVATE"
+    assert (tmp_path / "elsewhere").stat().st_mode & 0o777 == 0o755
+
+
+def test_without_its_owner_taking_folders_back_the_lock_holds(tmp_path: Path) -> None:
+    """The attack is real for an ordinary user: what `shutil.rmtree` does with the same tree."""
+    root = tmp_path / "scratch"
+    (root / "locked").mkdir(parents=True)
+    (root / "locked" / "fill").write_bytes(b"x")
+    os.chmod(root / "locked", 0)
+    code = "import shutil, sys\nshutil.rmtree(sys.argv[1])\n"
+    done = run_python("-c", code, str(root), home=tmp_path / "home", **unprivileged())
+    os.chmod(root / "locked", 0o700)
+    assert done.returncode != 0
+    assert "Permission denied" in done.stderr

@@ -309,3 +309,30 @@ def test_the_list_gives_the_question_room_and_leaves_evaluation_trials_out(
     _search(dialog, "What is this about")  # a search leaves the trials out too
     assert sorted(listed()) == ["own-1", "own-2", "own-3"]
     assert "2 evaluation runs hidden" in dialog.count.text()
+
+
+def test_a_crafted_session_is_shown_damaged_and_never_deleted(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """A shared sessions.db whose id is a folder of the user's (issue #41): the row is listed,
+    marked damaged, and neither a click nor Delete reaches it; the folder stays."""
+    victim = tmp_path / "Documents"
+    victim.mkdir()
+    (victim / "thesis.txt").write_text("four years of work")
+    record(str(victim), finish=True)
+    record("sound-run", finish=True)
+    dialog = window.show_sessions()
+    rows = {dialog.table.item(r, 0).data(ID_ROLE): r for r in range(dialog.table.rowCount())}
+    damaged = rows[str(victim)]
+    status = dialog.table.item(damaged, COLUMNS.index("Status")).text()
+    assert status == "damaged"
+    assert "Damaged" in dialog.table.item(damaged, 1).toolTip()
+    rect = dialog.table.visualItemRect(dialog.table.item(damaged, 1))
+    qtbot.mouseClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    dialog.select_id(str(victim))
+    assert dialog.selected_id() != str(victim)
+    dialog.delete_selected(confirm=False)
+    assert (victim / "thesis.txt").read_text() == "four years of work"
+    assert str(victim) in {
+        dialog.table.item(r, 0).data(ID_ROLE) for r in range(dialog.table.rowCount())
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import dataclasses
 import json
@@ -73,6 +74,37 @@ class StateReport:
     lost: dict[str, str] = dataclasses.field(default_factory=dict)
     size_bytes: int = 0
     error: str | None = None
+
+
+class StateReceiver:
+    """Takes a saved state's pieces as they arrive (base64 text) and hands their bytes on, up
+    to `limit_bytes` in all; past it, or on a piece that is not base64, it takes no more and
+    says why (`error`)."""
+
+    def __init__(self, sink: Callable[[bytes], Any], limit_bytes: int) -> None:
+        self.sink = sink
+        self.limit_bytes = limit_bytes
+        self.size = 0
+        self.error: str | None = None
+
+    def take(self, text: str) -> None:
+        """Hand on the bytes of one piece, unless an earlier one was refused."""
+        if self.error is not None:
+            return
+        try:
+            piece = base64.b64decode(text, validate=True)
+        except ValueError:
+            self.error = "a piece of the saved state was not base64"
+            return
+        if self.size + len(piece) > self.limit_bytes:
+            self.error = f"the saved state is larger than {_size(self.limit_bytes)}"
+            return
+        try:
+            self.sink(piece)
+        except OSError as failed:
+            self.error = f"the saved state could not be written: {failed}"
+            return
+        self.size += len(piece)
 
 
 class ProtocolViolation(WorkerDied):
@@ -151,6 +183,7 @@ class WorkerProcess:
         self._cell_ids = 0
         self._request_ids = 0
         self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._receivers: dict[int, StateReceiver] = {}
         self._history: list[dict[str, str]] = []
         self.restarts = 0
 
@@ -190,24 +223,35 @@ class WorkerProcess:
             with contextlib.suppress(WorkerDied):
                 self._send({"type": "history", "messages": list(messages)})
 
-    async def save_state(self, file: str, cap_bytes: int, timeout_s: float) -> StateReport:
-        """Have the worker keep its variables in `file`, a name in its scratch folder.
+    async def save_state(
+        self, cap_bytes: int, sink: Callable[[bytes], Any], limit_bytes: int, timeout_s: float
+    ) -> StateReport:
+        """Have the worker keep its variables (at most `cap_bytes` of them): their pickle comes
+        back in pieces, each handed to `sink` as it arrives, never more than `limit_bytes` in
+        all. The app never unpickles it; the report's size is what the app received (a worker's
+        own count is model code's to fake)."""
+        received = StateReceiver(sink, limit_bytes)
+        self._request_ids += 1
+        request_id = self._request_ids
+        self._receivers[request_id] = received
+        request = {"type": "save_state", "cap_bytes": cap_bytes, "id": request_id}
+        try:
+            reply = await self._state_request(request, timeout_s)
+        finally:
+            self._receivers.pop(request_id, None)
+        saved = tuple(reply.get("saved", ()))
+        error = received.error or reply.get("error")
+        if error is None and received.size != reply.get("bytes"):
+            error = f"{received.size:,} bytes of the saved state arrived of {reply.get('bytes')}"
+        if error is not None:
+            lost = {**reply.get("skipped", {}), **dict.fromkeys(saved, "its saved state was refused")}
+            return StateReport(lost=lost, error=error)
+        return StateReport(saved, dict(reply.get("skipped", {})), received.size)
 
-        The worker pickles them; the app only ever moves the file (it never unpickles it).
-        """
-        reply = await self._state_request(
-            {"type": "save_state", "file": file, "cap_bytes": cap_bytes}, timeout_s
-        )
-        return StateReport(
-            tuple(reply.get("saved", ())),
-            dict(reply.get("skipped", {})),
-            int(reply.get("bytes", 0)),
-            reply.get("error"),
-        )
-
-    async def restore_state(self, file: str, timeout_s: float) -> StateReport:
-        """Have the worker put back the variables kept in `file`, a name in its scratch folder."""
-        reply = await self._state_request({"type": "restore_state", "file": file}, timeout_s)
+    async def restore_state(self, data: bytes, timeout_s: float) -> StateReport:
+        """Have the worker put back the variables kept in `data` (a saved state's pickle)."""
+        encoded = base64.b64encode(data).decode("ascii")
+        reply = await self._state_request({"type": "restore_state", "data": encoded}, timeout_s)
         return StateReport(
             tuple(reply.get("restored", ())), dict(reply.get("failed", {})), 0, reply.get("error")
         )
@@ -215,8 +259,10 @@ class WorkerProcess:
     async def _state_request(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         if not self.running:
             return {"error": "the REPL worker is not running"}
-        self._request_ids += 1
-        request_id = message["id"] = self._request_ids
+        if "id" not in message:
+            self._request_ids += 1
+            message["id"] = self._request_ids
+        request_id = message["id"]
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._replies[request_id] = future
         try:
@@ -356,6 +402,10 @@ class WorkerProcess:
         elif kind == "cell_result" and self._cell_future is not None:
             if message.get("id") == self._cell_ids and not self._cell_future.done():
                 self._cell_future.set_result(message)
+        elif kind == "state_chunk":
+            receiver = self._receivers.get(message["id"])
+            if receiver is not None:
+                receiver.take(message["data"])
         elif kind in ("state_saved", "state_restored"):
             future = self._replies.get(message["id"])
             if future is not None and not future.done():
@@ -475,6 +525,7 @@ FRAME_FIELDS: dict[
         {"id": _is_int, "op": lambda v: v in CALL_OPS, "args": lambda v: isinstance(v, dict)},
         {},
     ),
+    "state_chunk": ({"id": _is_int, "data": _is_text}, {}),
     "state_saved": (
         {"id": _is_int},
         {"saved": _is_texts, "skipped": _is_text_map, "bytes": _is_int, "error": _is_optional_text},

@@ -1,23 +1,28 @@
-"""Reading files that model code could have made, in the application's own (unconfined) process.
+"""Files in folders model code could have written, handled in the application's own
+(unconfined) process.
 
-A worker's folder is model code's to write: a file the app later takes from it (the saved REPL
-state) may be a symbolic link to the user's SSH key, a hard link to the sessions database, a FIFO
-that blocks a reader forever, or a device. Outside the sandbox the app can read all of those, so
-it never follows a link here and takes only a regular file with one name, opened once: the checks
-and the read use the same descriptor, so nothing can be swapped in between.
+A worker's folder is model code's to write, and what the app keeps beside it may be reached by a
+link planted there: a file the app reads may be a symbolic link to the user's SSH key, a hard link
+to the sessions database, a FIFO that blocks a reader forever, or a device. Outside the sandbox
+the app can read all of those, so it never follows a link here and takes only a regular file with
+one name, opened once: the checks and the read use the same descriptor, so nothing can be swapped
+in between. New files are created, never opened through a name that exists; folders are removed
+without following links, their modes given back to their owner where model code locked them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_CHUNK = 1 << 20
 
 
 class UntrustedFile(OSError):
@@ -76,28 +81,9 @@ def read_regular(path: Path, limit_bytes: int) -> bytes:
     return data
 
 
-def copy_regular(source: Path, target: Path, limit_bytes: int) -> int:
-    """Copy the regular file `source` (see `open_regular`) to `target`; returns the bytes copied.
-
-    The copy is written to a new file beside `target` and renamed over it, so a link planted at
-    either name is replaced, never followed."""
-    fd = open_regular(source, limit_bytes)
-    copied = 0
-    with os.fdopen(fd, "rb") as reader:
-        part = target.with_name(target.name + ".part")
-        with contextlib.suppress(FileNotFoundError):
-            part.unlink()
-        with os.fdopen(os.open(part, _CREATE_FLAGS, 0o600), "wb") as writer:
-            while chunk := reader.read(min(_CHUNK, limit_bytes + 1 - copied)):
-                copied += len(chunk)
-                if copied > limit_bytes:
-                    break
-                writer.write(chunk)
-        if copied > limit_bytes:
-            part.unlink()
-            raise UntrustedFile(f"{source.name} grew past {limit_bytes:,} bytes while it was read")
-    os.replace(part, target)
-    return copied
+def open_new(path: Path) -> BinaryIO:
+    """`path` created anew for writing (mode 0600), never through a link planted at its name."""
+    return os.fdopen(os.open(path, _CREATE_FLAGS, 0o600), "wb")
 
 
 def remove_tree(root: Path) -> None:
@@ -105,11 +91,16 @@ def remove_tree(root: Path) -> None:
 
     Model code may have made a tree thousands of folders deep: `shutil.rmtree` recurses (a
     `RecursionError`) and a path that deep is too long to name. This walks down one descriptor at
-    a time and comes back up through `..`, keeping only the names on its way. Errors other than a
-    file already gone are left to the caller; nothing else is touched.
+    a time and comes back up through `..`, keeping only the names on its way.
+
+    Model code may also have locked its own folders (`chmod 000` a folder, `chmod 500` its
+    parent) so that an ordinary user's removal fails and its files fill the disk for good: a
+    folder that cannot be opened or emptied is given back to its owner (mode 0700) first, never
+    through a link. Errors other than a file already gone are left to the caller; nothing else
+    is touched.
     """
     try:
-        fd = os.open(root, _DIRECTORY_FLAGS)
+        fd = _open_folder(str(root), None)
     except FileNotFoundError:
         return
     names: list[str] = []
@@ -117,7 +108,7 @@ def remove_tree(root: Path) -> None:
         while True:
             child = _first_emptied(fd)
             if child is not None:
-                deeper = os.open(child, _DIRECTORY_FLAGS, dir_fd=fd)
+                deeper = _open_folder(child, fd)
                 os.close(fd)
                 fd = deeper
                 names.append(child)
@@ -127,10 +118,45 @@ def remove_tree(root: Path) -> None:
             parent = os.open("..", _DIRECTORY_FLAGS & ~os.O_NOFOLLOW, dir_fd=fd)
             os.close(fd)
             fd = parent
-            os.rmdir(names.pop(), dir_fd=fd)
+            _owned(os.rmdir, names.pop(), fd)
     finally:
         os.close(fd)
     os.rmdir(root)
+
+
+def _open_folder(name: str, dir_fd: int | None) -> int:
+    """A descriptor of the folder `name` (in `dir_fd`), its mode given back to its owner when
+    it shut them out; never through a link."""
+    try:
+        return os.open(name, _DIRECTORY_FLAGS, dir_fd=dir_fd)
+    except PermissionError:
+        _give_back(name, dir_fd)
+        return os.open(name, _DIRECTORY_FLAGS, dir_fd=dir_fd)
+
+
+def _give_back(name: str, dir_fd: int | None) -> None:
+    """Make the folder `name` (in `dir_fd`) its owner's again: mode 0700, never through a link
+    (where the system cannot change a mode without following one, the name is checked to be a
+    folder first: what is left then is model code racing its own clean-up, which only ever
+    leaves one of the user's folders at 0700)."""
+    try:
+        os.chmod(name, 0o700, dir_fd=dir_fd, follow_symlinks=False)
+        return
+    except (NotImplementedError, OSError) as error:
+        if isinstance(error, OSError) and error.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
+    if stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+        os.chmod(name, 0o700, dir_fd=dir_fd)
+
+
+def _owned(remove: Callable[..., None], name: str, fd: int) -> None:
+    """`remove(name, dir_fd=fd)`, first giving the folder `fd` back to its owner when its mode
+    keeps them from changing it."""
+    try:
+        remove(name, dir_fd=fd)
+    except PermissionError:
+        os.fchmod(fd, 0o700)
+        remove(name, dir_fd=fd)
 
 
 def _first_emptied(fd: int) -> str | None:
@@ -140,5 +166,5 @@ def _first_emptied(fd: int) -> str | None:
             if entry.is_dir(follow_symlinks=False):
                 return entry.name
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry.name, dir_fd=fd)
+                _owned(os.unlink, entry.name, fd)
     return None

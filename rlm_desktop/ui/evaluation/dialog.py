@@ -285,7 +285,7 @@ class EvaluationDialog(QDialog):
         self._busy(False)
         self.start_button.setText("&Resume" if evaluation.cancelled else "&Start")
         self.form.setEnabled(not evaluation.cancelled)
-        out = paths.data_dir() / "evaluations" / evaluation.evaluation_id
+        out = paths.results_folder("evaluation", evaluation.evaluation_id)
         _table, summary = conclude(evaluation, out)
         self.footer.setText("\n".join([*summary["notes"], f"Results written to {out}"]))
         if evaluation.cancelled:

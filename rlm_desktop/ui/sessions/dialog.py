@@ -202,6 +202,7 @@ class SessionsDialog(QDialog):
         for r, (row, place) in enumerate(threaded(rows, links)):
             cost = fmt.cost(row.get("cost_usd"), bool(row.get("unpriced")))
             trial = row["id"] in found.trials
+            damaged = row.get("damaged")
             values = (
                 fmt.when(row.get("started_at")),
                 ("↳ " if place else "")
@@ -209,7 +210,7 @@ class SessionsDialog(QDialog):
                 + fmt.one_line(row.get("query"), 140),
                 str(row.get("documents", 0)),
                 _models(row),
-                fmt.status_text(row.get("status") or ""),
+                "damaged" if damaged else fmt.status_text(row.get("status") or ""),
                 cost,
                 fmt.seconds(row.get("wall_s")),
                 shown_level(row.get("sandbox")) or "—",
@@ -235,6 +236,9 @@ class SessionsDialog(QDialog):
                     item.setToolTip(_hits_tip(row))
                 if c == MATCH and row.get("hits"):
                     item.setData(HTML_ROLE, snippet_html(row["hits"][0]))
+                if damaged:  # shown, never selected: no action can reach it
+                    item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+                    item.setToolTip(f"Damaged: {damaged}")
                 self.table.setItem(r, c, item)
         self._list_health()
         common = self._size_columns(bool(text))
@@ -300,8 +304,8 @@ class SessionsDialog(QDialog):
         self._health_pending = []
         for r in range(self.table.rowCount()):
             item = self.table.item(r, 0)
-            if item is None:
-                continue
+            if item is None or not item.flags() & Qt.ItemFlag.ItemIsSelectable:
+                continue  # a damaged session is not read
             findings = self.health.known(item.data(ID_ROLE))
             if findings is None:
                 self._health_pending.append(r)

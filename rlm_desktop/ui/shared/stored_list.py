@@ -1,6 +1,7 @@
 """A titled list of stored work (past evaluations, batches), newest first, each item with its
 state's icon, a few lines of text and a tooltip; an empty list gives way to a note. Choosing one
-emits its id. The kinds say how an entry reads (`Listed`)."""
+emits its id; one whose id is not in the app's shape (a shared or damaged database) is listed as
+damaged and cannot be chosen. The kinds say how an entry reads (`Listed`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Generic, TypeVar
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
+from rlm_desktop import ids
 from rlm_desktop.ui.appearance.theme import status_icon
 from rlm_desktop.ui.shared.widgets import note_label
 
@@ -72,6 +74,10 @@ class StoredList(QWidget, Generic[Entry]):
                 item = QListWidgetItem(status_icon(listed.status), listed.text)
                 item.setData(ID_ROLE, listed.id)
                 item.setToolTip(listed.tip)
+                if not ids.is_well_formed(listed.id):  # shown, never chosen: nothing acts on it
+                    item.setText(f"Damaged: {listed.text}")
+                    item.setToolTip(ids.malformed(listed.id, "stored"))
+                    item.setFlags(Qt.ItemFlag.NoItemFlags)
                 self.list.addItem(item)
             self.select(current)
         self.list.setVisible(bool(entries))

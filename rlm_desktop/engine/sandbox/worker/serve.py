@@ -7,6 +7,7 @@ A reader thread takes the parent's messages: sub-call results go straight to the
 
 from __future__ import annotations
 
+import base64
 import os
 import queue
 import signal
@@ -35,24 +36,31 @@ def _apply_limits(memory_limit_mb: int | None) -> None:
             pass
 
 
-def _handle(repl: Repl, request: dict[str, Any]) -> dict[str, Any] | None:
+def _handle(repl: Repl, request: dict[str, Any], channel: Channel) -> dict[str, Any] | None:
     """Serve one request that is not a cell; returns the reply to send, if it has one."""
     kind = request.get("type")
     if kind == "history":
         repl.history.extend(request.get("messages", []))
         return None
     if kind == "save_state":
+
+        def send(piece: bytes) -> None:
+            data = base64.b64encode(piece).decode("ascii")
+            channel.send({"type": "state_chunk", "id": request.get("id"), "data": data})
+
         try:
-            return save_state(repl, request["file"], int(request.get("cap_bytes", 0)))
+            return save_state(repl, int(request.get("cap_bytes", 0)), send)
         except Interrupted:
             return {"type": "state_saved", "saved": [], "skipped": {}, "error": "interrupted"}
         except Exception as error:
             return {"type": "state_saved", "saved": [], "skipped": {}, "error": why(error)}
     if kind == "restore_state":
         try:
-            return restore_state(repl, request["file"])
+            return restore_state(repl, base64.b64decode(request.get("data", "")))
         except Interrupted:
             return {"type": "state_restored", "restored": [], "failed": {}, "error": "interrupted"}
+        except Exception as error:
+            return {"type": "state_restored", "restored": [], "failed": {}, "error": why(error)}
     return None
 
 
@@ -92,7 +100,7 @@ def serve(channel: Channel) -> None:
         if request.get("type") != "exec":
             signal.signal(signal.SIGINT, on_sigint)
             try:
-                reply = _handle(repl, request)
+                reply = _handle(repl, request, channel)
             finally:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
             if reply is not None:

@@ -1,12 +1,17 @@
-"""A question's variables kept for its follow-up: pickled into the worker's folder, put back later."""
+"""A question's variables kept for its follow-up: pickled here and sent to the app over the
+protocol in chunks; sent back to a later question's worker and put back there.
+
+The bytes travel over the channel, not through a file in the worker's folder: the app never
+opens a file model code could have made (a link to a key, a pipe), and the folder may be a file
+system of the sandbox's own that the app does not see (a tmpfs sized to the run's quota)."""
 
 from __future__ import annotations
 
 import ast
 import linecache
-import os
 import pickle
 import types
+from collections.abc import Callable
 from typing import Any
 
 from . import cell_module
@@ -14,6 +19,8 @@ from .channel import megabytes
 from .repl import Repl
 
 STATE_FORMAT = 1
+STATE_CHUNK = 256 * 1024
+"""The most of a saved state one message carries (well under the app's smallest frame limit)."""
 
 
 def _class_source(cls: type) -> str | None:
@@ -41,8 +48,9 @@ def why(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
-def save_state(repl: Repl, file: str, cap_bytes: int) -> dict[str, Any]:
-    """Keep the model's variables in `file` (in this worker's own folder) for a later question.
+def save_state(repl: Repl, cap_bytes: int, send: Callable[[bytes], None]) -> dict[str, Any]:
+    """Keep the model's variables for a later question: their pickle goes to `send` in pieces of
+    at most `STATE_CHUNK` bytes, and the reply says what was kept.
 
     Values are pickled one by one, so one that does not pickle costs only itself, and kept while
     they fit in `cap_bytes`; functions and classes defined in cells are kept as their source,
@@ -82,23 +90,24 @@ def save_state(repl: Repl, file: str, cap_bytes: int) -> dict[str, Any]:
         values[name] = data
     state = {"format": STATE_FORMAT, "values": values, "sources": sources, "modules": modules}
     payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
-    with open(file + ".part", "wb") as out:
-        out.write(payload)
-    os.replace(file + ".part", file)
+    for start in range(0, len(payload), STATE_CHUNK):
+        send(payload[start : start + STATE_CHUNK])
     kept = sorted([*values, *sources, *modules])
     return {"type": "state_saved", "saved": kept, "skipped": skipped, "bytes": len(payload)}
 
 
-def restore_state(repl: Repl, file: str) -> dict[str, Any]:
-    """Put back what `save_state` kept: modules first, then cell definitions, then values."""
+def restore_state(repl: Repl, data: bytes) -> dict[str, Any]:
+    """Put back what `save_state` kept (`data`, its pickle): modules first, then cell
+    definitions, then values."""
     import importlib
 
     failed: dict[str, str] = {}
     restored: list[str] = []
     try:
-        with open(file, "rb") as saved:
-            state = pickle.load(saved)
-    except Exception as error:  # a missing, cut or foreign file: nothing comes back
+        state = pickle.loads(data)
+        if not isinstance(state, dict):
+            raise TypeError(f"a saved state is a dict, not {type(state).__name__}")
+    except Exception as error:  # a cut or foreign pickle: nothing comes back
         return {"type": "state_restored", "restored": [], "failed": {}, "error": why(error)}
     cell_module.install(repl.namespace)
     namespace = repl.namespace
