@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from rlm_desktop.commands.sessions import add_sessions_parser, run_sessions_command
 from rlm_desktop.store import Store
+from tests.store.conftest import Cli
 from tests.store.synthetic import ANSWER, CELL_WORD
-
-Cli = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
-    def run(*argv: str) -> tuple[int, str, str]:
-        parser = argparse.ArgumentParser(prog="rlm-desktop")
-        add_sessions_parser(parser.add_subparsers(dest="command"))
-        code = run_sessions_command(parser.parse_args(["sessions", *argv]))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 @pytest.fixture

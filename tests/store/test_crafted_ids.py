@@ -7,7 +7,6 @@ through a prefix of an id that looks like the app's.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -15,24 +14,12 @@ from pathlib import Path
 import pytest
 
 from rlm_desktop import confined, ids, paths
-from rlm_desktop.commands.sessions import add_sessions_parser, run_sessions_command
 from rlm_desktop.engine.conversation import KEPT_FOLDER, forget, kept_folder
 from rlm_desktop.store import SessionNotFound, Store
+from tests.store.conftest import Cli
 
-Cli = Callable[..., tuple[int, str, str]]
 LOOKS_LIKE_OURS = "20261201-101010-abcdef"
 
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
-    def run(*argv: str) -> tuple[int, str, str]:
-        parser = argparse.ArgumentParser(prog="rlm-desktop")
-        add_sessions_parser(parser.add_subparsers(dest="command"))
-        code = run_sessions_command(parser.parse_args(["sessions", *argv]))
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
 
 
 @pytest.fixture
