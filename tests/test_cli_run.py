@@ -15,10 +15,11 @@ import pytest
 
 from tests.cli import run_cli, start_cli, unprivileged
 from tests.engine.scripting import (
-    HOST_PID,
+    ANNOUNCE_PID,
     QUERY,
     TEST_MODEL,
     UNKNOWN_HOST_URL,
+    announced_pids,
     closed_port_url,
     repl,
     scripted,
@@ -232,15 +233,14 @@ def test_a_run_past_its_time_limit_is_a_timeout(
 def test_an_interrupt_exits_130_and_stops_the_workers(
     scripted_server: ScriptedServer, document: Path, tmp_path: Path, isolated_home: Path
 ) -> None:
-    marks = isolated_home / "scratch"  # model code may write only its own scratch folder
-    code = f"import time\nopen('pid-' + str({HOST_PID}), 'w').close()\ntime.sleep(60)"
+    code = f"import time\n{ANNOUNCE_PID}\ntime.sleep(60)"
     scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
     args = served(scripted_server, "--doc", str(document), "--mode", "rlm", "--json")
     process = start_cli(
         "run", *args, home=isolated_home, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + 30
-    while not (found := list(marks.glob("*/*/pid-*"))):
+    while not (found := announced_pids(scripted_server)):
         assert process.poll() is None, process.communicate()[1]
         assert time.monotonic() < deadline, "the cell never started"
         time.sleep(0.05)
@@ -250,8 +250,7 @@ def test_an_interrupt_exits_130_and_stops_the_workers(
     assert process.returncode == 130, err
     assert json.loads(out)["status"] == "cancelled"
     assert "Traceback" not in err
-    (pid,) = (int(p.name.removeprefix("pid-")) for p in found)
-    assert asyncio.run(still_alive([pid])) == set()
+    assert asyncio.run(still_alive(found)) == set()
 
 
 @pytest.mark.parametrize(

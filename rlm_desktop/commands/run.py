@@ -32,7 +32,12 @@ from rlm_desktop.engine import (
     RunConfig,
     RunResult,
 )
-from rlm_desktop.engine.config import DEFAULT_COMPACT_TOKENS, DEFAULT_MODE, DEFAULT_MODEL
+from rlm_desktop.engine.config import (
+    DEFAULT_COMPACT_TOKENS,
+    DEFAULT_MODE,
+    DEFAULT_MODEL,
+    DEFAULT_SCRATCH_QUOTA_MB,
+)
 from rlm_desktop.engine.exposure import exposure_warnings
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
@@ -72,6 +77,7 @@ FLAGS_AS_CHOSEN = (
 """The flags whose values are `RunChoices` fields of the same name, as given."""
 FLAGS = {
     "require_isolation": "--require-sandbox",
+    "scratch_quota_mb": "--scratch-quota",
     "follows": "--continue",
     **flag_names([*FLAGS_AS_CHOSEN, "prices", *BUDGET_HELP]),
 }
@@ -114,6 +120,15 @@ def add_run_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
         help="refuse to run model code unless the kernel sandbox isolates files and network",
     )
     parser.add_argument(
+        "--scratch-quota",
+        type=int,
+        default=DEFAULT_SCRATCH_QUOTA_MB,
+        metavar="MB",
+        help="the most the files model code writes may take in all (default "
+        f"{DEFAULT_SCRATCH_QUOTA_MB:,} MB: in memory where the Linux sandbox allows, else "
+        "checked on disk, keeping room for the session's record)",
+    )
+    parser.add_argument(
         "--otlp-endpoint",
         metavar="URL",
         help="send the run's trace to this OTLP/HTTP receiver when it ends (default: "
@@ -144,6 +159,7 @@ def choices_from_args(args: argparse.Namespace) -> RunChoices:
         **{choice: getattr(args, choice) for choice in FLAGS_AS_CHOSEN},
         prices=parse_prices("\n".join(args.price)),
         require_isolation=args.require_sandbox,
+        scratch_quota_mb=args.scratch_quota,
         budget=Budget(**{field: getattr(args, field) for field in BUDGET_HELP}),
     )
 

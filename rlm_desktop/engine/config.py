@@ -23,6 +23,13 @@ DEFAULT_STATE_CAP_MB = 64
 DEFAULT_MAX_TASKS = 256
 """Tasks (processes and threads) all of a run's model code may have at once, the launcher included.
 A worker is two threads at rest, so 64 concurrent child calls under a root take about 130."""
+DEFAULT_SCRATCH_QUOTA_MB = 2048
+"""The most the files model code writes in a run's scratch folder may take (`--scratch-quota`,
+Settings → Sandbox): a file system of that size in memory where the kernel sandbox gives the run
+a mount namespace (the files then never reach the disk and go with the run), else checked on disk
+while the run goes on, never into the room the data folder keeps for the session's record
+(engine/sandbox/scratch_quota.py)."""
+MAX_SCRATCH_QUOTA_MB = 1_048_576
 DEFAULT_MEMORY_LIMIT_MB = 4096
 """The memory all of a run's REPL processes share where a cgroup holds them (engine/sandbox/
 run_bounds.py); each process is also held to it alone (address space). Without a cgroup it is a
@@ -139,6 +146,9 @@ class RunConfig(RunBasics):
     """Refuse to run model code unless the sandbox isolates both the filesystem and the network."""
     max_tasks: int = DEFAULT_MAX_TASKS
     """Processes and threads all of a run's model code may have at once (the sandbox's cap)."""
+    scratch_quota_mb: int = DEFAULT_SCRATCH_QUOTA_MB
+    """The most the files model code writes in the run's scratch folder may take (see
+    DEFAULT_SCRATCH_QUOTA_MB)."""
     compact_tokens: int | None = DEFAULT_COMPACT_TOKENS
     """Compact an RLM call's conversation at this many input tokens (None: only the window counts)."""
     compact_window_share: float | None = DEFAULT_COMPACT_WINDOW_SHARE
@@ -174,6 +184,10 @@ class RunConfig(RunBasics):
             raise ConfigError("must be at least 200 characters", "output_limit_chars")
         if not self.max_tasks >= 16:
             raise ConfigError("must be at least 16", "max_tasks")
+        if not 1 <= self.scratch_quota_mb <= MAX_SCRATCH_QUOTA_MB:
+            raise ConfigError(
+                f"must be between 1 and {MAX_SCRATCH_QUOTA_MB:,} MB", "scratch_quota_mb"
+            )
         if self.compact_tokens is not None and not self.compact_tokens >= 1_000:
             raise ConfigError("must be at least 1,000 tokens", "compact_tokens")
         share = self.compact_window_share

@@ -301,6 +301,8 @@ class Run:
                 allow_read=config.allow_read,
                 max_tasks=config.max_tasks,
                 memory_limit_mb=config.memory_limit_mb,
+                scratch_quota_mb=config.scratch_quota_mb,
+                on_over_quota=lambda reason: holder[0].stop_workers(reason),
             ),
         )
         holder.append(runtime)

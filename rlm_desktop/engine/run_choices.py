@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from rlm_desktop.engine.config import (
     AUTO_DIRECT_MAX_TOKENS,
     DEFAULT_COMPACT_TOKENS,
+    DEFAULT_SCRATCH_QUOTA_MB,
     RunBasics,
     RunConfig,
 )
@@ -38,6 +39,8 @@ class RunChoices(RunBasics):
     follows: str | None = None
     """The saved session this question follows up on (see `RunConfig.follows`)."""
     conversation_id: str | None = None
+    scratch_quota_mb: int = DEFAULT_SCRATCH_QUOTA_MB
+    """The most model code's files may take (see `RunConfig.scratch_quota_mb`)."""
 
 
 _CONVERTED = {"prices", "allow_read", "compact_tokens", "auto_direct_max_tokens"}

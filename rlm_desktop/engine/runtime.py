@@ -189,6 +189,12 @@ class Runtime:
         for worker in list(self.workers):
             worker.kill()
 
+    def stop_workers(self, reason: str) -> None:
+        """Stop every live worker of the run at once; the cells they were running fail with
+        `reason` (the next cell of each call starts a fresh worker)."""
+        for worker in list(self.workers):
+            worker.stop(reason)
+
     async def request(
         self,
         call_id: str,

@@ -20,19 +20,21 @@ import threading
 import time
 from pathlib import Path
 
-from rlm_desktop import paths
 from rlm_desktop.engine import Budget
 from tests.engine.scripting import QUERY, make_run, repl, run_to_end, scripted
+from tests.scripted_rlm import asked
 from tests.scripted_server import ScriptedServer
 
 ATTACK = r'''
-import os, struct, time
+import json, os, struct, time
 held = int(os.readlink('/proc/self'))   # the worker's pid as the app sees it (the app holds it)
 if os.fork() == 0:
     os.setsid()                          # out of the worker's process group: `held` can be reused
     while os.path.exists(f'/proc/{held}'):
         time.sleep(0.005)
-    open('free-pid', 'w').write(str(held))
+    said = json.dumps({'type': 'call', 'id': 1000, 'op': 'llm_query',
+                       'args': {'prompt': f'free-pid {held}'}}).encode()
+    os.write(3, struct.pack('>I', len(said)) + said)   # tell the test, through the app
     deadline = time.monotonic() + 100
     while not os.path.exists(f'/proc/{held}') and time.monotonic() < deadline:
         time.sleep(0.005)                # until some process of the user is given that pid
@@ -41,6 +43,15 @@ if os.fork() == 0:
     os._exit(0)
 os._exit(0)                              # the worker ends; its child keeps the app's socket open
 '''
+
+
+def _freed_pid(server: ScriptedServer) -> int | None:
+    """The pid model code said it freed (a sub-call it sent through the app), once it has."""
+    for request in server.chat_requests():
+        prompt = asked(request).prompt
+        if prompt.startswith("free-pid "):
+            return int(prompt.removeprefix("free-pid "))
+    return None
 
 
 def main() -> None:
@@ -54,15 +65,14 @@ def main() -> None:
     outcome: dict[str, object] = {}
 
     def user() -> None:
-        folder = paths.scratch_root() / run.run_id / "c1"
         deadline = time.monotonic() + 60
-        while not (folder / "free-pid").exists():
+        while not (freed := _freed_pid(server)):
             if time.monotonic() > deadline:
                 outcome["user"] = "the worker never freed its pid"
                 return
             time.sleep(0.005)
         time.sleep(0.05)
-        target = int((folder / "free-pid").read_text())
+        target = freed
         for _ in range(4000):
             program = subprocess.Popen(["sleep", "300"], start_new_session=True)
             if program.pid == target:

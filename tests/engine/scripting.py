@@ -8,6 +8,7 @@ document and process helpers, and re-exports the script helpers they use.
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import time
 from collections.abc import Iterable, Sequence
@@ -18,11 +19,11 @@ import psutil
 from rlm_desktop import paths
 from rlm_desktop.engine import Budget, ContextDocument, Credentials, Run, RunConfig, RunResult
 from rlm_desktop.engine.events import Event
+from tests.scripted_rlm import asked, turn_of
 from tests.scripted_rlm import is_sub_call as is_sub_call
 from tests.scripted_rlm import repl as repl
 from tests.scripted_rlm import rlm_requests as _rlm_requests
 from tests.scripted_rlm import scripted as scripted
-from tests.scripted_rlm import turn_of
 from tests.scripted_server import ScriptedServer, last_user_text
 
 TEST_MODEL = "openai/test-model"
@@ -37,6 +38,17 @@ HOST_PID = "int(__import__('os').readlink('/proc/self'))"
 """Model code's expression for its worker's pid as the tests see it: inside the sandbox's PID
 namespace `os.getpid()` is the namespace's number, while `/proc/self` (the host's /proc) names it
 as this process sees it."""
+
+
+ANNOUNCE_PID = f"llm_query('pid ' + str({HOST_PID}))"
+"""Model code that tells the test its worker's pid, by a sub-call the scripted server sees (the
+test cannot look into a worker's folder: it is a file system of the sandbox's own)."""
+
+
+def announced_pids(server: ScriptedServer) -> list[int]:
+    """The pids the workers announced (`ANNOUNCE_PID`) so far, in arrival order."""
+    prompts = (asked(request).prompt for request in server.chat_requests())
+    return [int(prompt[4:]) for prompt in prompts if re.fullmatch(r"pid \d+", prompt)]
 
 
 WHOLE_REPLIES = "whole-replies"

@@ -6,7 +6,6 @@ import asyncio
 import gc
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,9 @@ from rlm_desktop.engine import Budget, Run, RunResult
 from rlm_desktop.engine.events import CallFinished, CallStarted, Event, RunFinished
 from rlm_desktop.engine.litellm_loader import load_litellm
 from tests.engine.scripting import (
-    HOST_PID,
+    ANNOUNCE_PID,
     QUERY,
+    announced_pids,
     is_sub_call,
     live_descendants,
     make_run,
@@ -26,15 +26,6 @@ from tests.engine.scripting import (
     still_alive,
 )
 from tests.scripted_server import Reply, ScriptedServer
-
-
-def mark_pid(folder: Path) -> str:
-    """Model code that leaves its worker's pid in its own scratch folder, under `folder`.
-
-    (The sandbox lets model code write nowhere else; `pids_in` remembers what it saw, since the
-    scratch folders go with the run.)
-    """
-    return f"open('pid-' + str({HOST_PID}), 'w').close()"
 
 
 async def wait_until(condition: object, what: str, timeout_s: float = 15.0) -> None:
@@ -57,42 +48,26 @@ async def cancel_and_time(run: Run, task: asyncio.Task[RunResult]) -> tuple[RunR
     return result, time.monotonic() - started
 
 
-@pytest.fixture
-def marks(isolated_home: Path) -> Path:
-    return isolated_home / "scratch"
-
-
-_SEEN: dict[Path, set[int]] = {}
-
-
-def pids_in(folder: Path) -> list[int]:
-    seen = _SEEN.setdefault(folder, set())
-    seen.update(int(p.name.removeprefix("pid-")) for p in folder.glob("*/*/pid-*"))
-    return sorted(seen)
-
-
-def sleeping_run(
-    server: ScriptedServer, marks: Path, timeout_s: float | None = Budget().timeout_s
-) -> Run:
-    """A run whose first cell leaves its worker's pid in `marks`, then sleeps for a minute."""
-    code = f"{mark_pid(marks)}\nimport time\ntime.sleep(60)"
+def sleeping_run(server: ScriptedServer, timeout_s: float | None = Budget().timeout_s) -> Run:
+    """A run whose first cell announces its worker's pid, then sleeps for a minute."""
+    code = f"{ANNOUNCE_PID}\nimport time\ntime.sleep(60)"
     server.respond_with(scripted({QUERY: [repl(code)]}))
     return make_run(server, budget=Budget(timeout_s=timeout_s, cell_timeout_s=120))
 
 
 async def start_sleeping(
-    server: ScriptedServer, marks: Path
+    server: ScriptedServer,
 ) -> tuple[Run, asyncio.Task[RunResult], list[Event]]:
     """Start a `sleeping_run` and wait until its cell is running."""
-    run = sleeping_run(server, marks)
+    run = sleeping_run(server)
     task, events = start(run)
-    await wait_until(lambda: len(pids_in(marks)) == 1, "the cell to start")
+    await wait_until(lambda: len(announced_pids(server)) == 1, "the cell to start")
     return run, task, events
 
 
-async def assert_no_workers_left(marks: Path, before: set[int]) -> None:
-    """Every worker that marked its pid is gone, and no process started since `before` lives."""
-    assert await still_alive(pids_in(marks)) == set()
+async def assert_no_workers_left(server: ScriptedServer, before: set[int]) -> None:
+    """Every worker that announced its pid is gone, and no process started since `before` lives."""
+    assert await still_alive(announced_pids(server)) == set()
     assert await new_descendants(before) == set()
 
 
@@ -102,31 +77,34 @@ def assert_finished_cancelled(events: list[Event]) -> None:
     assert events[-1].status == "cancelled"
 
 
-async def test_cancel_during_a_sleeping_cell(scripted_server: ScriptedServer, marks: Path) -> None:
+async def test_cancel_during_a_sleeping_cell(scripted_server: ScriptedServer) -> None:
     before = live_descendants()
-    run, task, events = await start_sleeping(scripted_server, marks)
+    run, task, events = await start_sleeping(scripted_server)
     await asyncio.sleep(0.2)
     result, elapsed = await cancel_and_time(run, task)
 
     assert result.status == "cancelled"
     assert elapsed < 1.0
-    await assert_no_workers_left(marks, before)
+    await assert_no_workers_left(scripted_server, before)
     assert_finished_cancelled(events)
 
 
-async def test_cancel_during_a_fan_out_tree(scripted_server: ScriptedServer, marks: Path) -> None:
-    root = [repl(f"{mark_pid(marks)}\nprint(rlm_query_batched(['child a', 'child b']))")]
+async def test_cancel_during_a_fan_out_tree(scripted_server: ScriptedServer) -> None:
+    root = [repl(f"{ANNOUNCE_PID}\nprint(rlm_query_batched(['child a', 'child b']))")]
     child = [
-        repl(f"{mark_pid(marks)}\nprint(llm_query_batched([f'slow {{i}}' for i in range(60)]))")
+        repl(f"{ANNOUNCE_PID}\nprint(llm_query_batched([f'slow {{i}}' for i in range(60)]))")
     ]
     slow = Reply(content="late", delay_s=10)
     scripted_server.respond_with(
-        scripted({QUERY: root, "child a": child, "child b": child}, sub=slow)
+        scripted(
+            {QUERY: root, "child a": child, "child b": child},
+            sub=lambda prompt: "noted" if prompt.startswith("pid ") else slow,
+        )
     )
     before = live_descendants()
-    run = make_run(scripted_server, budget=Budget(max_depth=2, concurrency=20))
+    run = make_run(scripted_server, budget=Budget(max_depth=2, concurrency=64))
     task, events = start(run)
-    await wait_until(lambda: len(pids_in(marks)) == 3, "root and children to run")
+    await wait_until(lambda: len(announced_pids(scripted_server)) == 3, "root and children to run")
     await wait_until(
         lambda: sum(map(is_sub_call, scripted_server.chat_requests())) >= 20, "sub-calls in flight"
     )
@@ -134,11 +112,13 @@ async def test_cancel_during_a_fan_out_tree(scripted_server: ScriptedServer, mar
 
     assert result.status == "cancelled"
     assert elapsed < 1.0
-    await assert_no_workers_left(marks, before)
+    await assert_no_workers_left(scripted_server, before)
     started = {e.call_id for e in of_type(events, CallStarted)}
     finished = {e.call_id: e.status for e in of_type(events, CallFinished)}
     assert set(finished) == started
-    assert set(finished.values()) == {"cancelled"}
+    statuses = list(finished.values())
+    assert statuses.count("ok") == 3  # the three workers' announcements of their pids
+    assert set(statuses) == {"ok", "cancelled"}
 
 
 async def test_cancel_before_execute(scripted_server: ScriptedServer) -> None:
@@ -152,15 +132,15 @@ async def test_cancel_before_execute(scripted_server: ScriptedServer) -> None:
 
 
 async def test_cancelling_the_task_stops_the_tree(
-    scripted_server: ScriptedServer, marks: Path
+    scripted_server: ScriptedServer
 ) -> None:
     before = live_descendants()
-    run, task, events = await start_sleeping(scripted_server, marks)
+    run, task, events = await start_sleeping(scripted_server)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 10)
 
-    await assert_no_workers_left(marks, before)
+    await assert_no_workers_left(scripted_server, before)
     assert_finished_cancelled(events)
 
 
@@ -172,16 +152,16 @@ def litellm_loaded() -> None:
 
 @pytest.mark.usefixtures("litellm_loaded")
 async def test_the_wall_clock_limit_ends_the_run(
-    scripted_server: ScriptedServer, marks: Path
+    scripted_server: ScriptedServer
 ) -> None:
     before = live_descendants()
-    run = sleeping_run(scripted_server, marks, timeout_s=1.5)
+    run = sleeping_run(scripted_server, timeout_s=1.5)
     result = await asyncio.wait_for(run.execute(), 10)
 
     assert result.status == "timeout"
     assert 1.5 <= result.wall_s < 3.0
     assert "1.5 s" in (result.error or "")
-    await assert_no_workers_left(marks, before)
+    await assert_no_workers_left(scripted_server, before)
 
 
 @pytest.mark.usefixtures("litellm_loaded")
@@ -210,9 +190,9 @@ async def loop_errors() -> AsyncIterator[list[str]]:
 
 
 async def test_a_cancelled_run_leaves_no_unretrieved_errors_behind(
-    scripted_server: ScriptedServer, marks: Path, loop_errors: list[str]
+    scripted_server: ScriptedServer, loop_errors: list[str]
 ) -> None:
-    run, task, _ = await start_sleeping(scripted_server, marks)
+    run, task, _ = await start_sleeping(scripted_server)
     result, _ = await cancel_and_time(run, task)
     del run, task
     gc.collect()
@@ -231,7 +211,10 @@ async def test_the_wall_clock_limit_ends_every_call_it_stops_as_a_timeout(
     child = [repl("print(llm_query_batched([f'slow {i}' for i in range(4)]))")]
     slow = Reply(content="late", delay_s=60)
     scripted_server.respond_with(
-        scripted({QUERY: root, "child a": child, "child b": child}, sub=slow)
+        scripted(
+            {QUERY: root, "child a": child, "child b": child},
+            sub=lambda prompt: "noted" if prompt.startswith("pid ") else slow,
+        )
     )
     run = make_run(scripted_server, budget=Budget(max_depth=2, timeout_s=8.0))
     task, events = start(run)

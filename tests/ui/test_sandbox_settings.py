@@ -11,6 +11,7 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.engine.config import ConfigError
+from rlm_desktop.engine.events import RunFinished
 from rlm_desktop.engine.sandbox.level import SandboxReport, refuse_unless_isolated
 from rlm_desktop.paths import database_path
 from rlm_desktop.ui.run.controls import REQUIRE_ISOLATION, describe_config_error
@@ -51,9 +52,9 @@ def test_the_page_shows_the_sandbox_this_machine_gives(qtbot: QtBot, qloop: obje
     if EXPECTED_LEVEL == "landlock+netns+ipcns+pidns+mntns+seccomp+cgroup":
         assert page.level.text() == (
             "Model code runs in a sandbox: landlock+netns+ipcns+pidns+mntns+seccomp+cgroup — reads "
-            "only Python, its packages and the folders you open; writes only its scratch folder; "
-            "no network; all its processes end with the run; its processes share one memory "
-            "bound."
+            "only Python, its packages and the folders you open; writes only its scratch folder "
+            "(in memory, up to its quota, gone with the run); no network; all its processes end "
+            "with the run; its processes share one memory bound."
         )
     dialog.accept()
 
@@ -121,14 +122,8 @@ def test_an_opened_folder_is_readable_by_a_real_run_and_its_sibling_is_not(
         f"FINAL(open({str(opened / 'data.txt')!r}).read() + ' | sibling ' + sibling)"
     )
     scripted_server.respond_with(scripted({QUESTION: [repl(code)]}))
-    prepare(window, qtbot, scripted_server, QUESTION, memos(1))
+    finished = _run_to_its_end(window, qtbot, scripted_server)
     ws = window.workspace
-    ws.controls.run_button.click()
-    qtbot.waitUntil(lambda: ws.answer.isVisible(), timeout=60_000)
-    qtbot.waitUntil(lambda: not window.starter.running, timeout=10_000)
-
-    finished = ws.model.tree.run.finished
-    assert finished is not None
     assert (finished.status, finished.answer) == (
         "completed",
         "content of opened | sibling DENIED PermissionError",
@@ -165,3 +160,39 @@ def test_a_refused_run_names_the_checkbox_in_one_line() -> None:
         f"“{REQUIRE_ISOLATION}” (Settings → Sandbox) is set but this system's sandbox "
         "(landlock) does not isolate the network; model code was not run."
     )
+
+
+def test_the_scratch_quota_set_here_holds_in_a_real_run(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
+    """The quota chosen on the page is saved, reaches the run's settings, and a cell that writes
+    past it fails with the note that names it (issue #41)."""
+    dialog = window.show_settings("sandbox")
+    page = dialog.sandbox
+    page.quota.setValue(8)
+    dialog.accept()
+    assert Preferences().scratch_quota_mb == 8
+    fill = (
+        "n = 0\n"
+        "while True:\n"
+        "    open(f'f{n}.bin', 'wb').write(b'x' * (1 << 20))\n"
+        "    n += 1\n"
+    )
+    scripted_server.respond_with(scripted({QUESTION: [repl(fill), repl("FINAL('done')")]}))
+    finished = _run_to_its_end(window, qtbot, scripted_server)
+    assert finished.status == "completed"
+    assert window.workspace.model.tree.run.settings["scratch_quota_mb"] == 8
+    turns = window.starter.store().session(finished.run_id)["turns"]
+    assert "at most 8 MB" in turns[0]["error"]
+
+
+def _run_to_its_end(window: MainWindow, qtbot: QtBot, server: ScriptedServer) -> RunFinished:
+    """Ask QUESTION of a memo in the window, as a user does; the run's end."""
+    prepare(window, qtbot, server, QUESTION, memos(1))
+    ws = window.workspace
+    ws.controls.run_button.click()
+    qtbot.waitUntil(lambda: ws.answer.isVisible(), timeout=60_000)
+    qtbot.waitUntil(lambda: not window.starter.running, timeout=10_000)
+    finished = ws.model.tree.run.finished
+    assert finished is not None
+    return finished

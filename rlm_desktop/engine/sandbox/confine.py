@@ -16,6 +16,7 @@ What the launcher sets up, each piece falling back cleanly where the kernel lack
   (`pid_max`, Linux 6.14+, with `ns_last_pid`); where no cgroup holds, workers start no process;
 - a mount namespace whose every mount is read-only but the run's scratch folder (mounts.py): no
   `chmod`, `chown`, `utime` or extended attribute outside scratch, which Landlock does not govern;
+  scratch itself a tmpfs of the run's quota, so model code's files never reach the disk;
 - Landlock: read (and execute) Python and the system libraries, read what the user opened, write
   only the run's scratch folder; no TCP connect or bind (ABI 4+); no signals to, and no abstract
   Unix sockets of, processes outside the sandbox (ABI 6+);
@@ -279,18 +280,23 @@ def _sibling(name: str) -> Any:
     return module
 
 
-def _read_only_view(libc: Any, pieces: list[str], writable: str) -> bool:
-    """In the launcher's mount namespace, everything read-only but `writable` (mounts.py); True
-    when that holds. Where it cannot be set up, the namespace is dropped from `pieces`."""
+def _read_only_view(libc: Any, pieces: list[str], spec: dict[str, Any]) -> tuple[bool, bool]:
+    """In the launcher's mount namespace, everything read-only but the run's scratch folder, a
+    tmpfs of its quota where the kernel allows (mounts.py). Returns whether the view holds and
+    whether scratch is in memory. Where the view cannot be set up, the namespace is dropped from
+    `pieces`."""
     if "mntns" not in pieces:
-        return False
+        return False, False
     mounts = _sibling("mounts")
+    quota = spec.get("scratch_bytes")
     try:
-        mounts.read_only_except(libc, writable)
+        in_memory = mounts.read_only_except(
+            libc, spec["write"], quota, int(spec.get("scratch_files", 0))
+        )
     except mounts.ReadOnlyFailed:
         pieces.remove("mntns")
-        return False
-    return True
+        return False, False
+    return True, bool(in_memory)
 
 
 def _drop_capabilities(libc: Any) -> None:
@@ -321,18 +327,20 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
     """Sandbox this launcher (and so every worker it forks); report what applied.
 
     `spec`: `read` (Python's folders), `allow_read` (what the user opened), `write` (the run's
-    scratch folder), `max_tasks`, `cgroup_procs` (the run's cgroups to join, run_bounds.py).
-    Returns {"level", "filesystem", "network", "processes", "shared_bounds"}.
+    scratch folder), `scratch_bytes` and `scratch_files` (its quota), `max_tasks`,
+    `cgroup_procs` (the run's cgroups to join, run_bounds.py).
+    Returns {"level", "filesystem", "network", "processes", "shared_bounds",
+    "scratch_in_memory"}.
     """
     pieces: list[str] = []
-    network = processes = shared = False
+    network = processes = shared = in_memory = False
     if sys.platform.startswith("linux"):
         libc = _libc()
         shared = _join_cgroups(list(spec.get("cgroup_procs", [])))
         pieces = _enter_namespaces(libc, control_fd)
         processes = _cap_tasks(int(spec.get("max_tasks", 256)), "pidns" in pieces)
         processes = processes and "pidns" in pieces
-        read_only = _read_only_view(libc, pieces, spec["write"])
+        read_only, in_memory = _read_only_view(libc, pieces, spec)
         _drop_capabilities(libc)
         read = python_read_paths(spec) + list(spec.get("allow_read", [])) + ["/proc"]
         try:
@@ -363,6 +371,7 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
         "network": network,
         "processes": processes,
         "shared_bounds": shared,
+        "scratch_in_memory": in_memory,
     }
 
 

@@ -11,16 +11,21 @@ import socket
 import struct
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from rlm_desktop.engine.config import DEFAULT_MAX_TASKS, DEFAULT_MEMORY_LIMIT_MB
+from rlm_desktop.engine.config import (
+    DEFAULT_MAX_TASKS,
+    DEFAULT_MEMORY_LIMIT_MB,
+    DEFAULT_SCRATCH_QUOTA_MB,
+)
 from rlm_desktop.engine.sandbox import seatbelt
 from rlm_desktop.engine.sandbox.environment import worker_environment
 from rlm_desktop.engine.sandbox.hardening import protect_application_process
-from rlm_desktop.engine.sandbox.level import SandboxReport, sandbox_spec
+from rlm_desktop.engine.sandbox.level import MIB, SandboxReport, sandbox_spec
 from rlm_desktop.engine.sandbox.run_bounds import SharedBounds, make_shared_bounds
+from rlm_desktop.engine.sandbox.scratch_quota import ScratchWatch, megabytes
 from rlm_desktop.engine.sandbox.worker.launch import FROZEN_LAUNCHER_FLAG
 
 WORKER_SCRIPT = Path(__file__).with_name("worker") / "__main__.py"
@@ -67,7 +72,11 @@ class Launcher:
     The launcher confines itself (confine.py) before it forks any worker: `allow_read` are the
     folders model code may read besides Python's own, `max_tasks` caps its processes and threads,
     and `memory_limit_mb` their memory together, where the system gives the run a cgroup
-    (run_bounds.py). `sandbox=False` (benchmarks only) leaves it unconfined, reported as `none`.
+    (run_bounds.py). The files model code writes in the scratch folder take at most
+    `scratch_quota_mb`: a tmpfs of that size where the sandbox has a mount namespace, else the
+    folder on disk is checked (scratch_quota.py) and `on_over_quota(reason)` is asked to stop
+    the run's workers when they pass it. `sandbox=False` (benchmarks only) leaves it unconfined,
+    reported as `none`.
     """
 
     def __init__(
@@ -78,9 +87,14 @@ class Launcher:
         allow_read: Sequence[str] = (),
         max_tasks: int = DEFAULT_MAX_TASKS,
         memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
+        scratch_quota_mb: int = DEFAULT_SCRATCH_QUOTA_MB,
+        on_over_quota: Callable[[str], None] | None = None,
         sandbox: bool = True,
     ) -> None:
         self._scratch = scratch_dir
+        self._quota_mb = scratch_quota_mb
+        self._on_over_quota = on_over_quota
+        self._watch: ScratchWatch | None = None
         self._confine = sandbox
         self._output_cap = output_cap_chars
         self._allow_read = tuple(allow_read)
@@ -137,7 +151,9 @@ class Launcher:
         if self._confine:
             self._bounds = make_shared_bounds(self._memory_bytes, self._max_tasks)
             procs = self._bounds.procs_files if self._bounds is not None else ()
-            spec = sandbox_spec(self._scratch, self._allow_read, self._max_tasks, procs)
+            spec = sandbox_spec(
+                self._scratch, self._allow_read, self._max_tasks, procs, self._quota_mb * MIB
+            )
             spec["read"] += bundle_folders()
             if seatbelt.applies(sys.platform):
                 spec["outer"] = seatbelt.LEVEL
@@ -159,14 +175,37 @@ class Launcher:
             theirs.close()
         message, _ = await self._receive()
         self.sandbox = SandboxReport.from_message(message.get("sandbox", {}))
+        if not self.sandbox.scratch_in_memory:
+            self._watch = ScratchWatch(
+                self._scratch, self._quota_mb * MIB, self._over_quota, self._lock
+            )
+            self._watch.start()
+
+    def _over_quota(self, reason: str) -> None:
+        if self._on_over_quota is not None:
+            self._on_over_quota(reason)
+
+    def _file_bytes(self) -> int:
+        """The largest file a worker may write: the quota in memory, else the run's allowance
+        on the disk."""
+        return self._watch.allowance if self._watch is not None else self._quota_mb * MIB
+
+    def _room(self) -> str:
+        """How much model code's files may take, as a worker's note says it."""
+        if self._watch is not None:
+            return self._watch.room()
+        return f"at most {megabytes(self._quota_mb * MIB)} (setting scratch_quota_mb)"
 
     async def _request(self, cwd: Path) -> tuple[int, socket.socket]:
         assert self._control is not None
         parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            socket.send_fds(
-                self._control, [json.dumps({"cwd": str(cwd)}).encode()], [worker_end.fileno()]
-            )
+            request = {
+                "cwd": str(cwd),
+                "file_bytes": self._file_bytes(),
+                "room": self._room(),
+            }
+            socket.send_fds(self._control, [json.dumps(request).encode()], [worker_end.fileno()])
         finally:
             worker_end.close()
         try:
@@ -216,6 +255,9 @@ class Launcher:
         control, self._control = self._control, None
         if control is not None:
             control.close()
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            await watch.close()
         process, self._process = self._process, None
         if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError):

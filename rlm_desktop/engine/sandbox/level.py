@@ -9,8 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlm_desktop.engine.config import DEFAULT_MAX_TASKS, ConfigError
+from rlm_desktop.engine.config import DEFAULT_MAX_TASKS, DEFAULT_SCRATCH_QUOTA_MB, ConfigError
 
+MIB = 2**20
+SCRATCH_FILES = 100_000
+"""The most files and folders model code may make in a run's scratch folder."""
 NOT_USED = "unused"
 """The level reported by a run that never started a REPL (a direct answer)."""
 
@@ -31,6 +34,9 @@ class SandboxReport:
     processes: bool = False
     shared_bounds: bool = False
     """True when one cgroup bounds the memory and tasks of all the run's processes together."""
+    scratch_in_memory: bool = False
+    """True when the scratch folder is a file system of the run's own, in memory, of its quota
+    (else the app checks the folder on disk: scratch_quota.py)."""
 
     @classmethod
     def from_message(cls, message: dict[str, Any]) -> SandboxReport:
@@ -40,6 +46,7 @@ class SandboxReport:
             network=bool(message.get("network")),
             processes=bool(message.get("processes")),
             shared_bounds=bool(message.get("shared_bounds")),
+            scratch_in_memory=bool(message.get("scratch_in_memory")),
         )
 
     @property
@@ -55,9 +62,14 @@ class SandboxReport:
             if kernel
             else f"Model code runs in a process of its own, with no kernel sandbox ({self.level})"
         )
+        scratch = (
+            " (in memory, up to its quota, gone with the run)"
+            if self.scratch_in_memory
+            else " (on disk, checked against its quota)"
+        )
         files = (
             "reads only Python, its packages and the folders you open; writes only its scratch "
-            "folder"
+            f"folder{scratch}"
             if self.filesystem
             else "it can read and write every file your account can"
         )
@@ -93,12 +105,15 @@ def sandbox_spec(
     allow_read: Sequence[str],
     max_tasks: int = DEFAULT_MAX_TASKS,
     cgroup_procs: Sequence[str] = (),
+    scratch_bytes: int = DEFAULT_SCRATCH_QUOTA_MB * MIB,
 ) -> dict[str, Any]:
     """The request the launcher confines itself by (see confine.py)."""
     return {
         "read": python_folders(),
         "allow_read": [str(Path(p).expanduser().resolve()) for p in allow_read],
         "write": str(scratch_dir.resolve()),
+        "scratch_bytes": scratch_bytes,
+        "scratch_files": SCRATCH_FILES,
         "max_tasks": max_tasks,
         "cgroup_procs": list(cgroup_procs),
     }

@@ -169,6 +169,8 @@ class WorkerProcess:
         self._init_frame = HEADER.pack(len(init)) + init
         self._output_cap = output_cap_chars
         self._stopped_because: str | None = None
+        self._stop_reason: str | None = None
+        """Why the app stopped the worker (`stop`), for the cell it was running."""
         self._scratch = scratch_dir
         self._own_launcher = launcher is None
         self._launcher = launcher or Launcher(scratch_dir, output_cap_chars)
@@ -206,6 +208,7 @@ class WorkerProcess:
         """Fork a worker and hand it the context; returns once it is ready for cells."""
         self._ready = asyncio.get_running_loop().create_future()
         self._stopped_because = None
+        self._stop_reason = None
         self._pid, sock = await self._launcher.spawn(self._scratch)
         self._handle = WorkerHandle(self._pid)  # before any cell can run
         reader, self._writer = await asyncio.open_unix_connection(sock=sock, limit=STREAM_LIMIT)
@@ -330,6 +333,11 @@ class WorkerProcess:
         await self.close()
         await self.start()
 
+    def stop(self, reason: str) -> None:
+        """Kill the worker now (see `kill`); the cell it was running fails with `reason`."""
+        self._stop_reason = reason
+        self.kill()
+
     def kill(self) -> None:
         """Kill the worker and what it started in its process group, at once (cancellation
         path); signalled through its handle, never by a number another process may hold now."""
@@ -370,9 +378,7 @@ class WorkerProcess:
         body that is not a JSON object with the fields its type needs stops it too. Either way
         the cell in progress ends with the reason, as for any other worker death.
         """
-        died = WorkerDied(
-            "the REPL worker died (killed, out of memory, or crashed); its variables are lost"
-        )
+        died: WorkerDied | None = None
         try:
             while True:
                 header = await reader.readexactly(HEADER.size)
@@ -389,6 +395,10 @@ class WorkerProcess:
             died = violation
             self._cancel_calls()
             worker.kill_group()
+        died = died or WorkerDied(
+            self._stop_reason
+            or "the REPL worker died (killed, out of memory, or crashed); its variables are lost"
+        )
         self._stopped_because = str(died)
         for future in (self._ready, self._cell_future, *self._replies.values()):
             if future is not None and not future.done():

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from rlm_desktop import paths
-from rlm_desktop.engine.config import DEFAULT_MODEL, ConfigError
+from rlm_desktop.engine.config import DEFAULT_MODEL, DEFAULT_SCRATCH_QUOTA_MB, ConfigError
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.review.cap_watch import CapWatch
 from rlm_desktop.ui.bridge.events import EventBridge
@@ -259,6 +259,7 @@ class RunStarter(QObject):
                 self.prefs.prices_text(),
                 allow_read=self.prefs.opened_folders(),
                 require_isolation=self.prefs.require_isolation,
+                scratch_quota_mb=self.prefs.scratch_quota_mb,
                 follow_up=controls.follow_up.link(),
             )
             config.validate()
@@ -451,6 +452,7 @@ def build_config(
     *,
     allow_read: tuple[str, ...] = (),
     require_isolation: bool = False,
+    scratch_quota_mb: int = DEFAULT_SCRATCH_QUOTA_MB,
     follow_up: FollowUpLink | None = None,
 ) -> RunConfig:
     """The engine's `RunConfig` for what the run controls ask, with the user's prices, the
@@ -463,6 +465,7 @@ def build_config(
         parse_prices(prices_text),
         allow_read=allow_read,
         require_isolation=require_isolation,
+        scratch_quota_mb=scratch_quota_mb,
         follows=follow_up.follows if follow_up else None,
         conversation_id=follow_up.conversation_id if follow_up else None,
     )

@@ -1,5 +1,6 @@
-"""Settings → Sandbox: the sandbox this machine gives model code, the folders it may read, and
-whether runs refuse model code without isolation. Changes are saved at once."""
+"""Settings → Sandbox: the sandbox this machine gives model code, the folders it may read, how
+much its files may take, and whether runs refuse model code without isolation. Changes are saved
+at once."""
 
 from __future__ import annotations
 
@@ -19,13 +20,15 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from rlm_desktop import paths
+from rlm_desktop.engine.config import MAX_SCRATCH_QUOTA_MB
 from rlm_desktop.engine.exposure import exposures
-from rlm_desktop.ui.run.controls import REQUIRE_ISOLATION
+from rlm_desktop.ui.run.controls import REQUIRE_ISOLATION, SCRATCH_QUOTA
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.shared.widgets import note_label, plain_label
 
@@ -77,6 +80,23 @@ class SandboxPage(QWidget):
         self.exposure.setAccessibleName("Secrets the opened folders expose")
         self.exposure.setWordWrap(True)
         self.exposure.hide()
+        self.quota = QSpinBox()
+        self.quota.setAccessibleName(SCRATCH_QUOTA)
+        self.quota.setRange(1, MAX_SCRATCH_QUOTA_MB)
+        self.quota.setSingleStep(256)
+        self.quota.setSuffix(" MB")
+        self.quota.setGroupSeparatorShown(True)
+        self.quota.setValue(prefs.scratch_quota_mb)
+        self.quota.valueChanged.connect(prefs.set_scratch_quota_mb)
+        quota_row = QHBoxLayout()
+        quota_row.addWidget(QLabel(f"{SCRATCH_QUOTA} at most"))
+        quota_row.addWidget(self.quota)
+        quota_row.addStretch(1)
+        quota_note = note_label(
+            "In all, per run. In memory where the Linux sandbox allows (gone with the run), else "
+            "checked on disk while the run goes on; the disk always keeps room for the session's "
+            "record. A write past it fails in the cell, which says why."
+        )
         self.require = QCheckBox(REQUIRE_ISOLATION)
         self.require.setChecked(prefs.require_isolation)
         self.require.toggled.connect(prefs.set_require_isolation)
@@ -96,6 +116,9 @@ class SandboxPage(QWidget):
         layout.addWidget(self.folders, 1)
         layout.addLayout(buttons)
         layout.addWidget(self.exposure)
+        layout.addSpacing(8)
+        layout.addLayout(quota_row)
+        layout.addWidget(quota_note)
         layout.addSpacing(8)
         layout.addWidget(self.require)
         layout.addWidget(require_note)

@@ -16,7 +16,14 @@ from typing import TypeVar
 
 from PySide6.QtCore import QByteArray
 
-from rlm_desktop.engine.config import DEFAULT_MODE, DEFAULT_MODEL, STARTER_BUDGET, Budget
+from rlm_desktop.engine.config import (
+    DEFAULT_MODE,
+    DEFAULT_MODEL,
+    DEFAULT_SCRATCH_QUOTA_MB,
+    MAX_SCRATCH_QUOTA_MB,
+    STARTER_BUDGET,
+    Budget,
+)
 from rlm_desktop.paths import data_dir
 from rlm_desktop.settings_file import SettingsFile
 from rlm_desktop.settings_ini import Plain
@@ -209,6 +216,17 @@ class Preferences:
     def set_require_isolation(self, required: bool) -> None:
         """Save whether runs refuse model code without isolation."""
         self.set("sandbox/require_isolation", bool(required))
+
+    @property
+    def scratch_quota_mb(self) -> int:
+        """The most model code's files may take in a run, in MB (out-of-range values: the
+        engine's default)."""
+        value = self.get_int("sandbox/scratch_quota_mb", DEFAULT_SCRATCH_QUOTA_MB)
+        return value if 1 <= value <= MAX_SCRATCH_QUOTA_MB else DEFAULT_SCRATCH_QUOTA_MB
+
+    def set_scratch_quota_mb(self, megabytes: int) -> None:
+        """Save the most model code's files may take in a run."""
+        self.set("sandbox/scratch_quota_mb", int(megabytes))
 
     @property
     def ocr(self) -> bool:

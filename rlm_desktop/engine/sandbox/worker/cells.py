@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import errno
 import io
 import linecache
 import os
@@ -17,6 +18,9 @@ from .repl import Repl
 
 OUTPUT_CAP = int(os.environ.get("RLM_WORKER_OUTPUT_CAP", "1000000"))
 """A cell's stdout and its stderr each keep at most this many characters (the app sets it)."""
+FULL_NOTE_VARIABLE = "RLM_WORKER_FULL_NOTE"
+"""What the app says under an error that a full scratch folder caused (how much room it has)."""
+FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
 class CappedBuffer(io.TextIOBase):
@@ -132,4 +136,14 @@ def format_error(exc: BaseException) -> str:
     lines = ["Traceback (most recent call last):"]
     lines += [line.rstrip() for line in traceback.format_list(cell_frames or frames[-1:])]
     lines += [s.rstrip() for s in traceback.format_exception_only(type(exc), exc)]
+    if isinstance(exc, OSError) and exc.errno in FULL:
+        lines.append(_full_note())
     return "\n".join(lines)
+
+
+def _full_note() -> str:
+    room = os.environ.get(FULL_NOTE_VARIABLE) or "a bounded amount"
+    return (
+        f"Note: the files this run's REPL writes may take {room} in all, and that room is used "
+        "up: keep data in variables, or delete files you no longer need."
+    )

@@ -9,6 +9,7 @@ import socket
 import sys
 from typing import Any
 
+from .cells import FULL_NOTE_VARIABLE
 from .channel import Channel
 from .errors import ERRORS, SubCallError
 from .serve import serve
@@ -29,12 +30,29 @@ def _become_worker(request: dict[str, Any], data: socket.socket) -> Channel:
     os.chdir(cwd)
     os.environ["HOME"] = cwd
     os.environ["TMPDIR"] = os.path.join(cwd, "tmp")
+    _limit_files(request)
     if "module" in SANDBOX:
         # A layer of this call's own: write only its scratch folder, read only its own /proc.
         SANDBOX["module"].confine_worker(SANDBOX, SANDBOX["spec"], cwd)
     reader = data.makefile("rb", buffering=1 << 20)
     writer = data.makefile("wb", buffering=1 << 16)
     return Channel(reader, writer)
+
+
+def _limit_files(request: dict[str, Any]) -> None:
+    """No file this worker writes may be larger than the run's scratch allowance (the app
+    checks the folder as a whole; a tmpfs holds it by itself); how much room there is goes in
+    the note a full folder's error gets (cells.format_error)."""
+    os.environ[FULL_NOTE_VARIABLE] = str(request.get("room", ""))
+    limit = request.get("file_bytes")
+    if not isinstance(limit, int) or limit < 0:
+        return
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    except (ImportError, ValueError, OSError):
+        pass  # no such limit here (Windows), or one lower already holds
 
 
 def launcher(control: socket.socket) -> None:
