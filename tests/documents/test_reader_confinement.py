@@ -28,7 +28,12 @@ from rlm_desktop.engine.sandbox import seccomp
 from rlm_desktop.engine.sandbox.confine import SYS_LANDLOCK_CREATE_RULESET, _libc, landlock_abi
 from tests.cli import run_python
 from tests.documents.conftest import EXPECTED
-from tests.engine.test_confinement import NAMESPACES, SECCOMP
+from tests.engine.test_confinement import (
+    NAMESPACES,
+    SECCOMP,
+    needs_isolation,
+    needs_landlock,
+)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
@@ -85,6 +90,8 @@ def listener() -> Iterator[socket.socket]:
     server.close()
 
 
+@needs_landlock
+@needs_isolation
 def test_code_run_by_a_parser_reads_writes_and_reaches_nothing(
     tmp_path: Path, listener: socket.socket
 ) -> None:
