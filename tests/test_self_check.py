@@ -7,7 +7,16 @@ from pathlib import Path
 
 from tests.cli import run_cli
 
-CHECKS = ("imports", "data folder", "keyring", "price map", "REPL worker", "Qt platform", "Ray")
+CHECKS = (
+    "imports",
+    "data folder",
+    "keyring",
+    "price map",
+    "REPL worker",
+    "document reader",
+    "Qt platform",
+    "Ray",
+)
 LINE = re.compile(r"^(ok|warn|FAIL)\s+([^:]+): (.+)$")
 
 
@@ -37,11 +46,14 @@ def test_a_working_installation_passes_every_check(tmp_path: Path) -> None:
     assert lines["Qt platform"] == ("ok", lines["Qt platform"][1])
     assert "plugin offscreen" in lines["Qt platform"][1]
     worker_state, worker = lines["REPL worker"]
+    reader_state, reader = lines["document reader"]
     if landlock_abi() >= 4:
         assert worker_state == "ok"
         assert re.search(r"in the sandbox landlock\+\S+", worker), worker
+        assert reader_state == "ok"
+        assert re.fullmatch(r"read a file in the sandbox landlock\+\S+", reader), reader
     else:
-        assert worker_state == "warn"
+        assert worker_state == reader_state == "warn"
 
 
 def test_each_broken_part_is_one_failing_line_and_exit_1(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Checks what a first run needs, in the order it needs it: the packages import, the data folder is
 writable, where API keys would be kept, litellm's price map is there, a REPL worker starts in the
-sandbox and runs `print(1)`, Qt's platform plugin loads (in a child process: a plugin that
+sandbox and runs `print(1)`, the documents' bounded reader starts in the sandbox this machine gives
+it and reads a file, Qt's platform plugin loads (in a child process: a plugin that
 fails to load aborts the process that tried), and whether Ray is there for `--ray`. A missing keyring is a warning, not a failure: keys
 then come from environment variables or are kept for the session only.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import logging
 import os
 import subprocess
 import sys
@@ -176,6 +178,36 @@ def check_worker() -> CheckResult:
     return _ok("REPL worker", f"ran print(1) in the sandbox {sandbox.level}")
 
 
+def check_reader() -> CheckResult:
+    """The documents' bounded reader process starts, reads a file and says which sandbox it
+    reads in (a hostile document's parser runs there)."""
+    from rlm_desktop.documents.model import LoadOptions
+    from rlm_desktop.documents.reader import BoundedReader
+    from rlm_desktop.documents.reader_sandbox import described
+
+    # This line says what the reader would otherwise log about its sandbox.
+    logging.getLogger("rlm_desktop.documents.reader").disabled = True
+    reader = BoundedReader(LoadOptions().max_read_memory_bytes)
+    try:
+        text = reader.read("text", b"self-check", WORKER_TIMEOUT_S).text
+    except Exception as error:
+        return _fail("document reader", f"did not read a file: {type(error).__name__}: {error}")
+    finally:
+        reader.close()
+    if text != "self-check":
+        return _fail("document reader", f"read {text[-200:]!r} from a file holding 'self-check'")
+    if reader.sandbox is None:
+        return CheckResult(
+            "document reader",
+            "warn",
+            "no reader process could start: documents are read in "
+            "the application's own process, without bounds or sandbox",
+        )
+    if not reader.sandbox.isolated:
+        return CheckResult("document reader", "warn", described(reader.sandbox))
+    return _ok("document reader", f"read a file in the sandbox {reader.sandbox.level}")
+
+
 def _self_command() -> list[str]:
     if getattr(sys, "frozen", False):
         return [sys.executable]
@@ -223,6 +255,7 @@ CHECKS: tuple[Callable[[], CheckResult], ...] = (
     check_keyring,
     check_price_map,
     check_worker,
+    check_reader,
     check_qt,
     check_cluster,
 )

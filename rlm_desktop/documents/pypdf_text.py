@@ -2,7 +2,8 @@
 
 pypdf is pure Python (5-30 ms a page), so a long document is shared with worker processes
 (started with "spawn"; a frozen app must call `multiprocessing.freeze_support()` first thing in
-its entry point). Where no process can be started, the pages are read in this process.
+its entry point). Where no process can be started (in the reader's sandbox, reader_sandbox.py), the
+pages are read in this process.
 """
 
 from __future__ import annotations

@@ -10,6 +10,13 @@ limits its address space (RLIMIT_AS, where the platform enforces it; the page wo
 inherit the limit); a file that outruns its time is stopped by killing the whole group, and a file
 that runs out of memory ends as one line saying so. A new worker takes the next file.
 
+The worker also confines itself before its first request (reader_sandbox.py: no file of the
+user's, no writes, no network, where the OS allows) and reports the level it got, which the
+application logs and `--self-check` shows. Its answers are plain data that the application
+checks field by field (reader_answers.py), never pickles: a parser taken over by a hostile file
+must not be able to make the application run code. An answer that is not one the worker could
+have sent stops the worker and costs that file only.
+
 Where no process can be started (a sandbox, a frozen app without `freeze_support`), files are read
 in this process without those bounds, as before.
 """
@@ -22,21 +29,40 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rlm_desktop.documents import progress
 from rlm_desktop.documents.decoding import Unreadable
 from rlm_desktop.documents.extract import Extracted, ReadSettings, extract
 from rlm_desktop.documents.model import MIB, human_size
+from rlm_desktop.documents.reader_answers import BadAnswer, decode, encode
+from rlm_desktop.documents.reader_sandbox import PROCESS_ONLY, confine_reader, reader_folders
+
+if TYPE_CHECKING:
+    from rlm_desktop.engine.sandbox.level import SandboxReport
 
 log = logging.getLogger(__name__)
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 
 _CONVERT = "convert it to text with another tool and load that"
+REFUSED_ANSWER = (
+    "the reader process sent an answer the app does not accept (the file may be crafted to "
+    "attack its parser), so reading it was stopped; please report this"
+)
+_WORKING = encode("working")
+_DONE = frozenset(("ok", "memory", "unreadable", "error"))
+_VALUES: dict[str, type | tuple[type, ...]] = {
+    "working": type(None),
+    "memory": type(None),
+    "unreadable": str,
+    "error": str,
+}
+"""What each message but `ok` and `sandbox` carries."""
 
 
 class ReadTimedOut(Unreadable):
@@ -99,25 +125,31 @@ def _keep_freed_memory() -> None:
     mallopt(_M_TRIM_THRESHOLD, 64 * MIB)
 
 
-def serve(connection: Connection, memory_bytes: int) -> None:
-    """The worker's loop: read `(type, bytes, settings)` requests, send back `(status, value)`
-    answers."""
+def serve(connection: Connection, memory_bytes: int, folders: list[str]) -> None:
+    """The worker's loop: confine itself (reading only `folders` and the system's libraries)
+    and say how, then read `(type, bytes, settings)` requests and send back `(status, value)`
+    answers (reader_answers.py)."""
     _confine(memory_bytes)
     _keep_freed_memory()
     logging.getLogger("pypdf").setLevel(logging.CRITICAL)
+    try:
+        sandbox = confine_reader(folders)
+    except Exception:  # each piece only narrows: what applied still holds
+        sandbox = {"level": PROCESS_ONLY, "filesystem": False, "network": False}
+    connection.send_bytes(encode("sandbox", sandbox))
     while True:
         try:
             kind, data, settings = connection.recv()
         except (EOFError, OSError):  # the application closed the pipe or is gone
             return
-        progress.report_to(lambda: connection.send(("working", None)))
+        progress.report_to(lambda: connection.send_bytes(_WORKING))
         answer = _answer(kind, data, settings)
         progress.report_to(None)
         del data
         try:
-            connection.send(answer)
+            connection.send_bytes(encode(*answer))
         except MemoryError:
-            connection.send(("memory", None))
+            connection.send_bytes(encode("memory"))
 
 
 class BoundedReader:
@@ -128,6 +160,9 @@ class BoundedReader:
         self._process: BaseProcess | None = None
         self._connection: Connection | None = None
         self._unavailable = False
+        self._reported = False
+        self.sandbox: SandboxReport | None = None
+        """The sandbox the worker reported it reads in, once one has started."""
 
     def read(
         self,
@@ -157,11 +192,14 @@ class BoundedReader:
                 if not connection.poll(max(0.0, wait)):
                     self.close()
                     raise ReadTimedOut(f"still being read after {time.monotonic() - started:.0f} s")
-                status, value = connection.recv()
-                if status != "working":
+                status, value = self._receive(connection)
+                if status in _DONE:
                     break
         except (EOFError, OSError):
             raise Unreadable(self._died()) from None
+        except BadAnswer:
+            self.close()
+            raise Unreadable(REFUSED_ANSWER) from None
         if status == "ok":
             assert isinstance(value, Extracted)
             return value
@@ -172,6 +210,32 @@ class BoundedReader:
             raise Unreadable(value)
         raise Unreadable(f"could not read it ({value}); please report this")
 
+    def _receive(self, connection: Connection) -> tuple[str, Any]:
+        """The worker's next message, checked (`BadAnswer`); its sandbox report is kept.
+
+        No answer can be larger than the memory the worker may hold it in.
+        """
+        status, value = decode(connection.recv_bytes(self.memory_bytes))
+        if status == "sandbox" and not self._reported and isinstance(value, dict):
+            self._reported = True  # sent once, before the worker read any file
+            self._sandboxed(value)
+        elif status != "ok" and not isinstance(value, _VALUES.get(status, ())):
+            raise BadAnswer(f"a {status!r} message with a {type(value).__name__}")
+        return status, value
+
+    def _sandboxed(self, message: dict[str, Any]) -> None:
+        from rlm_desktop.documents.reader_sandbox import described
+        from rlm_desktop.engine.sandbox.level import SandboxReport
+
+        report = SandboxReport.from_message(message)
+        if report == self.sandbox:  # a worker started after one was stopped
+            return
+        self.sandbox = report
+        if report.isolated or sys.platform not in ("linux", "darwin"):
+            log.info("%s", described(report))
+        else:
+            log.warning("%s", described(report))
+
     def _start(self) -> Connection | None:
         if self._unavailable:
             return None
@@ -180,7 +244,9 @@ class BoundedReader:
         try:
             ours, theirs = context.Pipe()
             process = context.Process(
-                target=serve, args=(theirs, self.memory_bytes), name="rlm-document-reader"
+                target=serve,
+                args=(theirs, self.memory_bytes, reader_folders()),
+                name="rlm-document-reader",
             )
             process.start()
         except Exception:
@@ -188,15 +254,17 @@ class BoundedReader:
             self._unavailable = True
             return None
         theirs.close()
-        self._process, self._connection = process, ours
+        self._process, self._connection, self._reported = process, ours, False
         return ours
 
     def _died(self) -> str:
         process = self._process
         if process is not None:
             process.join(1)  # the pipe can close a moment before the process has exited
-        self.close()
         code = process.exitcode if process is not None else None
+        self.close()
+        if process is not None and code is None:  # alive, but its message broke the channel
+            return REFUSED_ANSWER
         if code is not None and code > 0:  # it exited on its own: not the file's doing
             return f"the reader process stopped (exit code {code}); please report this"
         how = f" (signal {-code})" if code is not None and code < 0 else ""

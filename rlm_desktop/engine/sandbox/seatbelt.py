@@ -53,13 +53,14 @@ def seatbelt_profile(spec: dict[str, Any]) -> str:
     """The Seatbelt (SBPL) profile for a launcher sandboxed by `spec` (see level.sandbox_spec).
 
     Denies by default; allows reading Python's folders, the system's libraries and `allow_read`,
-    writing only `write` (the run's scratch folder) and `/dev/null`, forking and executing Python,
-    and signals only within the sandbox. Network is not allowed in any form (the worker's channel to
-    the app is a socket it inherits, which needs no rule). File metadata (stat) stays readable
-    everywhere, as it does under Landlock: Python's start-up probes paths it never opens.
+    writing only `write` (the run's scratch folder; the document reader has none) and
+    `/dev/null`, forking and executing Python, and signals only within the sandbox. Network is
+    not allowed in any form (the worker's channel to the app is a socket it inherits, which needs
+    no rule). File metadata (stat) stays readable everywhere, as it does under Landlock: Python's
+    start-up probes paths it never opens.
     """
     read = [*SYSTEM_READ, *spec.get("read", []), *spec.get("allow_read", [])]
-    scratch = str(spec["write"])
+    scratch = [str(spec["write"])] if spec.get("write") else []
     executables = [*spec.get("read", []), "/usr/bin", "/bin"]
     lines = [
         "(version 1)",
@@ -71,8 +72,8 @@ def seatbelt_profile(spec: dict[str, Any]) -> str:
         "(allow sysctl-read)",
         "(allow ipc-posix-sem ipc-posix-shm)",
         "(allow file-read-metadata)",
-        f"(allow file-read* {_filters(read)} {_filters([scratch])})",
-        f"(allow file-write* {_filters([scratch])} {_filters(DEVICES_READ_WRITE)})",
+        f"(allow file-read* {_filters(read)} {_filters(scratch)})",
+        f"(allow file-write* {_filters(scratch)} {_filters(DEVICES_READ_WRITE)})",
         f"(allow file-read-data {_filters(DEVICES_READ_WRITE)})",
     ]
     return "\n".join(lines) + "\n"
