@@ -48,9 +48,9 @@ class Spelling:
     bom: bytes = b""
     declared: str | None = None
     before_doctype: str = ""
-    padding: int = 0
-    """Characters of a comment before the document type, so that `<!ENTITY` straddles the
-    boundary between two reads of the check (0: no comment)."""
+    straddling: bool = False
+    """Whether a comment before the document type puts `<!ENTITY` across the boundary between
+    two reads of the check."""
     doctype: str = DOCTYPE
     parsed_here: bool = True
     """Whether this lxml's libxml2 reads the encoding (this build reads no EBCDIC; a libxml2
@@ -58,7 +58,7 @@ class Spelling:
 
     def encode(self, body: str) -> bytes:
         declaration = f'<?xml version="1.0" encoding="{self.declared}"?>' if self.declared else ""
-        comment = self._comment(declaration) if self.padding else ""
+        comment = self._comment(declaration) if self.straddling else ""
         text = declaration + self.before_doctype + comment + self.doctype + body
         data = self.bom + text.encode(self.encoding)
         return data.replace(b"<!ENTITY", UTF7_ENTITY) if self.encoding == "utf-7" else data
@@ -95,9 +95,9 @@ SPELLINGS = {
     "utf32be-declared": Spelling("utf-32-be", declared="UTF-32BE", before_doctype="\r\n"),
     "utf7": Spelling("utf-7", declared="UTF-7", before_doctype="\n"),
     "ebcdic": Spelling("cp037", declared="IBM037", before_doctype="\n", parsed_here=False),
-    "utf8-straddling": Spelling("utf-8", before_doctype="\n", padding=1),
-    "utf32be-straddling": Spelling("utf-32-be", padding=1),
-    "utf7-straddling": Spelling("utf-7", declared="UTF-7", padding=1),
+    "utf8-straddling": Spelling("utf-8", before_doctype="\n", straddling=True),
+    "utf32be-straddling": Spelling("utf-32-be", straddling=True),
+    "utf7-straddling": Spelling("utf-7", declared="UTF-7", straddling=True),
 }
 
 
@@ -167,7 +167,7 @@ def test_entities_are_refused_in_every_spelling_a_parser_reads(
     }
     for path, target in attacks.items():
         part = _part(path, target.part)
-        if spelling.padding:
+        if spelling.straddling:
             start = part.index(spelling.mark)
             assert start < READ_CHUNK < start + len(spelling.mark)
         if spelling.parsed_here:  # a real attack: lxml reads it and expands the entity
