@@ -3,7 +3,8 @@
 `ADDRESS` is a running cluster's address (`HOST:PORT` of its head, as `ray start --head`
 prints it, or a `ray://HOST:PORT` client address); `auto` joins the cluster the environment
 names (`RAY_ADDRESS`, or one started on this machine); `local` starts a cluster on this machine
-for the command's lifetime. Ray is an optional extra: without it the command says how to add it.
+for the command's lifetime, in a folder private to the user (`ray_folder`). Ray is an optional
+extra: without it the command says how to add it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import socket
 import threading
 from typing import Any
 
+from rlm_desktop.cluster.ray_folder import PrivateRayFolder
 from rlm_desktop.engine import ConfigError
 
 RAY_MISSING = "needs Ray, which is not installed here: pip install 'rlm-desktop[cluster]'"
@@ -23,6 +25,8 @@ something answers that is no Ray head."""
 PROBE_TIMEOUT_S = 5.0
 """How long the head's port may take to answer: Ray itself retries an address where nothing
 listens for minutes before it gives up."""
+_started: list[PrivateRayFolder] = []
+"""The folder of the cluster `local` started, until `leave` stops it."""
 
 
 def join(address: str) -> str:
@@ -36,10 +40,16 @@ def join(address: str) -> str:
         _probe(address if address != "auto" else os.environ.get("RAY_ADDRESS", ""))
         settings: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
         if address == "local":
-            settings["include_dashboard"] = False
+            _started.append(PrivateRayFolder.open())
+            settings.update(include_dashboard=False, _temp_dir=_started[-1].temp_dir)
         else:
             settings["address"] = address
-        _init_within(ray, address, settings, None if address == "local" else JOIN_TIMEOUT_S)
+        try:
+            _init_within(ray, address, settings, None if address == "local" else JOIN_TIMEOUT_S)
+        except BaseException:
+            if address == "local":
+                leave()
+            raise
     return describe()
 
 
@@ -112,10 +122,12 @@ def describe() -> str:
 
 
 def leave() -> None:
-    """Disconnect (and stop a cluster `local` started)."""
+    """Disconnect (and stop a cluster `local` started, removing its folder)."""
     try:
         import ray
     except ImportError:
         return
     if ray.is_initialized():
         ray.shutdown()
+    while _started:
+        _started.pop().close()

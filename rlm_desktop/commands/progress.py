@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterator
 from typing import TextIO
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.commands.options import SHARED_FLAGS
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.events import (
     BudgetExceeded,
@@ -22,7 +25,11 @@ from rlm_desktop.engine.events import (
 
 
 class ProgressPrinter:
-    """Prints one short line per notable event; errors and retries even when quiet."""
+    """Prints one short line per notable event; errors and retries even when quiet.
+
+    A cap's refusals are one line for the first and a count at the end: model code may call on
+    after a cap refused it as often as it likes (each call is still refused to it and recorded).
+    """
 
     def __init__(self, stream: TextIO, verbose: bool = True) -> None:
         self._stream = stream
@@ -30,6 +37,7 @@ class ProgressPrinter:
         self._depth: dict[str, int] = {}
         self._cells: dict[str, int] = {}
         self._kinds: dict[str, str] = {}
+        self._refusals: Counter[str] = Counter()
 
     def attach(self, bus: EventBus) -> None:
         """Start printing the events of `bus`."""
@@ -38,9 +46,23 @@ class ProgressPrinter:
     def on_event(self, event: Event) -> None:
         """Format and print one event, if it is worth a line (inert: reasons and errors quote
         providers and model code)."""
+        if isinstance(event, RunFinished):
+            for count in self._refusal_counts():
+                self._print(count)
         line, important = self._describe(event)
         if line and (important or self._verbose):
-            print(fmt.terminal_safe(line), file=self._stream, flush=True)
+            self._print(line)
+
+    def _print(self, line: str) -> None:
+        print(fmt.terminal_safe(line), file=self._stream, flush=True)
+
+    def _refusal_counts(self) -> Iterator[str]:
+        """A line per cap that refused more than the call its first line told of."""
+        for limit, refused in self._refusals.items():
+            if refused > 1:
+                more = refused - 1
+                flag = SHARED_FLAGS.get(limit, limit)
+                yield f"budget: {flag} refused {more:,} more call{'s' if more > 1 else ''}"
 
     def _describe(self, event: Event) -> tuple[str | None, bool]:
         if isinstance(event, CallStarted):
@@ -75,7 +97,9 @@ class ProgressPrinter:
             case WorkerRestarted():
                 return f"{indent}[{event.call_id}] REPL restarted: {event.reason}", True
             case BudgetExceeded():
-                return f"budget: {event.detail}", True
+                self._refusals[event.limit] += 1
+                first = self._refusals[event.limit] == 1
+                return (f"budget: {event.detail}", True) if first else (None, False)
             case CallFinished(status="error"):
                 return f"{indent}[{event.call_id}] failed: {event.error}", True
             case RunFinished():

@@ -5,8 +5,8 @@ library opens it.
 OOXML file (an OLE container), is refused with one line. So is a package whose parts, as its ZIP
 directory declares them, would need more memory than the reader may use (a zip bomb, refused
 before anything is inflated: Python's `zipfile`, which all three libraries use, never yields more
-than a part's declared size), and one whose XML declares entities (`<!ENTITY`): office files and
-e-books have no need for them, and they are how "billion laughs" and external-entity (XXE)
+than a part's declared size), and one whose XML declares entities (`<!ENTITY`, in whatever
+encoding a parser would read: `xml_entities`): office files and e-books have no need for them, and they are how "billion laughs" and external-entity (XXE)
 attacks are built. The libraries are safe on their own as far as we found (python-pptx and
 ebooklib parse with `resolve_entities=False`; odfdo uses lxml's default parser, which expands
 internal entities within libxml2's amplification limit and resolves no external ones), so the
@@ -21,6 +21,7 @@ import zlib
 
 from rlm_desktop.documents.decoding import Unreadable
 from rlm_desktop.documents.model import MIB, human_size
+from rlm_desktop.documents.xml_entities import UncheckedEncoding, declares_entities
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -32,13 +33,7 @@ XML_TREE_FACTOR = 6
 """An XML part parsed into an lxml tree takes at least this many times its size in memory (7x
 for paragraphs of text, 25x for a dense table): the estimate that refuses no file that fits."""
 
-_CHUNK = MIB
 _XML_NAMES = (".xml", ".rels", ".xhtml", ".html", ".htm", ".opf", ".ncx", ".svg")
-_ENTITY_DECLARATIONS = tuple(
-    "<!ENTITY".encode(encoding)
-    for encoding in ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
-)
-_XML_STARTS = (b"<", b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b" ", b"\n")
 CONVERT = "convert it to text with another tool and load that"
 
 
@@ -58,24 +53,9 @@ def memory_budget() -> int:
     return UNBOUNDED_MEMORY if soft == resource.RLIM_INFINITY else soft
 
 
-def _looks_like_xml(head: bytes) -> bool:
-    return head.startswith(_XML_STARTS)
-
-
 def _declares_entities(package: zipfile.ZipFile, member: zipfile.ZipInfo) -> bool:
-    overlap = max(len(mark) for mark in _ENTITY_DECLARATIONS)
     with package.open(member) as part:
-        chunk = part.read(_CHUNK)
-        if not _looks_like_xml(chunk):
-            return False
-        tail = b""
-        while chunk:
-            window = tail + chunk
-            if any(mark in window for mark in _ENTITY_DECLARATIONS):
-                return True
-            tail = window[-overlap:]
-            chunk = part.read(_CHUNK)
-    return False
+        return declares_entities(part)
 
 
 def _inflated_need(members: list[zipfile.ZipInfo]) -> tuple[int, int]:
@@ -112,6 +92,8 @@ def check_package(data: bytes, what: str, resave: str) -> zipfile.ZipFile:
                 "its XML declares entities, which office files and e-books never need (a file "
                 f"built to attack XML readers?), so it was not read; {resave}"
             )
+    except UncheckedEncoding as error:
+        raise Unreadable(f"{error}, so it was not read; {resave}") from error
     except (
         zipfile.BadZipFile,
         zipfile.LargeZipFile,

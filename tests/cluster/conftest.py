@@ -5,6 +5,7 @@ Ray's own multi-node helper and joined by the CLI under test through the head's 
 from __future__ import annotations
 
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -94,3 +95,15 @@ def ray_files_text(temp_dir: Path) -> str:
             except OSError:
                 continue
     return "\n".join(chunks)
+
+
+def said_until(process: subprocess.Popen[str], marker: str) -> str:
+    """What the command `process` said on stderr up to the first line holding `marker`
+    (`[1/` once a trial finished)."""
+    assert process.stderr is not None
+    said = []
+    for line in process.stderr:
+        said.append(line)
+        if marker in line:
+            break
+    return "".join(said)

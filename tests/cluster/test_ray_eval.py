@@ -18,7 +18,7 @@ import pytest
 from rlm_desktop.evaluation.task_sets import TaskSpec, generate
 from rlm_desktop.evaluation.tasks import Task
 from tests.cli import run_cli, start_cli
-from tests.cluster.conftest import LocalCluster
+from tests.cluster.conftest import LocalCluster, said_until
 from tests.evaluation.scripting import MODELS, PRICES, numeric_tasks_file, responder
 from tests.scripted_server import ScriptedServer
 
@@ -149,12 +149,7 @@ def test_a_node_that_dies_mid_evaluation_costs_at_most_a_retry(
         process = start_cli(*eval_args(slow, flags, "--max-cost", "5", "--concurrency", "2",
                                        "--json", "--ray", dying_cluster.address),
                             home=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-        assert process.stderr is not None
-        lines = []
-        for line in process.stderr:
-            lines.append(line)
-            if "[2/" in line:
-                break
+        said = said_until(process, "[2/")
         # The first two trials end together (their workers start at once); the next two go out
         # at once to the warm workers and are mid-request (1.5 s) half a second later.
         time.sleep(0.5)
@@ -163,7 +158,7 @@ def test_a_node_that_dies_mid_evaluation_costs_at_most_a_retry(
         out, rest = process.communicate(timeout=400)
     finally:
         slow.stop()
-    stderr = "".join(lines) + rest
+    stderr = said + rest
     assert process.returncode == 0, stderr
     rows = query(home, "SELECT status, attempts, error, node FROM evaluation_results")
     assert len(rows) == 2 * len(tasks)
@@ -226,10 +221,7 @@ def test_an_evaluation_stopped_mid_way_resumes_on_the_cluster_running_each_trial
     more = ("--max-cost", "5", "--concurrency", "3", "--ray", ray_cluster.address)
     process = start_cli(*eval_args(server, flags, *more), home=home,
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-    assert process.stderr is not None
-    for line in process.stderr:
-        if "[1/" in line:
-            break
+    said_until(process, "[1/")
     process.send_signal(signal.SIGINT)
     _out, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr

@@ -1,4 +1,5 @@
-"""Builders for slides, OpenDocument text, e-books and rich text, so no binary file is committed.
+"""Builders for slides, OpenDocument text and spreadsheets, e-books and rich text, so no binary
+file is committed.
 
 Each format is written by the library that reads it (python-pptx, odfdo, ebooklib); RTF by hand,
 as it is text. The hostile files start from one of these and swap in a part: a zip bomb (one part
@@ -137,6 +138,21 @@ def make_odt(
     return path
 
 
+def make_ods(
+    path: Path, sheet: str = "Sheet", row: Sequence[str] = ("the cell phrase", "1")
+) -> Path:
+    """An OpenDocument spreadsheet written by odfdo: one sheet of one row."""
+    from odfdo import Document, Table
+
+    document = Document("spreadsheet")
+    document.body.clear()
+    table = Table(sheet, width=len(row), height=1)
+    table.set_row_values(0, list(row))
+    document.body.append(table)
+    document.save(path)
+    return path
+
+
 def make_epub(path: Path, chapters: Sequence[tuple[str, Sequence[str]]]) -> Path:
     """An EPUB 3 written by ebooklib: a chapter per (title, paragraphs), each under an `<h1>`,
     listed in the navigation document (and an NCX) and read in order (the spine)."""
@@ -169,7 +185,7 @@ def make_rtf(path: Path, paragraphs: Sequence[str]) -> Path:
     return path
 
 
-def _swap_part(source: Path, path: Path, part: str, write: object) -> Path:
+def swap_part(source: Path, path: Path, part: str, write: object) -> Path:
     """Copy the package `source` to `path`, its `part` written by `write(handle, original)`."""
     with (
         zipfile.ZipFile(source) as package,
@@ -197,7 +213,7 @@ def make_zip_bomb(source: Path, path: Path, part: str, inflated_bytes: int = 1 <
             handle.write(filler)
         handle.write(b"-->" + rest)
 
-    return _swap_part(source, path, part, write)
+    return swap_part(source, path, part, write)
 
 
 BILLION_LAUGHS = b"""<!DOCTYPE lolz [<!ENTITY lol "lol">
@@ -228,4 +244,4 @@ def make_entity_attack(
         body = rest.replace(phrase.encode(), b"&lol9;")
         handle.write((head + b"?>" if head else b"") + declaration + body)
 
-    return _swap_part(source, path, part, write)
+    return swap_part(source, path, part, write)
