@@ -207,9 +207,14 @@ def not_an_answer(kind: str, text: str, limit: int = EXCERPT_CHARS) -> str:
     return f"{_NOT_AN_ANSWER[kind]}:\n{kept}"
 
 
-_UNSAFE_ON_A_TERMINAL = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+_NONCHARACTERS = "\ufdd0-\ufdef" + "".join(
+    f"{chr(plane + 0xFFFE)}{chr(plane + 0xFFFF)}" for plane in range(0, 0x110000, 0x10000)
 )
+_UNSAFE_ON_A_TERMINAL = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+    f"{_NONCHARACTERS}]"
+)
+_UNSAFE_IN_A_FILE = re.compile(f"(?![\t\n\r]){_UNSAFE_ON_A_TERMINAL.pattern}")
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -222,7 +227,7 @@ def _escape(match: re.Match[str]) -> str:
         return f"\\x{code:02x}"
     if 0xDC80 <= code <= 0xDCFF:  # a byte the file system's encoding could not decode
         return f"\\x{code - 0xDC00:02x}"
-    return f"\\u{code:04x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def terminal_safe(name: str | os.PathLike[str]) -> str:
@@ -230,8 +235,8 @@ def terminal_safe(name: str | os.PathLike[str]) -> str:
     a finding's message), that prints as one inert line on a terminal.
 
     Newlines, tabs and other control characters (ANSI escape sequences start with one), the
-    invisible marks that reorder text (bidi controls) and undecodable bytes (kept by Python as
-    lone surrogates, which would also fail to print) are shown as Python-style escapes:
+    invisible marks that reorder text (bidi controls), noncharacters and undecodable bytes (kept
+    by Python as lone surrogates, which would also fail to print) are shown as Python-style escapes:
     `evil\\n\\x1b[31m.txt`, `caf\\xe9.txt`. Everything else, accents and backslashes included,
     is left as it is.
     """
@@ -259,8 +264,17 @@ def terminal_text(text: str | None) -> str:
     return "\n".join(_UNSAFE_ON_A_TERMINAL.sub(_escape_in_text, line) for line in lines)
 
 
+def file_text(text: str) -> str:
+    """Text from outside as a file made for other programs holds it (an export): every character
+    `terminal_safe` escapes is escaped the same way but line breaks and tabs, which every reader
+    of a file takes as what they are (a carriage return, too, ends a line in HTML and Markdown).
+    Lone surrogates, which no UTF-8 file can hold, are escaped as a terminal shows them; a caller
+    that spells them otherwise does so first."""
+    return _UNSAFE_IN_A_FILE.sub(_escape, text)
+
+
 def _json_escape(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
+    return json.dumps(match.group())[1:-1]  # `\\uXXXX`; past U+FFFF, a surrogate pair of them
 
 
 def terminal_json(value: object) -> str:
