@@ -207,14 +207,12 @@ def not_an_answer(kind: str, text: str, limit: int = EXCERPT_CHARS) -> str:
     return f"{_NOT_AN_ANSWER[kind]}:\n{kept}"
 
 
-_NONCHARACTERS = "\ufdd0-\ufdef" + "".join(
-    f"{chr(plane + 0xFFFE)}{chr(plane + 0xFFFF)}" for plane in range(0, 0x110000, 0x10000)
+_UNSAFE_PAST_C0 = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE_ON_A_TERMINAL = re.compile(f"[\x00-\x1f{_UNSAFE_PAST_C0}]")
+_UNSAFE_IN_A_FILE = re.compile(
+    f"[\x00-\x08\x0b\x0c\x0e-\x1f{_UNSAFE_PAST_C0}\ufdd0-\ufdef\ufffe\uffff]"  # not \t \n \r
 )
-_UNSAFE_ON_A_TERMINAL = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
-    f"{_NONCHARACTERS}]"
-)
-_UNSAFE_IN_A_FILE = re.compile(f"(?![\t\n\r]){_UNSAFE_ON_A_TERMINAL.pattern}")
+_PAST_THE_BMP = re.compile("[\U00010000-\U0010ffff]")  # a class of 16 ranges is 20 times slower
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -235,8 +233,8 @@ def terminal_safe(name: str | os.PathLike[str]) -> str:
     a finding's message), that prints as one inert line on a terminal.
 
     Newlines, tabs and other control characters (ANSI escape sequences start with one), the
-    invisible marks that reorder text (bidi controls), noncharacters and undecodable bytes (kept
-    by Python as lone surrogates, which would also fail to print) are shown as Python-style escapes:
+    invisible marks that reorder text (bidi controls) and undecodable bytes (kept by Python as
+    lone surrogates, which would also fail to print) are shown as Python-style escapes:
     `evil\\n\\x1b[31m.txt`, `caf\\xe9.txt`. Everything else, accents and backslashes included,
     is left as it is.
     """
@@ -267,14 +265,19 @@ def terminal_text(text: str | None) -> str:
 def file_text(text: str) -> str:
     """Text from outside as a file made for other programs holds it (an export): every character
     `terminal_safe` escapes is escaped the same way but line breaks and tabs, which every reader
-    of a file takes as what they are (a carriage return, too, ends a line in HTML and Markdown).
-    Lone surrogates, which no UTF-8 file can hold, are escaped as a terminal shows them; a caller
-    that spells them otherwise does so first."""
-    return _UNSAFE_IN_A_FILE.sub(_escape, text)
+    of a file takes as what they are (a carriage return, too, ends a line in HTML and Markdown),
+    and so are noncharacters (`\\ufffe`, `\\U0010ffff`: parse errors in HTML). Lone surrogates,
+    which no UTF-8 file can hold, are escaped as a terminal shows them; a caller that spells them
+    otherwise does so first."""
+    return _PAST_THE_BMP.sub(_escape_noncharacter, _UNSAFE_IN_A_FILE.sub(_escape, text))
+
+
+def _escape_noncharacter(match: re.Match[str]) -> str:
+    return _escape(match) if ord(match.group()) & 0xFFFE == 0xFFFE else match.group()
 
 
 def _json_escape(match: re.Match[str]) -> str:
-    return json.dumps(match.group())[1:-1]  # `\\uXXXX`; past U+FFFF, a surrogate pair of them
+    return f"\\u{ord(match.group()):04x}"
 
 
 def terminal_json(value: object) -> str:

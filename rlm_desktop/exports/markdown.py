@@ -54,7 +54,6 @@ def code_span(text: str) -> str:
 def call_line(call: Row, *, markdown: bool = True) -> str:
     """One line describing a call of the tree (`markdown=False`: plain text for a terminal); in
     Markdown its texts (a shared session's may be anything) escaped as `_inline` escapes them."""
-    shown = _inline if markdown else str
     seconds = f" · {call['wall_s']:.1f} s" if call.get("wall_s") is not None else ""
     error = ""
     if call.get("error"):
@@ -62,9 +61,9 @@ def call_line(call: Row, *, markdown: bool = True) -> str:
         error = f" · error: {code_span(first) if markdown else first}"
     name = code_span(call["id"]) if markdown else call["id"]
     model = fmt.model_name(call["model"] or "")
+    said = f"{call['kind']} · {model} · depth {call['depth']} · {call['status']}"
     return (
-        f"{name} {shown(call['kind'])} · {shown(model)} · depth {shown(call['depth'])} · "
-        f"{shown(call['status'])} · {call['input_tokens'] or 0:,} in / "
+        f"{name} {_inline(said) if markdown else said} · {call['input_tokens'] or 0:,} in / "
         f"{call['output_tokens'] or 0:,} out"
         f" · {fmt.cost(call['cost_usd'])}{seconds}{error}"
     )

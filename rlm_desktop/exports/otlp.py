@@ -442,13 +442,12 @@ def _exported(trace: TraceRecord) -> TraceRecord:
     """`trace` with every string of it as every export writes text (`exports.text`)."""
     trace.resource = exported(trace.resource)
     for span in trace.spans:
-        span.name, span.status_message = (
-            exported_text(span.name),
-            exported_text(span.status_message),
-        )
+        span.name = exported_text(span.name)
+        span.status_message = exported_text(span.status_message)
         span.attributes = exported(span.attributes)
         for event in span.events:
-            event.name, event.attributes = exported_text(event.name), exported(event.attributes)
+            event.name = exported_text(event.name)
+            event.attributes = exported(event.attributes)
     return trace
 
 

@@ -17,14 +17,21 @@ The exact text stays in the database's event log; a file written out shows it, m
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from rlm_desktop.formatting import file_text
 from rlm_desktop.store.writer import stored_text
 
+_JSON_CONTROL = re.compile(r"\\(?:[bf]|u00)")
+"""How `json.dumps` writes a control character in a string (or a backslash followed by b, f or
+u00, which a string can hold too: then the long way)."""
+
 
 def exported_text(text: str) -> str:
     """`text` as an export writes it (see the module)."""
+    if text.isprintable():  # no control, format or separator character, no surrogate
+        return text
     return file_text(stored_text(text))
 
 
@@ -43,4 +50,7 @@ def exported(value: Any) -> Any:
 def exported_json(value: Any) -> str:
     """`value` as JSON text, its strings as `exported_text` writes them: readers of the JSON get
     the marked text back, not the raw characters its escapes would give."""
+    text = json.dumps(value, ensure_ascii=False)
+    if _JSON_CONTROL.search(text) is None and exported_text(text) == text:
+        return text  # none of its strings holds a character to mark
     return json.dumps(exported(value), ensure_ascii=False)

@@ -3,7 +3,8 @@ the programs that read each format: valid UTF-8, nothing raw that a reader would
 on, and each hostile character marked, the same way in every format, in every field it shows.
 
 A lone surrogate once made the Markdown, HTML and `otlp --include-content` exports exit 1 with
-`UnicodeEncodeError`; NULs, controls and bidi overrides went into every file raw.
+`UnicodeEncodeError`; NULs, controls and bidi overrides went into every file raw. (The window's
+Export button writes `exports.export_bytes`, as `sessions export` does.)
 """
 
 from __future__ import annotations
