@@ -207,9 +207,12 @@ def not_an_answer(kind: str, text: str, limit: int = EXCERPT_CHARS) -> str:
     return f"{_NOT_AN_ANSWER[kind]}:\n{kept}"
 
 
-_UNSAFE_ON_A_TERMINAL = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+_UNSAFE_PAST_C0 = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE_ON_A_TERMINAL = re.compile(f"[\x00-\x1f{_UNSAFE_PAST_C0}]")
+_UNSAFE_IN_A_FILE = re.compile(
+    f"[\x00-\x08\x0b\x0c\x0e-\x1f{_UNSAFE_PAST_C0}\ufdd0-\ufdef\ufffe\uffff]"  # not \t \n \r
 )
+_PAST_THE_BMP = re.compile("[\U00010000-\U0010ffff]")  # a class of 16 ranges is 20 times slower
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -222,7 +225,7 @@ def _escape(match: re.Match[str]) -> str:
         return f"\\x{code:02x}"
     if 0xDC80 <= code <= 0xDCFF:  # a byte the file system's encoding could not decode
         return f"\\x{code - 0xDC00:02x}"
-    return f"\\u{code:04x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def terminal_safe(name: str | os.PathLike[str]) -> str:
@@ -257,6 +260,20 @@ def terminal_text(text: str | None) -> str:
     """
     lines = _LINE_BREAK.split(text or "")
     return "\n".join(_UNSAFE_ON_A_TERMINAL.sub(_escape_in_text, line) for line in lines)
+
+
+def file_text(text: str) -> str:
+    """Text from outside as a file made for other programs holds it (an export): every character
+    `terminal_safe` escapes is escaped the same way but line breaks and tabs, which every reader
+    of a file takes as what they are (a carriage return, too, ends a line in HTML and Markdown),
+    and so are noncharacters (`\\ufffe`, `\\U0010ffff`: parse errors in HTML). Lone surrogates,
+    which no UTF-8 file can hold, are escaped as a terminal shows them; a caller that spells them
+    otherwise does so first."""
+    return _PAST_THE_BMP.sub(_escape_noncharacter, _UNSAFE_IN_A_FILE.sub(_escape, text))
+
+
+def _escape_noncharacter(match: re.Match[str]) -> str:
+    return _escape(match) if ord(match.group()) & 0xFFFE == 0xFFFE else match.group()
 
 
 def _json_escape(match: re.Match[str]) -> str:

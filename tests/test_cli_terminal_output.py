@@ -231,7 +231,8 @@ def test_an_export_is_exact_in_a_file_or_pipe_and_inert_on_a_terminal(
                           str(target))  # fmt: skip
     assert code == 0, err
     exact = target.read_bytes()
-    assert b"\x1b]0;pwned title\x07" in exact  # a file keeps what the session holds
+    assert b"\\x1b]0;pwned title\\x07" in exact  # a file marks what the session holds
+    assert b"\x1b" not in exact
 
     piped = subprocess.run(
         [sys.executable, "-m", CLI, "sessions", "export", session, "--format", "md"],

@@ -3,7 +3,6 @@ the file's order, and the `batch --json` object (the same as `results.json`)."""
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from rlm_desktop.batch.records import RowResult
 from rlm_desktop.batch.runner import SPENT, Batch, unrun_result
+from rlm_desktop.exports.csv_files import write_csv
 
 COLUMNS = (
     "row_id", "question", "documents", "status", "answer", "sources", "cost_usd",
@@ -73,14 +73,12 @@ def _json_list(entries: Sequence[dict[str, Any]], keys: Sequence[str]) -> str:
 
 
 def write_results(out: Path, summary: dict[str, Any], results: Sequence[RowResult]) -> None:
-    """`results.json` (the summary) and `results.csv` (one row per question) in `out`."""
+    """`results.json` (the summary) and `results.csv` (one row per question, no cell a
+    spreadsheet would run: `exports.csv_files`) in `out`."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    with (out / "results.csv").open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=COLUMNS)
-        writer.writeheader()
-        for result in results:
-            writer.writerow(csv_cells(result))
+    rows = (csv_cells(result) for result in results)
+    write_csv(out / "results.csv", COLUMNS, ([row[column] for column in COLUMNS] for row in rows))
 
 
 def conclude(batch: Batch, out: Path) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Sequence
@@ -14,6 +13,7 @@ from rlm_desktop.evaluation.runner import Evaluation
 from rlm_desktop.evaluation.summary import RESAMPLES, SettingSummary, summarize_all
 from rlm_desktop.evaluation.threshold import Suggestion, suggest
 from rlm_desktop.evaluation.trial import COLUMNS, TrialResult
+from rlm_desktop.exports.csv_files import write_csv
 
 HEADERS = ("setting", "runs", "score", "95% interval", "cost mean", "median", "p95", "wall",
            "sub-calls", "failures", "cites gold", "not found")  # fmt: skip
@@ -125,21 +125,19 @@ def summary_json(
 
 
 def write_files(out: Path, summary: dict[str, Any], results: Sequence[TrialResult]) -> None:
-    """`summary.json`, `summary.csv` (one row a setting) and `runs.csv` (one row a run)."""
+    """`summary.json`, `summary.csv` (one row a setting) and `runs.csv` (one row a run), no
+    cell of them a spreadsheet would run (`exports.csv_files`)."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     settings = summary["settings"]
-    with (out / "summary.csv").open("w", newline="", encoding="utf-8") as file:
-        writer = csv.writer(file)
-        columns = [c for c in settings[0] if c != "score_ci95"] if settings else []
-        writer.writerow([*columns, "score_ci95_low", "score_ci95_high"])
-        for row in settings:
-            writer.writerow([*(row[c] for c in columns), *row["score_ci95"]])
-    with (out / "runs.csv").open("w", newline="", encoding="utf-8") as file:
-        dict_writer = csv.DictWriter(file, fieldnames=COLUMNS)
-        dict_writer.writeheader()
-        for result in results:
-            dict_writer.writerow(result.to_json())
+    columns = [c for c in settings[0] if c != "score_ci95"] if settings else []
+    write_csv(
+        out / "summary.csv",
+        [*columns, "score_ci95_low", "score_ci95_high"],
+        ([*(row[c] for c in columns), *row["score_ci95"]] for row in settings),
+    )
+    runs = (result.to_json() for result in results)
+    write_csv(out / "runs.csv", COLUMNS, ([row[column] for column in COLUMNS] for row in runs))
 
 
 def conclude(evaluation: Evaluation, out: Path) -> tuple[str, dict[str, Any]]:

@@ -3,7 +3,9 @@ inline SVG, the call tree and each turn's code (highlighted) and output.
 
 Nothing is loaded from anywhere: styles are inline, there is no script, and a Content Security
 Policy forbids any fetch, so the page opens the same offline. Everything from the run (the
-question, documents' names, model output, code) is untrusted and goes through `html.escape`.
+question, documents' names, model output, code) is untrusted and goes through `html.escape`, and
+the characters no file should hold raw (controls, bidi controls, noncharacters, lone surrogates:
+parse errors in HTML, or worse) are marked as every export marks them (`exports.text`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pygments.lexers import PythonLexer
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.parsing import prose_without_code
 from rlm_desktop.exports.markdown import cut_middle
+from rlm_desktop.exports.text import exported_text
 from rlm_desktop.review.health import sources_text as words
 from rlm_desktop.store.detail import Row, SessionDetail
 
@@ -200,7 +203,9 @@ def _tree(detail: SessionDetail) -> str:
     for level, call in detail.walk():
         wall = fmt.seconds(call.get("wall_s")) or "—"
         error = (
-            f"<br><small>{_e(fmt.one_line(call['error'], 200))}</small>" if call["error"] else ""
+            f"<br><small>{_e(fmt.one_line(exported_text(call['error']), 200))}</small>"
+            if call["error"]
+            else ""
         )
         lines.append(
             f"<tr><td style='padding-left:{8 + 16 * level}px'>"
@@ -325,7 +330,7 @@ def render(
     answer_html = (
         f"<div class=answer>{_e(answer)}</div>" if answer else "<p><em>(no answer)</em></p>"
     )
-    return (
+    return exported_text(
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         f"<meta http-equiv='Content-Security-Policy' content=\"{POLICY}\">"
         "<meta name=viewport content='width=device-width, initial-scale=1'>"

@@ -15,10 +15,12 @@ code is a block whose `stderr` says why it did not finish. A call, or the turn a
 failed without a reply has `Error: <why>` as its `response`, as the reference writes a failed
 completion, so viewers that show only replies and `stderr` still show the failure.
 
-The file is UTF-8 whatever the run held: a string UTF-8 cannot hold as it is (a file name that is
-not UTF-8, in the first user message or a variable; a lone surrogate model code made) is written
-as the tables and the other exports show it, each lone surrogate spelled as its escape
-(`caf\\udce9.txt`, `store.writer.stored_text`).
+The file is UTF-8 whatever the run held, and every string in it (keys too) is written as the
+other exports write text (`exports.text`): a lone surrogate (a file name that is not UTF-8, in
+the first user message or a variable; one model code made) spelled as its escape
+(`caf\\udce9.txt`, as the tables show it), NUL, controls, bidi controls, line separators and
+noncharacters as escapes of their code point, so a reader gets the marked text, never the raw
+characters, and no line breaks where `str.splitlines` would break it.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from rlm_desktop.exports.text import exported_json
 from rlm_desktop.store.detail import Row, SessionDetail
-from rlm_desktop.store.writer import stored_text
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health import HealthReport
@@ -265,25 +267,4 @@ def render(
     lines: list[Any] = [_metadata(detail, health)]
     for root in detail.roots():
         lines.extend(iterations(detail, root))
-    return "".join(_line(line) + "\n" for line in lines)
-
-
-def _line(entry: Row) -> str:
-    """One entry as a line of UTF-8 JSON: as it is, or with its strings made UTF-8."""
-    text = json.dumps(entry, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(_utf8(entry), ensure_ascii=False)
-    return text
-
-
-def _utf8(value: Any) -> Any:
-    """`value` with every string in it (keys too) as `stored_text` writes it."""
-    if isinstance(value, str):
-        return stored_text(value)
-    if isinstance(value, dict):
-        return {_utf8(key): _utf8(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_utf8(item) for item in value]
-    return value
+    return "".join(exported_json(line) + "\n" for line in lines)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.parsing import prose_without_code
+from rlm_desktop.exports.text import exported_text
 from rlm_desktop.review.health import sources_text as words
 from rlm_desktop.store.detail import Row, SessionDetail
 
@@ -51,24 +52,28 @@ def code_span(text: str) -> str:
 
 
 def call_line(call: Row, *, markdown: bool = True) -> str:
-    """One line describing a call of the tree (`markdown=False`: plain text for a terminal)."""
+    """One line describing a call of the tree (`markdown=False`: plain text for a terminal); in
+    Markdown its texts (a shared session's may be anything) escaped as `_inline` escapes them."""
     seconds = f" · {call['wall_s']:.1f} s" if call.get("wall_s") is not None else ""
     error = ""
     if call.get("error"):
-        first = call["error"].splitlines()[0]
+        first = exported_text(call["error"]).splitlines()[0]
         error = f" · error: {code_span(first) if markdown else first}"
-    name = f"`{call['id']}`" if markdown else call["id"]
+    name = code_span(call["id"]) if markdown else call["id"]
+    model = fmt.model_name(call["model"] or "")
+    said = f"{call['kind']} · {model} · depth {call['depth']} · {call['status']}"
     return (
-        f"{name} {call['kind']} · {fmt.model_name(call['model'] or '')} · depth {call['depth']} · "
-        f"{call['status']} · {call['input_tokens'] or 0:,} in / {call['output_tokens'] or 0:,} out"
+        f"{name} {_inline(said) if markdown else said} · {call['input_tokens'] or 0:,} in / "
+        f"{call['output_tokens'] or 0:,} out"
         f" · {fmt.cost(call['cost_usd'])}{seconds}{error}"
     )
 
 
 def _inline(value: object) -> str:
     """Untrusted text on one line of Markdown: no HTML, no line break, no emphasis, code span,
-    link or image, no end of a table cell, and at a line's start no heading, list, rule or fence."""
-    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    link or image, no end of a table cell, and at a line's start no heading, list, rule or fence;
+    its characters marked as every export marks them before its spaces are folded."""
+    text = exported_text(str(value)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     line = " ".join(_MARKDOWN_PUNCTUATION.sub(r"\\\1", text).split())
     if line.startswith("~"):
         return "&#126;" + line[1:]
@@ -224,7 +229,7 @@ def _output(cell: Row) -> list[str]:
 
 
 def _turn(detail: SessionDetail, call: Row, turn: Row) -> list[str]:
-    lines = [f"#### Call {call['id']} · turn {turn['idx'] + 1}", ""]
+    lines = [f"#### Call {_inline(call['id'])} · turn {turn['idx'] + 1}", ""]
     if turn["reply"] is None:
         lines += ["_The run ended during this turn; what it had done so far:_", ""]
     prose = prose_without_code(detail.reply_of(call["id"], turn))
@@ -243,7 +248,8 @@ def _turns(detail: SessionDetail) -> list[str]:
         turns = detail.turns_of(call["id"])
         if not turns:
             continue
-        lines += ["", f"### Call {call['id']} ({call['kind']}, depth {call['depth']})", ""]
+        heading = f"Call {call['id']} ({call['kind']}, depth {call['depth']})"
+        lines += ["", f"### {_inline(heading)}", ""]
         lines += ["Prompt:", "", fence(cut_middle(call["prompt"] or ""), "text"), ""]
         for turn in turns:
             lines += _turn(detail, call, turn)
@@ -265,6 +271,7 @@ def render(
     The question, the answer and the model's replies are shown verbatim in fences: they are
     untrusted text, and rendered Markdown could load remote images or break the report's
     structure. It lints clean under markdownlint's and pymarkdown's default rules but line length.
+    Characters no file should hold raw are marked (`exports.text`).
     """
     session = detail.session
     status = session["status"] + (f" — {session['error']}" if session["error"] else "")
@@ -284,4 +291,4 @@ def render(
         _turns(detail),
     ]
     text = "\n\n".join("\n".join(section) for section in sections if section)
-    return re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n"
+    return exported_text(re.sub(r"\n{3,}", "\n\n", text).rstrip() + "\n")

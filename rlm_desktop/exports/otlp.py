@@ -11,7 +11,8 @@ the last user message alone for a session saved before that was possible) and
 
 `spans()` builds the records once; `render` writes OTLP/JSON (hex ids, as the OTLP spec asks),
 `to_sdk_spans` hands them to the OpenTelemetry SDK, whose encoder and exporter write protobuf
-(`otlp_send.py`).
+(`otlp_send.py`). Every string of a trace (names, attributes, the JSON documents some attributes
+hold, status messages) is written as every export writes text (`exports.text`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from rlm_desktop.exports.otlp_events import EventRecord, answer_events
+from rlm_desktop.exports.text import exported, exported_json, exported_text
 from rlm_desktop.providers.registry import LITELLM_PREFIXES, provider_for_model, split_model
 from rlm_desktop.store.detail import Row, SessionDetail
 from rlm_desktop.store.messages import Message
@@ -106,11 +108,15 @@ def provider_name(model: str) -> str:
 
 
 def server_of(api_base: str | None, model: str) -> tuple[str | None, int | None]:
-    """`server.address` and `server.port`: the run's endpoint, else the provider's usual one."""
+    """`server.address` and `server.port`: the run's endpoint, else the provider's usual one;
+    nothing for an endpoint that is no URL (a shared session's may be anything)."""
     if api_base:
-        parts = urlsplit(api_base)
-        default = 443 if parts.scheme == "https" else 80
-        return parts.hostname, parts.port or default
+        try:
+            parts = urlsplit(api_base)
+            port = parts.port
+        except ValueError:
+            return None, None
+        return parts.hostname, port or (443 if parts.scheme == "https" else 80)
     return _DEFAULT_HOSTS.get(provider_for_model(model), (None, None))
 
 
@@ -135,7 +141,7 @@ def _messages(role: str, text: str | None, finish_reason: str | None = None) -> 
     message: dict[str, Any] = {"role": role, "parts": [{"type": "text", "content": text or ""}]}
     if finish_reason:
         message["finish_reason"] = finish_reason
-    return json.dumps([message], ensure_ascii=False)
+    return exported_json([message])
 
 
 def _input_messages(messages: list[Message]) -> str:
@@ -143,7 +149,7 @@ def _input_messages(messages: list[Message]) -> str:
     shaped = [
         {"role": m["role"], "parts": [{"type": "text", "content": m["content"]}]} for m in messages
     ]
-    return json.dumps(shaped, ensure_ascii=False)
+    return exported_json(shaped)
 
 
 def _system_instructions(call: Row, sent: list[Message] | None = None) -> str | None:
@@ -153,7 +159,7 @@ def _system_instructions(call: Row, sent: list[Message] | None = None) -> str | 
     text = call.get("system_prompt")
     if text is None or (sent and sent[0]["role"] != "system"):
         return None
-    return json.dumps([{"type": "text", "content": text}], ensure_ascii=False)
+    return exported_json([{"type": "text", "content": text}])
 
 
 class _Builder:
@@ -189,7 +195,8 @@ class _Builder:
         record = SpanRecord(span_id, parent, name, kind, start, max(end, start))
         if error:
             record.status_code = STATUS_ERROR
-            record.status_message = self.scrub(error.strip().splitlines()[-1][:500])
+            lines = exported_text(error).strip().splitlines()  # its own line breaks only
+            record.status_message = self.scrub(lines[-1][:500] if lines else "")
             attributes["error.type"] = error_type(error, status)
         record.attributes = {
             key: self.scrub(value) if isinstance(value, str) else value
@@ -377,7 +384,7 @@ class _Builder:
             "rlm_desktop.unfinished": True if unfinished else None,
         }
         if self.content:
-            attributes["gen_ai.tool.call.arguments"] = json.dumps({"code": cell["code"]})
+            attributes["gen_ai.tool.call.arguments"] = exported_json({"code": cell["code"]})
             attributes["gen_ai.tool.call.result"] = (cell["stdout"] or "") + (cell["stderr"] or "")
         error = unfinished or cell.get("error")
         status = self.run_status if unfinished else None
@@ -422,11 +429,26 @@ def spans(
         "rlm_desktop.session_id": detail.session_id,
         "rlm_desktop.query": scrub(detail.session["query"]) if include_content else None,
     }
-    return TraceRecord(
-        trace_id=_id("trace", detail.session_id, length=32),
-        resource={key: value for key, value in resource.items() if value is not None},
-        spans=builder.spans,
+    return _exported(
+        TraceRecord(
+            trace_id=_id("trace", detail.session_id, length=32),
+            resource={key: value for key, value in resource.items() if value is not None},
+            spans=builder.spans,
+        )
     )
+
+
+def _exported(trace: TraceRecord) -> TraceRecord:
+    """`trace` with every string of it as every export writes text (`exports.text`)."""
+    trace.resource = exported(trace.resource)
+    for span in trace.spans:
+        span.name = exported_text(span.name)
+        span.status_message = exported_text(span.status_message)
+        span.attributes = exported(span.attributes)
+        for event in span.events:
+            event.name = exported_text(event.name)
+            event.attributes = exported(event.attributes)
+    return trace
 
 
 def _json_value(value: Any) -> dict[str, Any]:
