@@ -90,12 +90,12 @@ def _report(pieces: list[str], *, filesystem: bool, network: bool) -> dict[str, 
 def _confine_linux(folders: Sequence[str]) -> dict[str, Any]:
     from rlm_desktop.engine.sandbox import confine, seccomp
 
-    libc = confine._libc()
+    libc = confine.load_libc()
     pieces = _enter_namespaces(libc)
-    confine._drop_capabilities(libc)  # those the new user namespace gave, or root's
+    confine.drop_capabilities(libc)  # those the new user namespace gave, or root's
     read = [*confine.SYSTEM_READ, *folders, "/proc/self"]
     try:
-        abi = confine._restrict(read, list(confine.DEVICES_READ_WRITE), [])
+        abi = confine.restrict(read, list(confine.DEVICES_READ_WRITE), [])
     except OSError:
         abi = 0  # nothing half applied: restricting is the last step
     if abi:
@@ -136,7 +136,7 @@ def _confine_macos(folders: Sequence[str]) -> dict[str, Any]:
         return _report([], filesystem=False, network=False)
     error = ctypes.c_char_p()
     applied = sandbox_init(profile, ctypes.c_uint64(0), ctypes.byref(error)) == 0
-    held = applied and confine._seatbelt_holds({"outer": seatbelt.LEVEL})
+    held = applied and confine.seatbelt_holds({"outer": seatbelt.LEVEL})
     return _report([MACOS_LEVEL] if held else [], filesystem=held, network=held)
 
 

@@ -25,7 +25,7 @@ from rlm_desktop.documents.decoding import Unreadable
 from rlm_desktop.documents.extract import COMPRESSED_TYPES
 from rlm_desktop.documents.reader import BoundedReader
 from rlm_desktop.engine.sandbox import seccomp
-from rlm_desktop.engine.sandbox.confine import SYS_LANDLOCK_CREATE_RULESET, _libc, landlock_abi
+from rlm_desktop.engine.sandbox.confine import SYS_LANDLOCK_CREATE_RULESET, landlock_abi, load_libc
 from tests.cli import run_python
 from tests.documents.conftest import EXPECTED
 from tests.engine.test_confinement import (
@@ -229,7 +229,7 @@ def _as_on_a_system_without_sandboxes() -> None:
         "foreign",
         seccomp._refuse(errno.ENOSYS),
     ]
-    if not seccomp._load(_libc(), seccomp._assemble(lines)):
+    if not seccomp._load(load_libc(), seccomp._assemble(lines)):
         raise OSError("the test's seccomp filter was refused")
 
 

@@ -103,7 +103,8 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def _libc() -> Any:
+def load_libc() -> Any:
+    """The C library, its errors kept in errno and `syscall` returning a long."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     return libc
@@ -113,7 +114,7 @@ def landlock_abi() -> int:
     """The kernel's Landlock ABI version, 0 when Landlock is missing or disabled."""
     if not sys.platform.startswith("linux"):
         return 0
-    result = _libc().syscall(
+    result = load_libc().syscall(
         SYS_LANDLOCK_CREATE_RULESET,
         None,
         ctypes.c_size_t(0),
@@ -126,7 +127,7 @@ def _handled_fs(abi: int) -> int:
     return FS_ABI1 | (FS_REFER if abi >= 2 else 0) | (FS_TRUNCATE if abi >= 3 else 0)
 
 
-def _restrict(read: list[str], read_write: list[str], write: list[str]) -> int:
+def restrict(read: list[str], read_write: list[str], write: list[str]) -> int:
     """Add one Landlock layer: `read` readable, `read_write` devices, `write` fully writable.
 
     Returns the ABI used (0: Landlock unavailable, nothing done). Raises OSError if it fails half way.
@@ -134,7 +135,7 @@ def _restrict(read: list[str], read_write: list[str], write: list[str]) -> int:
     abi = landlock_abi()
     if abi < 1:
         return 0
-    libc = _libc()
+    libc = load_libc()
     handled_fs = _handled_fs(abi)
     fields = [handled_fs]
     if abi >= 4:
@@ -299,7 +300,7 @@ def _read_only_view(libc: Any, pieces: list[str], spec: dict[str, Any]) -> tuple
     return True, bool(in_memory)
 
 
-def _drop_capabilities(libc: Any) -> None:
+def drop_capabilities(libc: Any) -> None:
     """Drop the capabilities a new user namespace grants its first process."""
     header = struct.pack("=Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
     data = bytes(24)  # two {effective, permitted, inheritable} sets, all empty
@@ -310,7 +311,7 @@ def python_read_paths(spec: dict[str, Any]) -> list[str]:
     return [*SYSTEM_READ, *spec.get("read", [])]
 
 
-def _seatbelt_holds(spec: dict[str, Any]) -> bool:
+def seatbelt_holds(spec: dict[str, Any]) -> bool:
     """macOS: True when the app started this launcher under its Seatbelt profile (seatbelt.py)
     and the kernel confirms this process is sandboxed."""
     if sys.platform != "darwin" or spec.get("outer") != "sandbox-exec":
@@ -335,16 +336,16 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
     pieces: list[str] = []
     network = processes = shared = in_memory = False
     if sys.platform.startswith("linux"):
-        libc = _libc()
+        libc = load_libc()
         shared = _join_cgroups(list(spec.get("cgroup_procs", [])))
         pieces = _enter_namespaces(libc, control_fd)
         processes = _cap_tasks(int(spec.get("max_tasks", 256)), "pidns" in pieces)
         processes = processes and "pidns" in pieces
         read_only, in_memory = _read_only_view(libc, pieces, spec)
-        _drop_capabilities(libc)
+        drop_capabilities(libc)
         read = python_read_paths(spec) + list(spec.get("allow_read", [])) + ["/proc"]
         try:
-            abi = _restrict(read, list(DEVICES_READ_WRITE), [spec["write"]])
+            abi = restrict(read, list(DEVICES_READ_WRITE), [spec["write"]])
         except (OSError, KeyError):
             abi = 0  # a failed layer is never half applied: restrict_self is the last step
         if abi:
@@ -363,7 +364,7 @@ def confine_launcher(spec: dict[str, Any], control_fd: int) -> dict[str, Any]:
             pieces.append("cgroup")
         # Landlock governs TCP only; without a network namespace, the filter keeps IP to TCP.
         network = "netns" in pieces or (abi >= 4 and filtered)
-    elif _seatbelt_holds(spec):
+    elif seatbelt_holds(spec):
         pieces, network = ["sandbox-exec"], True
     return {
         "level": "+".join(pieces) or "process-only",
@@ -383,7 +384,7 @@ def confine_worker(report: dict[str, Any], spec: dict[str, Any], scratch: str) -
     if "seccomp" in pieces:
         _sibling("pipes").lend_pipes()
         if "cgroup" not in pieces:
-            _sibling("seccomp").forbid_processes(_libc())
+            _sibling("seccomp").forbid_processes(load_libc())
     if report.get("filesystem"):
         read = python_read_paths(spec) + list(spec.get("allow_read", [])) + ["/proc/self"]
-        _restrict(read, list(DEVICES_READ_WRITE), [scratch])
+        restrict(read, list(DEVICES_READ_WRITE), [scratch])
