@@ -29,7 +29,7 @@ CUT_FINISH_REASON = "length"
 def _cut(text: str, tokens: int, model: str) -> str:
     encoding, _own = tokenizer_for(model)
     if encoding is None:
-        return text.encode("utf-8")[: tokens * 3].decode("utf-8", "ignore")
+        return text.encode("utf-8", "surrogatepass")[: tokens * 3].decode("utf-8", "ignore")
     return str(encoding.decode(encoding.encode(text, disallowed_special=())[:tokens]))
 
 
@@ -41,7 +41,7 @@ def within_hold(completion: Completion, reservation: Reservation) -> Completion:
     content, notes = completion.content, []
     finish = completion.finish_reason
     own_count = None
-    if len(content.encode("utf-8")) > allowed:  # a token is at least one byte
+    if len(content.encode("utf-8", "surrogatepass")) > allowed:  # a token is at least one byte
         own_count = estimate_tokens(content, model.name)
         if own_count > allowed * OVERRUN_MARGIN:
             content, finish = _cut(content, allowed, model.name), CUT_FINISH_REASON

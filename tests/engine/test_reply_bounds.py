@@ -96,3 +96,19 @@ def wait_with_usage(pid: int, limit_s: float = 120.0) -> tuple[int, resource.str
             reaped, status, usage = os.wait4(pid, 0)
             return status, usage
         time.sleep(0.05)
+
+
+async def test_a_reply_holding_a_lone_surrogate_is_taken_as_any_other(
+    scripted_server: ScriptedServer,
+) -> None:
+    """A provider's JSON can spell a lone surrogate (`\\ud800`): a root reply and a sub-call reply
+    holding one (long enough to be measured against the hold) had ended the run as an internal
+    error (issue #41's export attack, found again on the way in)."""
+    odd = "\ud800" * 3000
+    code = f"print(len(llm_query('echo')))\nFINAL({odd[:5]!r} + 'done')"
+    scripted_server.respond_with(scripted({QUERY: [repl(code, prose=odd)]}, sub=odd))
+    result, events = await run_to_end(make_run(scripted_server, budget=Budget(max_turns=2)))
+    assert result.status == "completed", result.error
+    assert result.answer.endswith("done")
+    (turn,) = of_type(events, TurnExecuted)
+    assert "3000" in turn.observation
