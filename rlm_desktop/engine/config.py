@@ -30,6 +30,10 @@ a mount namespace (the files then never reach the disk and go with the run), els
 while the run goes on, never into the room the data folder keeps for the session's record
 (engine/sandbox/scratch_quota.py)."""
 MAX_SCRATCH_QUOTA_MB = 1_048_576
+DEFAULT_STORED_TEXT_CAP_CHARS = 256_000_000
+"""The most text one session keeps in the database (its event log and the prompts it keeps once):
+model code can send and print far more. What passes it is kept as a head with a note (store/
+allowance.py)."""
 DEFAULT_MEMORY_LIMIT_MB = 4096
 """The memory all of a run's REPL processes share where a cgroup holds them (engine/sandbox/
 run_bounds.py); each process is also held to it alone (address space). Without a cgroup it is a
@@ -128,6 +132,8 @@ class RunConfig(RunBasics):
 
     output_limit_chars: int = 20_000
     stored_output_cap_chars: int = 1_000_000
+    stored_text_cap_chars: int = DEFAULT_STORED_TEXT_CAP_CHARS
+    """The most text the session keeps in the database; see DEFAULT_STORED_TEXT_CAP_CHARS."""
     memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
     """See DEFAULT_MEMORY_LIMIT_MB; None: no memory bound."""
     request_timeout_s: float = 600.0
@@ -182,6 +188,8 @@ class RunConfig(RunBasics):
             raise ConfigError(f"{self.mode!r} is unknown: use auto, rlm or direct", "mode")
         if not self.output_limit_chars >= 200:
             raise ConfigError("must be at least 200 characters", "output_limit_chars")
+        if not self.stored_text_cap_chars >= 1_000_000:
+            raise ConfigError("must be at least 1,000,000 characters", "stored_text_cap_chars")
         if not self.max_tasks >= 16:
             raise ConfigError("must be at least 16", "max_tasks")
         if not 1 <= self.scratch_quota_mb <= MAX_SCRATCH_QUOTA_MB:

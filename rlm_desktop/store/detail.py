@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rlm_desktop.engine.parsing import extract_code_blocks
 from rlm_desktop.store import queries
 from rlm_desktop.store.messages import SentMessages, request_messages
+from rlm_desktop.store.prompts import PromptReader
 
 if TYPE_CHECKING:
     from rlm_desktop.store.store import Store
@@ -133,7 +134,9 @@ def _group(items: list[Row], key: Any) -> dict[Any, list[Row]]:
 
 
 def load_detail(store: Store, session_id: str) -> SessionDetail:
-    """Read a session (id or unique prefix) completely; raises `SessionNotFound`."""
+    """Read a session (id or unique prefix) completely, each call's prompt whole (`prompts.py`;
+    its `prompt_document`, `prompt_start` and `prompt_end` name the span of a document it
+    repeats); raises `SessionNotFound`."""
     store.reap_dead_writers()
     with store.lock:
         conn = store.db.conn
@@ -142,15 +145,19 @@ def load_detail(store: Store, session_id: str) -> SessionDetail:
         full_id = queries.resolve(conn, session_id, SessionNotFound)
         head = queries.session_head(conn, full_id)
         where = "WHERE session_id = ?"
+        calls = queries.rows(
+            conn,
+            "SELECT c.*, t.text AS system_prompt FROM calls c"
+            " LEFT JOIN texts t ON t.sha256 = c.system_sha256"
+            " WHERE c.session_id = ? ORDER BY c.seq",
+            [full_id],
+        )
+        prompts = PromptReader(conn, full_id)
+        for call in calls:
+            call["prompt"] = prompts.whole(call)
         return SessionDetail(
             session=head,
-            calls=queries.rows(
-                conn,
-                "SELECT c.*, t.text AS system_prompt FROM calls c"
-                " LEFT JOIN texts t ON t.sha256 = c.system_sha256"
-                " WHERE c.session_id = ? ORDER BY c.seq",
-                [full_id],
-            ),
+            calls=calls,
             turns=queries.rows(
                 conn, f"SELECT * FROM turns {where} ORDER BY call_id, idx", [full_id]
             ),

@@ -32,6 +32,7 @@ from typing import Any
 from rlm_desktop.engine.compaction import COMPACTED_NOTE, HEAD, SUMMARY_REQUEST
 from rlm_desktop.engine.message_roles import sendable_messages
 from rlm_desktop.engine.rlm_call import answer_now
+from rlm_desktop.store.prompts import with_prompt
 from rlm_desktop.store.writer import stored_text
 
 Row = dict[str, Any]
@@ -59,7 +60,8 @@ def opening_of(call: Row) -> list[Message] | None:
     or None when they were not recorded (saved before they were, or the prompt's text is gone).
 
     `calls.opening` is JSON, which brings a lone surrogate back as it was; it is spelled here as
-    the text columns the rest of the conversation comes from spell it."""
+    the text columns the rest of the conversation comes from spell it. A long prompt taken out
+    of it is put back (`prompts.with_prompt`: `call["prompt"]` is the whole prompt)."""
     if call.get("opening") is None:
         return None
     if call.get("system_sha256") is not None and call.get("system_prompt") is None:
@@ -67,7 +69,7 @@ def opening_of(call: Row) -> list[Message] | None:
     messages: list[Message] = []
     if call.get("system_prompt") is not None:
         messages.append({"role": "system", "content": str(call["system_prompt"])})
-    opening = json.loads(call["opening"])
+    opening = with_prompt(json.loads(call["opening"]), str(call.get("prompt") or ""))
     return messages + [
         {"role": stored_text(str(m["role"])), "content": stored_text(str(m["content"]))}
         for m in opening

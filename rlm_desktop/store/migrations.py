@@ -487,3 +487,36 @@ def m012_sessions_ran_on(db: Database) -> None:
     """`sessions.ran_on` (JSON): where a trial or a batch question ran, for runs an executor
     sent (`{"executor": "local"|"ray", "host", "address", "node_id", "attempt"}`)."""
     db.execute("ALTER TABLE sessions ADD COLUMN ran_on TEXT")
+
+
+@MIGRATIONS()
+def m013_prompts_stored_once(db: Database) -> None:
+    """Each prompt stored once, and a session's stored text counted against its cap.
+
+    A long prompt (`store/prompts.py`) is kept once: as the span of one of the session's
+    documents it repeats (`calls.prompt_document`, `prompt_start`, `prompt_end`), or in `texts`
+    (`calls.prompt_sha256`), however many calls send it; `calls.prompt` keeps its head, for search
+    and lists. `calls.prompt_chars` is its length, `calls.prompt_note` says why `prompt` holds
+    only part of it (a call refused before it was sent, the session's cap). The event log no
+    longer repeats a prompt its call's row holds: a `CallStarted` without `prompt` reads it from
+    there. `sessions.stored_chars` and `cut_chars`: the text the session keeps, and what its cap
+    cut.
+
+    Saved sessions are brought to this form; the pages their second copies held are reused by
+    later writes (the file does not shrink by itself).
+    """
+    from rlm_desktop.store.prompt_migration import migrate_prompts
+
+    for column, kind in (
+        ("prompt_sha256", "TEXT REFERENCES texts(sha256)"),
+        ("prompt_document", "INTEGER"),
+        ("prompt_start", "INTEGER"),
+        ("prompt_end", "INTEGER"),
+        ("prompt_chars", "INTEGER"),
+        ("prompt_note", "TEXT"),
+    ):
+        db.execute(f"ALTER TABLE calls ADD COLUMN {column} {kind}")
+    db.execute("ALTER TABLE sessions ADD COLUMN stored_chars INTEGER")
+    db.execute("ALTER TABLE sessions ADD COLUMN cut_chars INTEGER")
+    db.table("calls").create_index(["prompt_sha256"])
+    migrate_prompts(db.conn)

@@ -10,6 +10,7 @@ from typing import Any
 
 from rlm_desktop import ids
 from rlm_desktop.engine.context import sections_from_json
+from rlm_desktop.store.prompts import PromptReader
 from rlm_desktop.store.search import fts_query, matching_sessions
 
 Row = dict[str, Any]
@@ -178,7 +179,8 @@ def session_head(conn: sqlite3.Connection, session_id: str) -> Row:
     head = _session_row(
         rows(
             conn,
-            f"SELECT {_SESSION_COLUMNS}, settings, ran_on FROM sessions s WHERE id = ?",
+            f"SELECT {_SESSION_COLUMNS}, settings, ran_on, coalesce(stored_chars, 0) AS"
+            " stored_chars, coalesce(cut_chars, 0) AS cut_chars FROM sessions s WHERE id = ?",
             [session_id],
         )[0]
     )
@@ -243,11 +245,13 @@ def turns(conn: sqlite3.Connection, session_id: str) -> list[Row]:
 
 
 def call(conn: sqlite3.Connection, session_id: str, call_id: str) -> Row | None:
-    """One call with its texts and its LLM requests, or None."""
+    """One call with its texts (its prompt whole, wherever it is kept) and its LLM requests,
+    or None."""
     found = rows(conn, "SELECT * FROM calls WHERE session_id = ? AND id = ?", [session_id, call_id])
     if not found:
         return None
     detail = found[0]
+    detail["prompt"] = PromptReader(conn, session_id).whole(detail)
     detail["requests"] = rows(
         conn,
         "SELECT * FROM llm_requests WHERE session_id = ? AND call_id = ? ORDER BY sent_at, rowid",

@@ -21,6 +21,7 @@ from rlm_desktop.store import search as fulltext
 from rlm_desktop.store.liveness import current_writer, writer_is_dead
 from rlm_desktop.store.migrations import MIGRATIONS
 from rlm_desktop.store.problems import database_problem
+from rlm_desktop.store.prompts import PromptReader
 from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.redact import Redactor
 from rlm_desktop.store.room import needed_bytes, room_problem
@@ -199,7 +200,8 @@ class Store:
             return queries.session(self.db.conn, full_id)
 
     def call(self, session_id: str, call_id: str) -> dict[str, Any]:
-        """One call with its prompt, response, answer and LLM requests (for a detail pane)."""
+        """One call with its whole prompt (`prompt_chars` long; `prompt_note` says why only its
+        head was kept, when it was cut), response, answer and LLM requests (for a detail pane)."""
         with self.lock:
             full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
             found = queries.call(self.db.conn, full_id, call_id)
@@ -214,6 +216,7 @@ class Store:
         """
         with self.lock:
             full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+        prompts = PromptReader(self.db.conn, full_id)
         last = -1
         while True:
             with self.lock:
@@ -223,7 +226,7 @@ class Store:
                     [full_id, last, chunk],
                 ).fetchall()
                 logged = [
-                    (seq, ts, kind, logged_event(self.db.conn, kind, data))
+                    (seq, ts, kind, logged_event(kind, data, prompts))
                     for seq, ts, kind, data in rows
                 ]
             for seq, ts, kind, fields in logged:
@@ -254,7 +257,8 @@ class Store:
             self.db.execute(
                 "DELETE FROM texts WHERE sha256 NOT IN"
                 " (SELECT sha256 FROM documents WHERE sha256 IS NOT NULL"
-                " UNION SELECT system_sha256 FROM calls WHERE system_sha256 IS NOT NULL)"
+                " UNION SELECT system_sha256 FROM calls WHERE system_sha256 IS NOT NULL"
+                " UNION SELECT prompt_sha256 FROM calls WHERE prompt_sha256 IS NOT NULL)"
             )
         return full_id
 

@@ -6,13 +6,14 @@ event's fields by name (`:call_id`), plus `:sid` and the writer's own `:turn_now
 
 Nothing an event carries is refused: the event log keeps every string exactly (`stored_json`),
 and the columns, which must be UTF-8, show what UTF-8 cannot hold readably (`stored_text`,
-`shown_file_name`).
+`shown_file_name`). What a table keeps already is not logged again: a call's prompt is its row's
+(kept once, `prompt_keeper.py`), a system prompt is in `texts`; `logged_event` puts them back.
+Past the session's stored-text cap, texts keep their head and a note (`allowance.py`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import re
@@ -24,9 +25,13 @@ from typing import Any
 
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.events import Event
+from rlm_desktop.store.allowance import CAP_SETTING, TextAllowance
 from rlm_desktop.store.liveness import Writer
+from rlm_desktop.store.prompt_keeper import PromptKeeper
+from rlm_desktop.store.prompts import LONG_PROMPT_CHARS, PROMPT_AT, PromptReader, with_prompt
 from rlm_desktop.store.queries import UNFINISHED_REPLIES
 from rlm_desktop.store.redact import Redactor
+from rlm_desktop.store.texts import text_sha256
 
 Row = dict[str, Any]
 _ENVELOPE = ("run_id", "ts", "type")
@@ -41,12 +46,17 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 # ON DELETE CASCADE its turns, cells and requests with it.
 _STATEMENTS: dict[str, str] = {
     "CallStarted": """INSERT INTO calls (session_id, id, parent_id, seq, kind, depth, model,
-        prompt, status, started_at, parent_turn, parent_cell, worker_restarts)
-        VALUES (:sid, :call_id, :parent_id, :seq, :kind, :depth, :model, :prompt, 'running', :ts,
-        :turn_now, :cell_now, 0)
+        prompt, prompt_chars, prompt_note, prompt_sha256, prompt_document, prompt_start,
+        prompt_end, status, started_at, parent_turn, parent_cell, worker_restarts)
+        VALUES (:sid, :call_id, :parent_id, :seq, :kind, :depth, :model, :prompt, :prompt_chars,
+        :prompt_note, :prompt_sha256, :prompt_document, :prompt_start, :prompt_end, 'running',
+        :ts, :turn_now, :cell_now, 0)
         ON CONFLICT (session_id, id) DO UPDATE SET parent_id = excluded.parent_id,
         seq = excluded.seq, kind = excluded.kind, depth = excluded.depth, model = excluded.model,
-        prompt = excluded.prompt, status = 'running', started_at = excluded.started_at,
+        prompt = excluded.prompt, prompt_chars = excluded.prompt_chars,
+        prompt_note = excluded.prompt_note, prompt_sha256 = excluded.prompt_sha256,
+        prompt_document = excluded.prompt_document, prompt_start = excluded.prompt_start,
+        prompt_end = excluded.prompt_end, status = 'running', started_at = excluded.started_at,
         parent_turn = excluded.parent_turn, parent_cell = excluded.parent_cell""",
     "LLMRequestSent": """INSERT INTO llm_requests (session_id, id, call_id, turn, model, messages,
         reserved_tokens, reserved_output_tokens, reserved_cost_usd, sent_at, attempts)
@@ -99,6 +109,9 @@ _STATEMENTS: dict[str, str] = {
         error = :error, ended_at = :ts, wall_s = :ts - started_at
         WHERE session_id = :sid AND id = :call_id""",
 }
+_PROMPT_KEPT = """UPDATE calls SET prompt = :prompt, prompt_chars = :prompt_chars,
+    prompt_note = :prompt_note, prompt_sha256 = :prompt_sha256, prompt_document = :prompt_document,
+    prompt_start = :prompt_start, prompt_end = :prompt_end WHERE session_id = :sid AND id = :call_id"""
 _DOCUMENT_SQL = """INSERT INTO documents (session_id, position, name, path, chars, tokens)
     VALUES (:sid, :position, :name, :path, :chars, :tokens)
     ON CONFLICT (session_id, position) DO UPDATE
@@ -214,13 +227,12 @@ def prepare_opening(
     rows = []
     for position, document in enumerate(documents):
         text = stored_text(redactor.text(document.text))
-        data = text.encode("utf-8", "surrogatepass")
-        digest = hashlib.sha256(data).hexdigest()
+        digest = text_sha256(text)
         texts[digest] = {"sha256": digest, "text": text, "chars": len(text)}
         try:
-            size = os.stat(document.path).st_size if document.path else len(data)
+            size = os.stat(document.path).st_size if document.path else _utf8_size(text)
         except OSError:
-            size = len(data)
+            size = _utf8_size(text)
         rows.append({
             "session_id": session_id, "position": position, "name": _file_name(document.name),
             "path": _file_name(document.path), "size": size, "sha256": digest, "chars": len(text),
@@ -238,25 +250,24 @@ def prepare_opening(
     return Opening(session, list(texts.values()), rows)
 
 
-def _system_prompt_kept(conn: sqlite3.Connection, payload: Row) -> Row:
-    """A `CallOpened` payload with its system prompt moved to `texts` (once per distinct prompt)
-    and named there by `system_sha256`, in the event log as in `calls`."""
-    kept = dict(payload)
-    text = stored_text(kept.pop("system_prompt"))
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    _insert(conn, "texts", {"sha256": digest, "text": text, "chars": len(text)}, "INSERT OR IGNORE")
-    kept["system_sha256"] = digest
-    return kept
+def _utf8_size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
-def logged_event(conn: sqlite3.Connection, kind: str, data: str) -> Row:
+def logged_event(kind: str, data: str, prompts: PromptReader) -> Row:
     """An event's fields as its log row `data` holds them, with what the writer moved out put
-    back (a `CallOpened`'s system prompt, from `texts`)."""
+    back: a `CallOpened`'s system prompt (from `texts`) and the prompt its opening held, a
+    `CallStarted`'s prompt (from its call's row, `prompts.py`)."""
     fields: Row = json.loads(data)
-    digest = fields.pop("system_sha256", None) if kind == "CallOpened" else None
-    if digest is not None:
-        row = conn.execute("SELECT text FROM texts WHERE sha256 = ?", [digest]).fetchone()
-        fields["system_prompt"] = row[0] if row else ""
+    if kind == "CallOpened":
+        digest = fields.pop("system_sha256", None)
+        if digest is not None:
+            fields["system_prompt"] = prompts.text(digest) or ""
+        opening = fields.get("opening")
+        if isinstance(opening, list) and any(PROMPT_AT in m for m in opening if isinstance(m, dict)):
+            fields["opening"] = with_prompt(opening, prompts.of_call(fields["call_id"]) or "")
+    elif kind == "CallStarted" and "prompt" not in fields:
+        fields["prompt"] = prompts.of_call(fields["call_id"]) or ""
     return fields
 
 
@@ -284,6 +295,8 @@ class SessionWriter:
         self._unfinished: set[str] = set()
         """The calls in a turn that has not finished yet."""
         self._session: Row = {}
+        self._allowance = TextAllowance()
+        self._prompts = PromptKeeper(conn, self._allowance, [])
 
     def open(self, opening: Opening) -> None:
         """Insert the session row and its documents (caller holds a transaction)."""
@@ -292,39 +305,69 @@ class SessionWriter:
             _insert(self._conn, "texts", text, "INSERT OR IGNORE")
         for document in opening.documents:
             _insert(self._conn, "documents", document, "INSERT OR REPLACE")
+        texts = {text["sha256"]: text["text"] for text in opening.texts}
+        documents = [texts[document["sha256"]] for document in opening.documents]
+        self._prompts = PromptKeeper(self._conn, self._allowance, documents)
 
     def write(self, events: Sequence[Event]) -> None:
         """Append `events` to the log and apply them to the tables (caller holds a transaction)."""
-        saved = (self._seq, self._call_seq)
+        saved = (self._seq, self._call_seq, self._prompts.saved())
         try:
             self._write(events)
         except BaseException:
-            self._seq, self._call_seq = saved
+            self._seq, self._call_seq = saved[:2]
+            self._prompts.restore(saved[2])
             self._session = {}
             raise
 
     def _write(self, events: Sequence[Event]) -> None:
         log_rows = []
+        allowance = self._allowance
         for event in events:
             kind = type(event).__name__
             payload = self._scrubbed(event)
+            prompt = payload.pop("prompt") if kind == "CallStarted" else None
             if kind == "CallOpened":
-                payload = _system_prompt_kept(self._conn, payload)
-            logged, readable = _logged_json(payload)
+                payload = self._opened(payload)
+            logged, readable = _logged_json(self._logged(payload, prompt))
+            if not allowance.take(len(logged)):  # past the cap: long texts keep their head
+                payload = allowance.cut_long(payload)
+                logged, readable = _logged_json(self._logged(payload, prompt))
+                allowance.count(len(logged))
             log_rows.append((self._sid, self._seq, event.ts, kind, logged))
             self._seq += 1
             row = _columns(payload, readable)
+            if prompt is not None:
+                row.update(self._prompts.started(row["call_id"], row["kind"], stored_text(prompt)))
             row["ts"] = event.ts
             self._apply(kind, row)
         self._conn.executemany(
             "INSERT INTO events (session_id, seq, ts, type, data) VALUES (?, ?, ?, ?, ?)", log_rows
         )
+        self._session.update(stored_chars=allowance.stored, cut_chars=allowance.cut)
         if self._session:
             columns = ", ".join(f"{name} = ?" for name in self._session)
             self._conn.execute(
                 f"UPDATE sessions SET {columns} WHERE id = ?", [*self._session.values(), self._sid]
             )
             self._session = {}
+
+    @staticmethod
+    def _logged(payload: Row, prompt: str | None) -> Row:
+        """What the log keeps of an event: a prompt only where its call's row cannot hold it
+        exactly (a short one with a lone surrogate; a long one is kept once, spelled out)."""
+        if prompt is None or _encodable(prompt) or len(prompt) > LONG_PROMPT_CHARS:
+            return payload
+        return {**payload, "prompt": prompt}
+
+    def _opened(self, payload: Row) -> Row:
+        """A `CallOpened` payload with its system prompt moved to `texts` (once per distinct
+        prompt, named by `system_sha256` in the log as in `calls`), and its call's long prompt
+        taken out of its opening (`prompts.without_prompt`)."""
+        kept = dict(payload)
+        kept["system_sha256"] = self._prompts.shared(stored_text(kept.pop("system_prompt")))
+        kept["opening"] = self._prompts.opening(kept["call_id"], kept["opening"])
+        return kept
 
     def _scrubbed(self, event: Event) -> Row:
         """The event's payload with every string scrubbed (numbers and None pass as they are)."""
@@ -353,6 +396,8 @@ class SessionWriter:
         elif kind in ("LLMRequestSent", "LLMResponded"):
             is_rlm = self._kind.get(call_id or "") == "rlm"
             d["turn_now"] = self._turn.get(call_id or "") if is_rlm else None
+            if kind == "LLMRequestSent":
+                self._prompt_kept(d["call_id"], self._prompts.sent(d["call_id"]))
         elif kind == "TurnStarted":
             self._turn[d["call_id"]] = d["index"]
             self._cells[d["call_id"]] = 0
@@ -369,6 +414,8 @@ class SessionWriter:
             kind, d["sources"] = "AnswerSubmitted+sources", stored_json(d["sources"])
         elif kind == "RunStarted":
             self._run_started(d)
+        elif kind == "CallFinished":
+            self._prompt_kept(d["call_id"], self._prompts.ended(d["call_id"], d["status"]))
         elif kind == "ModeChosen":
             self._session.update(chosen_mode=d["mode"], mode_reason=d["reason"])
         elif kind == "BudgetUpdated":
@@ -386,8 +433,16 @@ class SessionWriter:
             self._unfinished.discard(call_id)
             self._conn.execute(UNFINISHED_REPLIES, d)  # it ended in a turn that never finished
 
+    def _prompt_kept(self, call_id: str, columns: Row | None) -> None:
+        """Write where a held-back prompt ended up (`PromptKeeper.sent` or `ended`)."""
+        if columns is not None:
+            self._conn.execute(_PROMPT_KEPT, {**columns, "sid": self._sid, "call_id": call_id})
+
     def _run_started(self, d: Row) -> None:
         settings = d.get("settings") or {}
+        cap = settings.get(CAP_SETTING)
+        if isinstance(cap, int) and cap > 0:
+            self._allowance.cap = cap
         self._session.update(
             query=d["query"], mode=d["mode"], model=d["model"], sub_model=d["sub_model"],
             profile=d["profile"], settings=stored_json(settings),

@@ -41,7 +41,11 @@ SESSION: Key = (("session_id",), "sessions", ("id",), "CASCADE")
 CALL: Key = (("session_id", "call_id"), "calls", ("session_id", "id"), "CASCADE")
 FOREIGN_KEYS: dict[str, set[Key]] = {
     "documents": {SESSION, (("sha256",), "texts", ("sha256",), "NO ACTION")},
-    "calls": {SESSION, (("session_id", "parent_id"), "calls", ("session_id", "id"), "CASCADE")},
+    "calls": {
+        SESSION,
+        (("session_id", "parent_id"), "calls", ("session_id", "id"), "CASCADE"),
+        (("prompt_sha256",), "texts", ("sha256",), "NO ACTION"),
+    },
     "llm_requests": {SESSION, CALL},
     "turns": {SESSION, CALL},
     "cells": {

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 from sqlite_utils import Database
 
-from rlm_desktop.engine.events import LLMRequestSent
+from rlm_desktop.engine.events import CallStarted
 from rlm_desktop.paths import database_path
 from rlm_desktop.redact import Redactor
 from rlm_desktop.store import Store
+from rlm_desktop.store.detail import load_detail
 from rlm_desktop.store.liveness import current_writer
 from rlm_desktop.store.migrations import MIGRATIONS
 from rlm_desktop.store.writer import SessionWriter, prepare_opening
@@ -50,6 +52,8 @@ EXPECTED_COLUMNS = {
         "ran_on": str,
         "conversation_id": str,
         "follows": str,
+        "stored_chars": int,
+        "cut_chars": int,
     },
     "texts": {"sha256": str, "text": str, "chars": int},
     "documents": {
@@ -92,6 +96,12 @@ EXPECTED_COLUMNS = {
         "system_sha256": str,
         "opening": str,
         "answer_sources": str,
+        "prompt_sha256": str,
+        "prompt_document": int,
+        "prompt_start": int,
+        "prompt_end": int,
+        "prompt_chars": int,
+        "prompt_note": str,
     },
     "llm_requests": {
         "session_id": str,
@@ -173,6 +183,7 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
         "m010_documents_type_and_sections",
         "m011_answer_sources",
         "m012_sessions_ran_on",
+        "m013_prompts_stored_once",
     ]
     assert store.db.journal_mode == "wal"
 
@@ -192,7 +203,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 12
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 13
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 
@@ -236,13 +247,22 @@ def test_a_database_from_before_m003_finds_text_in_its_saved_sessions_output(
     path = tmp_path / "m002.db"
     old = Database(sqlite3.connect(str(path)))
     MIGRATIONS.apply(old, stop_before="m003_search_everything_a_run_holds")
-    writer = SessionWriter(old.conn, "old-run", Redactor.for_run(None))
-    with old.conn:
+    # Today's writer writes columns an m002 database has not (a request's hold, m009; where a
+    # prompt is kept, m013): it records the run in a database of today, whose rows are copied
+    # into the m002 one as far as its columns go, as that release wrote them.
+    today = Database(sqlite3.connect(str(tmp_path / "today.db")))
+    MIGRATIONS.apply(today)
+    writer = SessionWriter(today.conn, "old-run", Redactor.for_run(None))
+    with today.conn:
         writer.open(prepare_opening("old-run", [], Redactor.for_run(None), current_writer()))
-        # Today's writer records each request's hold (m009), which an m002 database has no
-        # columns for; the replies m003 indexes come with the responses.
-        old_events = [e for e in searchable_run("old-run") if not isinstance(e, LLMRequestSent)]
-        writer.write(old_events)
+        writer.write(list(searchable_run("old-run")))
+    today.close()
+    old.execute("ATTACH DATABASE ? AS today", [str(tmp_path / "today.db")])
+    with old.conn:
+        for table in ("sessions", "calls", "llm_requests", "turns", "cells", "events"):
+            columns = ", ".join(old[table].columns_dict)  # type: ignore[union-attr]
+            old.execute(f"INSERT INTO main.{table} ({columns}) SELECT {columns} FROM today.{table}")
+    old.execute("DETACH DATABASE today")
     before = "SELECT count(*) FROM cells_fts WHERE cells_fts MATCH 'platypus'"
     assert old.execute(before).fetchone()[0] == 0  # m001 indexed a cell's code only
     old.close()
@@ -281,4 +301,59 @@ def test_a_database_from_before_m008_finds_the_turn_a_killed_run_was_in(tmp_path
     assert [hit["place"] for hit in store.search("pangolin")] == [
         "reply (turn not finished) · root call · turn 2"
     ]
+    store.close()
+
+
+def test_a_database_from_before_m013_keeps_each_long_prompt_once(tmp_path: Path) -> None:
+    """m013 takes the prompts out of the event log (their calls' rows hold them) and keeps each
+    long one once: a slice of the session's document as its span, a repeat as one text."""
+    document = "".join(f"line {n:06d} of the ledger\n" for n in range(4_000))
+    slice_ = document[1_000:41_000]
+    repeated = "".join(f"word{n} " for n in range(5_000))
+    prompts = {"c0": "How many lines?", "c1": slice_, "c2": repeated, "c3": repeated}
+    path = tmp_path / "m012.db"
+    old = Database(sqlite3.connect(str(path)))
+    MIGRATIONS.apply(old, stop_before="m013_prompts_stored_once")
+    with old.conn:
+        old.execute("INSERT INTO sessions (id, query, status) VALUES ('s1', 'q', 'completed')")
+        old.execute("INSERT INTO texts (sha256, text, chars) VALUES ('d0', ?, ?)", [document, 1])
+        old.execute(
+            "INSERT INTO documents (session_id, position, name, sha256) VALUES"
+            " ('s1', 0, 'ledger.txt', 'd0')"
+        )
+        for seq, (call_id, prompt) in enumerate(prompts.items()):
+            parent = None if call_id == "c0" else "c0"
+            old.execute(
+                "INSERT INTO calls (session_id, id, parent_id, seq, kind, prompt, status)"
+                " VALUES ('s1', ?, ?, ?, ?, ?, 'ok')",
+                [call_id, parent, seq, "rlm" if parent is None else "llm", prompt],
+            )
+            fields = {"call_id": call_id, "parent_id": parent, "kind": "llm", "depth": 1,
+                      "model": "m", "prompt": prompt}  # fmt: skip
+            old.execute(
+                "INSERT INTO events (session_id, seq, ts, type, data) VALUES"
+                " ('s1', ?, ?, 'CallStarted', ?)",
+                [seq, 1.0 + seq, json.dumps(fields)],
+            )
+    old.close()
+
+    store = Store(path)
+    logged = store.db.execute("SELECT sum(length(data)) FROM events").fetchone()[0]
+    kept = store.db.execute("SELECT sum(length(prompt)) FROM calls").fetchone()[0]
+    assert logged < 1_000  # the prompts are no longer held twice
+    assert kept < 7_000
+    rows = store.db.execute(
+        "SELECT id, prompt_chars, prompt_document, prompt_start, prompt_end,"
+        " prompt_sha256 IS NOT NULL FROM calls ORDER BY seq"
+    ).fetchall()
+    assert rows == [
+        ("c0", len(prompts["c0"]), None, None, None, 0),
+        ("c1", len(slice_), 0, 1_000, 41_000, 0),
+        ("c2", len(repeated), None, None, None, 1),
+        ("c3", len(repeated), None, None, None, 1),
+    ]
+    assert store.db.execute("SELECT count(*) FROM texts").fetchone()[0] == 2  # one for c2, c3
+    replayed = {e.call_id: e.prompt for e in store.replay("s1") if isinstance(e, CallStarted)}
+    assert replayed == prompts
+    assert {c["id"]: c["prompt"] for c in load_detail(store, "s1").calls} == prompts
     store.close()

@@ -17,6 +17,7 @@ Kind = Literal[
     "no_reply",
     "ended_early",
     "provider_errors",
+    "not_stored",
 ]
 KIND_TITLES: dict[str, str] = {
     "weak_coder": "Weak coder",
@@ -30,6 +31,7 @@ KIND_TITLES: dict[str, str] = {
     "no_reply": "No reply",
     "ended_early": "Ended early",
     "provider_errors": "Provider errors",
+    "not_stored": "Not stored",
 }
 """Each kind as the window names it (the id stays in JSON, the CLI and the docs)."""
 WINDOW_SETTINGS = {

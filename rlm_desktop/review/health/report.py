@@ -22,6 +22,7 @@ from rlm_desktop.review.health.replies import no_reply_findings, repeating_outpu
 from rlm_desktop.review.health.serial import serial_findings
 from rlm_desktop.review.health.short_input import short_input_findings
 from rlm_desktop.review.health.sources import CheckedSource, check_sources
+from rlm_desktop.review.health.stored import not_stored_findings
 from rlm_desktop.review.health.truncation import truncation_findings
 from rlm_desktop.review.health.view import RunView
 from rlm_desktop.store.detail import SessionDetail, load_detail
@@ -89,6 +90,7 @@ def analyse(
         *serial_findings(view),
         *short_input_findings(view, texts),
         *truncation_findings(view, profiles),
+        *not_stored_findings(view),
     ]
     index = CoverageIndex(documents)
     quoted: Counter[str] = Counter()
