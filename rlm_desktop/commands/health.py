@@ -81,6 +81,8 @@ def _lines(report: HealthReport) -> list[str]:
             f"{fmt.plural(len(documents), 'document')} reached a model"
         )
         lines += [f"  {_document_line(document)}" for document in documents]
+        if report.coverage.unscanned_note:
+            lines.append(f"  {report.coverage.unscanned_note}")
     else:
         lines.append("Coverage: the run had no documents")
     lines.append("")
@@ -147,6 +149,8 @@ def summary(report: HealthReport) -> list[str]:
     if documents:
         shares = ", ".join(f"{doc.name} {doc.share:.0%}" for doc in documents)
         lines.append(f"  coverage {report.coverage.share:.0%}: {shares}")
+        if report.coverage.unscanned_note:
+            lines.append(f"  {report.coverage.unscanned_note}")
     lines += [
         f"  {finding.severity} {finding.kind}: {finding.message}" for finding in report.findings
     ]

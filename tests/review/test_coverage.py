@@ -82,6 +82,26 @@ def test_coverage_grows_as_sources_arrive() -> None:
     assert index.coverage().documents[0].covered == 4000
 
 
+def test_text_that_quotes_nothing_is_probed_up_to_the_limit_and_the_rest_counted() -> None:
+    index = CoverageIndex((("a.txt", TEXT),), probe_limit=5_000)
+    quoted = "x" * 100 + TEXT
+    assert index.passages(quoted) == [(0, 0, len(TEXT))]  # a match is jumped over, not probed
+    nothing = "".join(f"no quote {n}; " for n in range(1_000))  # about 13,000 characters
+    assert index.passages(nothing) == []
+    assert index.unscanned == len(nothing) - (5_000 - 100)
+    assert index.passages(TEXT[:3_000]) == []  # past the limit nothing more is scanned
+    assert index.coverage().unscanned == len(nothing) - 4_900 + 3_000
+    assert index.coverage().to_json()["unscanned_chars"] == index.unscanned
+
+
+def test_a_span_of_the_documents_is_taken_as_it_is() -> None:
+    index = CoverageIndex((("a.txt", TEXT),))
+    assert index.span(0, 100, 5_000) == [(0, 100, 5_000)]
+    assert index.span(0, len(TEXT) - 10, len(TEXT) + 99) == []  # shorter than MIN_RUN inside
+    assert index.span(3, 0, 100) == []  # no such document
+    assert index.unscanned == 0
+
+
 @pytest.fixture
 def store() -> Iterator[Store]:
     opened = Store(paths.database_path())

@@ -26,6 +26,7 @@ from tests.review.health_runs import recorded
 from tests.review.recorded_runs import HandClock
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer
+from tests.ui.reopened import open_checked
 from tests.ui.test_end_to_end import prepare
 from tests.ui.test_follow_up import run_and_wait
 
@@ -111,9 +112,7 @@ def shown_in_preview(pane: DocumentsPane, position: int) -> bool:
 
 
 def open_recorded(window: MainWindow, qtbot: QtBot, server: ScriptedServer, **kw: str) -> None:
-    session_id = record(qtbot, window, server, **kw)
-    assert window.open_session(session_id)
-    assert window.workspace.health.report is not None
+    open_checked(window, qtbot, record(qtbot, window, server, **kw))
 
 
 def test_the_card_marks_and_lists_the_sources_with_their_states(
@@ -327,7 +326,7 @@ def test_a_live_run_and_its_replay_show_the_sources(
     session_id = window.workspace.model.tree.run.run_id
     clock = HandClock()
     window.workspace.replay.clock = clock
-    assert window.open_session(session_id)
+    open_checked(window, qtbot, session_id)
     window.workspace.replay.play()
     assert not card.isVisible()  # played from the start: no answer yet
     while window.workspace.replay.playing:

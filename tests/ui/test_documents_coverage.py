@@ -15,6 +15,7 @@ from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.health_runs import NOTE
 from tests.scripted_rlm import repl
 from tests.scripted_server import ScriptedServer
+from tests.ui.reopened import open_checked
 from tests.ui.test_health_panel import FINISH, record
 
 MIDDLE = (300, 700)
@@ -43,9 +44,7 @@ def test_a_reopened_session_shows_the_share_read_and_shades_it(
     pane = window.workspace.documents
     assert pane.view.isColumnHidden(READ)  # nothing checked yet: no column
 
-    assert window.open_session(session_id)
-    report = window.workspace.health.report
-    assert report is not None
+    report = open_checked(window, qtbot, session_id)
     share = report.coverage.documents[0].share
     assert share == (end - start) / len(NOTE.text)
     assert not pane.view.isColumnHidden(READ)
@@ -66,8 +65,7 @@ def test_the_read_share_is_written_above_its_bar_not_through_it(
     bar: it used to be struck through by it."""
     start, end = MIDDLE
     code = f"print(context[{start}:{end}])"
-    session_id = record(qtbot, window, scripted_server, [repl(code), FINISH])
-    assert window.open_session(session_id)
+    open_checked(window, qtbot, record(qtbot, window, scripted_server, [repl(code), FINISH]))
     pane = window.workspace.documents
     index = pane.model.index(0, READ)
     delegate = pane.view.itemDelegateForColumn(READ)

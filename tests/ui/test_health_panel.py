@@ -14,6 +14,7 @@ from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.health_runs import NOTE, recorded
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer
+from tests.ui.reopened import LoopTicks, open_checked, record_filled
 
 FAILING = repl("print(crate_total)")
 FINISH = repl('FINAL("Sector 3 holds 9 crates.")')
@@ -38,7 +39,7 @@ def test_a_reopened_session_shows_findings_linked_to_calls(
         scripted_server,
         [FAILING, FAILING, repl("print(llm_query('Count: ' + context[:520]))"), FINISH],
     )
-    assert window.open_session(session_id)
+    open_checked(window, qtbot, session_id)
     panel = window.workspace.health
     assert panel.isVisible()
     assert panel.report is not None
@@ -69,7 +70,7 @@ def test_the_summary_counts_warnings_and_leaving_the_review_clears_it(
     window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
 ) -> None:
     session_id = record(qtbot, window, scripted_server, [repl("print(context)"), FINISH])
-    assert window.open_session(session_id)
+    open_checked(window, qtbot, session_id)
     panel = window.workspace.health
     assert panel.summary.text() == "1 warning"
     window.leave_review()
@@ -104,3 +105,23 @@ def test_a_live_run_shows_its_health_when_it_ends(
         "repeated_error",
         "direct_would_do",
     }
+
+
+def test_opening_a_session_checks_its_health_while_the_window_stays_responsive(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """A session model code filled with text that quotes nothing takes the check seconds: it
+    runs beside the window's event loop, which goes on turning, and shows when it is done."""
+    session_id = record_filled(window)
+    ticks = LoopTicks()
+    assert window.open_session(session_id)
+    panel = window.workspace.health
+    assert panel.report is None  # not checked on the window's thread
+    qtbot.waitUntil(lambda: panel.report is not None, timeout=60_000)
+    ticks.stop()
+    assert panel.report is not None
+    assert panel.report.coverage.share == 1.0
+    assert panel.report.coverage.unscanned > 0  # past the probe limit, which the panel says
+    assert panel.summary.text().endswith("coverage partly checked")
+    assert "not scanned" in panel.summary.toolTip()
+    ticks.assert_kept_turning()

@@ -15,6 +15,7 @@ from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.health_runs import recorded
 from tests.scripted_rlm import Responder, repl, scripted
 from tests.scripted_server import ScriptedServer
+from tests.ui.reopened import LoopTicks, record_filled
 
 FINISH = repl('FINAL("The warehouse holds 120,345 crates.")', "Done.")
 BATCHED = repl(
@@ -81,3 +82,18 @@ def test_the_list_shows_each_runs_findings_and_filters_the_clean_ones(
 
     again = window.show_sessions()  # remembered: no wait the second time
     assert _health_cells(again) == expected
+
+
+def test_the_list_tallies_a_session_model_code_filled_beside_the_window_s_loop(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """A run whose model code sent megabytes that quote nothing takes seconds to check: the
+    list's loop goes on turning meanwhile, and the cell fills in when the check is done."""
+    session_id = record_filled(window)
+    ticks = LoopTicks()
+    dialog = window.show_sessions()
+    assert _health_cells(dialog) == {session_id: "…"}
+    qtbot.waitUntil(lambda: _health_cells(dialog) != {session_id: "…"}, timeout=60_000)
+    ticks.stop()
+    assert _health_cells(dialog) == {session_id: "—"}  # checked: no finding
+    ticks.assert_kept_turning()

@@ -10,6 +10,11 @@ position, so any passage of `MIN_RUN` characters holds an indexed slice; a sourc
 position by position until a slice hits, the match is then extended both ways by comparing
 slices (C speed) and the scan jumps past it. Text repeated within the documents is counted once,
 at one of its places (the one whose indexed slice the scan met first).
+
+Text that quotes nothing is the slow case: every position is probed. An index probes at most
+`PROBE_LIMIT` positions without a match in all; past it, what is left is not scanned and
+`Coverage.unscanned` says how many characters that was (coverage may then be higher than shown).
+A prompt kept as a span of the documents (`store/prompts.py`) is marked read as it is, unscanned.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from typing import Any
 MIN_RUN = 64
 KEY = 32
 STRIDE = MIN_RUN - KEY + 1
+PROBE_LIMIT = 10_000_000
+"""Positions probed without a match, at most, per index (1 to 3 seconds of scanning)."""
 _FIRST_STEP = 64
 
 
@@ -66,6 +73,8 @@ class Coverage:
     """Coverage of every document of a run, and overall."""
 
     documents: tuple[DocumentCoverage, ...]
+    unscanned: int = 0
+    """Characters of what models were given that were not scanned (`PROBE_LIMIT`)."""
 
     @property
     def share(self) -> float:
@@ -73,11 +82,23 @@ class Coverage:
         total = sum(doc.chars for doc in self.documents)
         return sum(doc.covered for doc in self.documents) / total if total else 1.0
 
+    @property
+    def unscanned_note(self) -> str | None:
+        """What the check left unscanned, in a sentence (None when it scanned everything)."""
+        if not self.unscanned:
+            return None
+        return (
+            f"{self.unscanned:,} characters of what the models were given were not scanned for"
+            f" quotes (the check stops after {PROBE_LIMIT:,} positions that quote nothing): the"
+            " documents may have been read more than shown."
+        )
+
     def to_json(self) -> dict[str, Any]:
-        """DESIGN.md's `coverage` object: `{"share", "documents": [...]}`."""
+        """DESIGN.md's `coverage` object: `{"share", "documents": [...]}`, and `unscanned_chars`."""
         return {
             "share": round(self.share, 4),
             "documents": [doc.to_json() for doc in self.documents],
+            "unscanned_chars": self.unscanned,
         }
 
 
@@ -85,13 +106,18 @@ class CoverageIndex:
     """An index of the documents that sources are matched against; feed it with `add`.
 
     Sources may be added at any time (a live run adds them as they come); `coverage()` says
-    what has been read so far.
+    what has been read so far. At most `probe_limit` positions are probed without a match in
+    all; what is left after that is counted in `unscanned`.
     """
 
-    def __init__(self, documents: Sequence[tuple[str, str]]) -> None:
+    def __init__(
+        self, documents: Sequence[tuple[str, str]], probe_limit: int = PROBE_LIMIT
+    ) -> None:
         self._names = [name for name, _ in documents]
         self._texts = [text for _, text in documents]
         self._read: list[list[tuple[int, int]]] = [[] for _ in documents]
+        self._probes_left = probe_limit
+        self.unscanned = 0
         self._slices: dict[int, tuple[int, int]] = {}
         for number, text in enumerate(self._texts):
             for position in range(0, len(text) - KEY + 1, STRIDE):
@@ -111,13 +137,24 @@ class CoverageIndex:
             quoted += end - start
         return quoted
 
+    def span(self, number: int, start: int, end: int) -> list[tuple[int, int, int]]:
+        """A passage given as it is (a prompt kept as a span of a document), as `passages`
+        gives them: within its document, and only when it is at least `MIN_RUN` long."""
+        if not 0 <= number < len(self._texts):
+            return []
+        start, end = max(start, 0), min(end, len(self._texts[number]))
+        return [(number, start, end)] if end - start >= MIN_RUN else []
+
     def passages(self, source: str) -> list[tuple[int, int, int]]:
         """The passages of the documents that `source` quotes, as `(document, start, end)`
-        (nothing is marked read)."""
+        (nothing is marked read); past the probe limit, what is left is counted unscanned."""
         slices, texts = self._slices, self._texts
         found: list[tuple[int, int, int]] = []
         position, floor, end = 0, 0, len(source) - KEY
-        while position <= end:
+        # Positions below `stop` may be probed: the budget left, plus the positions jumped over.
+        stop = self._probes_left
+        last = min(end, stop - 1)
+        while position <= last:
             key = source[position : position + KEY]
             hit = slices.get(hash(key))
             if hit is None:
@@ -135,6 +172,11 @@ class CoverageIndex:
                 continue
             found.append((number, start - behind, start + ahead))
             position = floor = position + ahead
+            stop += ahead
+            last = min(end, stop - 1)
+        if position <= end:  # the budget ran out
+            self.unscanned += len(source) - position
+        self._probes_left = max(stop - position, 0)
         return found
 
     def add_all(self, sources: Iterable[str | None]) -> None:
@@ -156,7 +198,7 @@ class CoverageIndex:
                     uncovered=tuple(gaps(merged, len(text))),
                 )
             )
-        return Coverage(tuple(documents))
+        return Coverage(tuple(documents), self.unscanned)
 
 
 def merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

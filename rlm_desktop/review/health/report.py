@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -96,8 +96,7 @@ def analyse(
     quoted: Counter[str] = Counter()
     passages: defaultdict[str, list[Passage]] = defaultdict(list)
     if any(text for _, text in documents):
-        for call_id, source in coverage_sources(view):
-            found = index.passages(source)
+        for call_id, found in read_passages(index, coverage_sources(view)):
             passages[call_id] += found
             quoted[call_id] += index.mark(found)
     coverage = index.coverage()
@@ -139,16 +138,41 @@ def _checked(
     return check_sources(documents, given, answer, str(view.session.get("query") or ""))
 
 
-def coverage_sources(view: RunView) -> Iterator[tuple[str, str]]:
+Source = str | Passage
+"""What a model was given: a text, or a span of the documents it is (`prompts.py`)."""
+
+
+def coverage_sources(view: RunView) -> Iterator[tuple[str, Source]]:
     """Everything a model of the run read that can quote the documents, with the call it went
     to: the prompt of every call whose model replied (one sent to a provider that refused it was
-    read by no model), and every observation an RLM call's model was shown after its code ran."""
+    read by no model) — as the span of the documents it is, when it was kept as one — and every
+    observation an RLM call's model was shown after its code ran."""
     for call in view.calls:
         if call["prompt"] and view.replied(call["id"]):
-            yield call["id"], call["prompt"]
+            span = [call.get(f"prompt_{part}") for part in ("document", "start", "end")]
+            number, start, end = span
+            if number is not None and start is not None and end is not None:
+                yield call["id"], (int(number), int(start), int(end))
+            else:
+                yield call["id"], call["prompt"]
     for turn in view.detail.turns:
         if turn["observation"]:
             yield turn["call_id"], turn["observation"]
+
+
+def read_passages(
+    index: CoverageIndex, sources: Iterable[tuple[str, Source]]
+) -> Iterator[tuple[str, list[Passage]]]:
+    """The passages of the documents each source quotes, with its call, in the sources' order.
+
+    Each distinct text is scanned once however many calls were given it, shortest first, so
+    the probe limit (`coverage.PROBE_LIMIT`) falls on the longest texts; a span is taken as it is.
+    """
+    given = list(sources)
+    texts = sorted({source for _, source in given if isinstance(source, str)}, key=len)
+    scanned = {text: index.passages(text) for text in texts}
+    for call_id, source in given:
+        yield call_id, scanned[source] if isinstance(source, str) else index.span(*source)
 
 
 def session_health(store: Store, session_id: str) -> HealthReport:

@@ -118,15 +118,11 @@ class HealthPanel(QWidget):
         self.hide()
         self.reported.emit(None)
 
-    def show_session(self, store: Store, session_id: str) -> HealthReport | None:
-        """Check the saved session `session_id` and show what was found."""
-        self._asked += 1
-        return self._present(_health_of(store, session_id))
-
     def check_session(self, store: Store, session_id: str) -> asyncio.Task[HealthReport | None]:
-        """`show_session` with the reading and checking in a worker thread: a run of thousands
-        of calls takes a moment to check, which the window's event loop does not wait for. A
-        result that arrives after the panel moved on (cleared, or asked again) is dropped."""
+        """Check the saved session `session_id` and show what was found, reading and checking
+        in a worker thread: a run of thousands of calls, or one whose model code sent megabytes,
+        takes seconds to check, which the window's event loop does not wait for. A result that
+        arrives after the panel moved on (cleared, or asked again) is dropped."""
         self._asked += 1
         self.checking = asyncio.ensure_future(self._check(store, session_id, self._asked))
         return self.checking
@@ -161,6 +157,10 @@ class HealthPanel(QWidget):
         self.summary.setText(
             " · ".join(parts) if parts else "No findings: none of the known failure modes showed."
         )
+        note = report.coverage.unscanned_note
+        self.summary.setToolTip(note or "")
+        if note:
+            self.summary.setText(f"{self.summary.text()} · coverage partly checked")
         self._show_coverage(report)
         self.findings.clear()
         for finding in report.findings:
@@ -183,6 +183,7 @@ class HealthPanel(QWidget):
             bar.setToolTip(
                 f"{document.covered:,} of {document.chars:,} characters reached a model"
                 + (f"; {fmt.plural(gaps, 'range')} unread" if gaps else "")
+                + (f"\n{report.coverage.unscanned_note}" if report.coverage.unscanned_note else "")
             )
             self._bars_layout.addWidget(bar)
         shown = min(len(report.coverage.documents), BARS_SHOWN)

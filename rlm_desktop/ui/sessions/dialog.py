@@ -9,6 +9,7 @@ with the same value in every row gives way to a line that names the value.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -144,6 +145,7 @@ class SessionsDialog(QDialog):
         self.include_content = QCheckBox("include prompts and code in OTLP traces")
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(lambda: self.export_selected())
+        self._closed = False
         self._add_health()
         QShortcut(QKeySequence.StandardKey.Delete, self.table, lambda: self.delete_selected())
 
@@ -167,9 +169,11 @@ class SessionsDialog(QDialog):
         self.reload()
 
     def done(self, result: int) -> None:
-        """Close; a pending search is dropped."""
+        """Close; a pending search is dropped, and so is a health check in flight."""
         self._search_timer.stop()
         self._health_timer.stop()
+        self._health_pending.clear()
+        self._closed = True
         super().done(result)
 
     def reload(self) -> None:
@@ -286,12 +290,14 @@ class SessionsDialog(QDialog):
         return common
 
     def _add_health(self) -> None:
-        """The health column's tally (one session per turn of the event loop, remembered) and
-        the "runs with findings" filter."""
+        """The health column's tally (one session at a time, checked in a worker thread: a run
+        whose model code sent megabytes takes seconds; remembered) and the "runs with findings"
+        filter."""
         from rlm_desktop.review.health.tally import HealthTally
 
         self.health = HealthTally(self.store)
         self._health_pending: list[int] = []
+        self._tallying: asyncio.Task[None] | None = None
         self._health_timer = QTimer(self)
         self._health_timer.setInterval(0)
         self._health_timer.timeout.connect(self._tally_next)
@@ -310,24 +316,35 @@ class SessionsDialog(QDialog):
             if findings is None:
                 self._health_pending.append(r)
             self._show_health(r, item.data(ID_ROLE), findings)
-        if self._health_pending:
+        if self._health_pending and self._tallying is None:
             self._health_timer.start()
 
     def _tally_next(self) -> None:
+        self._health_timer.stop()
         if not self._health_pending:
-            self._health_timer.stop()
             return
-        r = self._health_pending.pop(0)
-        item = self.table.item(r, 0)
+        item = self.table.item(self._health_pending.pop(0), 0)
         if item is None:
+            self._health_timer.start()
             return
-        session_id = item.data(ID_ROLE)
+        self._tallying = asyncio.ensure_future(self._tally(str(item.data(ID_ROLE))))
+
+    async def _tally(self, session_id: str) -> None:
+        """Check one session beside the window's loop, show its findings, then go on."""
+        problem = ""
         try:
-            findings = self.health.findings(session_id)
+            findings = await asyncio.to_thread(self.health.findings, session_id)
         except Exception as error:  # one damaged session must not stop the rest of the list
-            self._show_health(r, session_id, None, problem=f"Cannot check this run: {error}")
+            findings, problem = None, f"Cannot check this run: {error}"
+        finally:
+            self._tallying = None
+        if self._closed:
             return
-        self._show_health(r, session_id, findings)
+        r = self._row_of(session_id)
+        if r is not None:  # the list may have changed meanwhile
+            self._show_health(r, session_id, findings, problem=problem)
+        if self._health_pending:
+            self._health_timer.start()
 
     def _show_health(
         self, r: int, session_id: str, findings: tuple[Finding, ...] | None, problem: str = ""
@@ -359,12 +376,18 @@ class SessionsDialog(QDialog):
 
     def select_id(self, session_id: str) -> bool:
         """Select the row of `session_id`."""
+        row = self._row_of(session_id)
+        if row is not None:
+            self.table.selectRow(row)
+        return row is not None
+
+    def _row_of(self, session_id: str) -> int | None:
+        """The row listing `session_id`, if one does."""
         for row in range(self.table.rowCount()):
             item = self.table.item(row, 0)
             if item is not None and item.data(ID_ROLE) == session_id:
-                self.table.selectRow(row)
-                return True
-        return False
+                return row
+        return None
 
     def open_selected(self) -> None:
         """Open the selected session in the window, read-only."""

@@ -454,7 +454,8 @@ class MainWindow(QMainWindow):
     def open_session(self, session_id: str, call_id: str = "", play: bool = False) -> bool:
         """Show a saved session read-only, replayed through the same path as a live run, with
         `call_id` (where a search found its text) selected when given; with `play`, play it
-        back from the start."""
+        back from the start. Its health is checked beside the window's loop and shown when
+        done (`HealthPanel.check_session`)."""
         if self.starter.running:
             self.workspace.controls.show_error(
                 "A run is in progress: stop it (Esc) before opening a saved session."
@@ -474,7 +475,7 @@ class MainWindow(QMainWindow):
         )
         self.status.max_cost_usd = head.get("settings", {}).get("budget", {}).get("max_cost_usd")
         self.workspace.replay.load(store.replay(head["id"]))
-        self.workspace.health.show_session(store, head["id"])
+        self.workspace.health.check_session(store, head["id"])
         tree = self.workspace.model.tree
         self.status.update_from(tree)
         self.setWindowTitle(f"{fmt.one_line(head.get('query') or '', 60)} — {TITLE}")
