@@ -8,7 +8,6 @@ RLM call whose 10 turns each send 1,000 `llm_query` prompts quoting 10 kB chunks
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from rlm_desktop.review.health.coverage import CoverageIndex
 from rlm_desktop.store import Store
 from rlm_desktop.store.detail import load_detail
 from tests.benchmarks.report import record_figure
+from tests.review.attack_session import Shape, corpus, prompts, record
 from tests.store.synthetic import FakeRun
 
 RUN = "health-bench"
@@ -30,20 +30,6 @@ CORPUS_CHARS = 100_000_000
 CALLS = 10_000
 TURNS = 10
 CHUNK = CORPUS_CHARS // CALLS
-
-
-def corpus(chars: int = CORPUS_CHARS, seed: int = 12) -> str:
-    """About `chars` characters of text whose lines differ (numbered lines of random words)."""
-    rng = random.Random(seed)
-    words = [
-        "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 9)))
-        for _ in range(20_000)
-    ]
-    picked = rng.choices(words, k=chars // 6)
-    lines = (
-        f"{n:08d} {' '.join(picked[n * 12 : n * 12 + 12])}.\n" for n in range(len(picked) // 12)
-    )
-    return "".join(lines)[:chars]
 
 
 def session_events(text: str) -> Iterator[ev.Event]:
@@ -108,7 +94,7 @@ def session_events(text: str) -> Iterator[ev.Event]:
 
 @pytest.mark.bench
 def test_health_of_a_10000_call_session_over_100_mb(tmp_path: Path) -> None:
-    text = corpus()
+    text = corpus(CORPUS_CHARS)
     store = Store(tmp_path / "bench.db")
     run = FakeRun(RUN, EventBus())
     recorder = store.record(run, documents=[ContextDocument(name="corpus.txt", text=text)])
@@ -155,4 +141,49 @@ def test_health_of_a_10000_call_session_over_100_mb(tmp_path: Path) -> None:
         "scanning text that quotes no document",
         f"{len(unquoted) / scanning / 1e6:.1f} MB/s",
         "the slow case: every position is probed",
+    )
+
+
+ATTACK = Shape(
+    slices=4_000, slice_chars=25_000, quoted=5_700, quoted_chars=10_000, repeats=200,
+    repeat_chars=1_000_000, distinct=100, distinct_chars=300_000,
+)  # fmt: skip
+"""10,000 sub-calls over the 100 MB corpus as model code aimed at the disk would send them: the
+corpus in 25 kB slices, 10 kB chunks after an instruction, 200 MB of one text that quotes
+nothing, and 30 MB of texts of their own."""
+
+
+@pytest.mark.bench
+def test_health_of_a_10000_call_session_model_code_aimed_at(tmp_path: Path) -> None:
+    text = corpus(CORPUS_CHARS)
+    sent = sum(len(prompt) for prompt in prompts(text, ATTACK))
+    store = Store(tmp_path / "attack.db")
+    started = time.perf_counter()
+    record(store, RUN, text, ATTACK)
+    recording = time.perf_counter() - started
+
+    started = time.perf_counter()
+    report = session_health(store, RUN)
+    whole = time.perf_counter() - started
+    store.close()
+    stored = sum(path.stat().st_size for path in tmp_path.glob("attack.db*"))
+
+    assert report.coverage.share == 1.0
+    assert report.coverage.unscanned > 0
+    record_figure(
+        "health",
+        f"whole check, {ATTACK.calls:,} calls sending {sent / 1e6:,.0f} MB (attack)",
+        f"{whole:.2f} s",
+        "target < 10 s",
+    )
+    record_figure(
+        "health",
+        "  of which not scanned (past the probe limit)",
+        f"{report.coverage.unscanned / 1e6:.1f} MB",
+    )
+    record_figure(
+        "store",
+        f"sessions.db after {sent / 1e6:,.0f} MB of prompts on a {len(text) / 1e6:.0f} MB corpus",
+        f"{stored / 1e6:,.0f} MB",
+        f"recorded in {recording:.1f} s",
     )

@@ -16,7 +16,7 @@ import pytest
 from rlm_desktop.engine.sandbox.given_sources import GivenSource
 from rlm_desktop.review.health.sources import check_sources
 from tests.benchmarks.report import record_figure
-from tests.benchmarks.test_health_bench import corpus
+from tests.review.attack_session import corpus
 
 CORPUS_CHARS = 10_000_000
 PER_KIND = 10

@@ -1,5 +1,6 @@
-"""UI benchmarks: event-loop stalls under a 1,000-call stream, opening a 10,000-call session,
-and time from launch to first paint. Run by `make bench`; figures go to the closing table."""
+"""UI benchmarks: event-loop stalls under a 1,000-call stream, opening a 10,000-call session and
+one whose model code sent 112 MB, and time from launch to first paint. Run by `make bench`;
+figures go to the closing table."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from rlm_desktop.ui.run.starter import warm_engine
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.benchmarks.report import record_figure
 from tests.cli import run_cli
+from tests.review.attack_session import Shape, corpus, record
 from tests.scripted_rlm import scripted
 from tests.scripted_server import ScriptedServer
 from tests.synthetic_events import (
@@ -414,4 +416,47 @@ def test_streamed_text_reaches_the_screen_soon_after_the_server_sends_it(
         f"{median:.0f} / {p95:.0f} / {delays[-1]:.0f} ms",
         f"target < 100 ms; {STREAM_WORDS} words, a piece every {STREAM_CHUNK_DELAY_S * 1000:.0f}"
         f" ms (the engine gathers pieces for at most {live_reply.INTERVAL_S * 1000:.0f} ms)",
+    )
+
+
+UI_ATTACK = Shape(
+    slices=400, slice_chars=25_000, repeats=100, repeat_chars=1_000_000, distinct=40,
+    distinct_chars=300_000,
+)  # fmt: skip
+"""A session whose model code sent 100 MB of one text and 12 MB of texts that quote nothing
+(over a 10 MB corpus read whole in slices): its health check probes to its limit."""
+
+
+def test_opening_a_session_model_code_filled_keeps_the_loop_responsive(
+    bench_window: MainWindow, qtbot: QtBot
+) -> None:
+    window = bench_window
+    record(window.starter.store(), "bench-attack", corpus(10_000_000), UI_ATTACK)
+    panel = window.workspace.health
+    probe = StallProbe()
+    probe.start()
+    started = time.perf_counter()
+    assert window.open_session("bench-attack")
+    opened = time.perf_counter() - started
+    qtbot.waitUntil(lambda: panel.report is not None, timeout=120_000)
+    checked = time.perf_counter() - started
+    probe.stop()
+    record_figure(
+        "ui",
+        f"open a session model code filled ({UI_ATTACK.calls} calls, 112 MB sent): worst stall",
+        f"{probe.worst():.0f} ms",
+        f"open_session returned in {opened:.2f} s; health shown after {checked:.1f} s",
+    )
+
+    window.leave_review()
+    probe = StallProbe()
+    probe.start()
+    dialog = window.show_sessions()
+    qtbot.waitUntil(lambda: dialog.health.known("bench-attack") is not None, timeout=120_000)
+    probe.stop()
+    record_figure(
+        "ui",
+        "Sessions dialog: its health column tallying that session, worst stall",
+        f"{probe.worst():.0f} ms",
+        "checked beside the window's loop, one session at a time",
     )
