@@ -17,6 +17,7 @@ from tests.review.attack_session import Shape, corpus, record
 FILLED = Shape(slices=10, slice_chars=200_000, distinct=12, distinct_chars=1_000_000)
 """A 2 MB corpus read whole, and 12 MB of texts that quote nothing: seconds of checking."""
 TICK_MS = 20
+MOST_STOPPED_S = 1.0
 
 
 def open_checked(window: MainWindow, qtbot: QtBot, session_id: str) -> HealthReport:
@@ -35,7 +36,8 @@ def record_filled(window: MainWindow, session_id: str = "filled") -> str:
 
 
 class LoopTicks:
-    """Notes each time a 20 ms timer of the window's loop fires, from now to `stop`."""
+    """Notes each time a 20 ms timer of the window's loop fires, from now to `stop`: made once
+    a session is open, it watches the loop while the session's health is checked."""
 
     def __init__(self) -> None:
         self.started = time.monotonic()
@@ -50,7 +52,10 @@ class LoopTicks:
         self.elapsed = time.monotonic() - self.started
 
     def assert_kept_turning(self) -> None:
-        """The loop turned all along: often, and never stopped for a quarter of the time."""
+        """The loop turned all along: often, and never stopped for a second (the window froze
+        for the whole check when it ran on the loop; the benchmark holds the tight figure, and a
+        full garbage collection of the test process's heap may stop the loop for half a second
+        here whatever the window does)."""
         gaps = [later - earlier for earlier, later in itertools.pairwise(self._ticks)]
         assert len(gaps) > 10, f"the loop turned {len(gaps)} times in {self.elapsed:.1f} s"
-        assert max(gaps) < max(0.5, self.elapsed / 4), (max(gaps), self.elapsed)
+        assert max(gaps) < MOST_STOPPED_S, (max(gaps), self.elapsed)

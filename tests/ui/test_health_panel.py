@@ -113,10 +113,10 @@ def test_opening_a_session_checks_its_health_while_the_window_stays_responsive(
     """A session model code filled with text that quotes nothing takes the check seconds: it
     runs beside the window's event loop, which goes on turning, and shows when it is done."""
     session_id = record_filled(window)
-    ticks = LoopTicks()
     assert window.open_session(session_id)
     panel = window.workspace.health
     assert panel.report is None  # not checked on the window's thread
+    ticks = LoopTicks()
     qtbot.waitUntil(lambda: panel.report is not None, timeout=60_000)
     ticks.stop()
     assert panel.report is not None
