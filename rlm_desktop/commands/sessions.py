@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sqlite3
 import sys
@@ -22,6 +23,7 @@ EXPORT_FORMATS = ("md", "jsonl", "html", "otlp", "otlp-proto")
 if TYPE_CHECKING:
     from rlm_desktop.store import Store
 
+log = logging.getLogger(__name__)
 ID_WIDTH = 22
 TREE_LINES = 200
 SEARCH_HITS = 3
@@ -98,6 +100,12 @@ def run_sessions_command(args: argparse.Namespace) -> int:
         return _fail(str(error.args[0] if error.args else error), 2)
     except sqlite3.Error as error:
         return _fail(store.describe(error), 1)
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        # A value the checks of a session's record (store/integrity.py) did not foresee, in a
+        # database that may be someone else's: one line, as for any damaged record.
+        log.debug("sessions %s", args.sessions_command, exc_info=error)
+        return _fail(f"a saved record could not be read ({type(error).__name__}: {error}); "
+                     "the database may be damaged or made elsewhere", 1)  # fmt: skip
     except BrokenPipeError:
         # The reader (`| head`) left: stop quietly, and keep Python from complaining at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -134,7 +142,7 @@ def _list(store: Store, args: argparse.Namespace) -> int:
     for row in sessions:
         _line(
             f"{row['id']:<{ID_WIDTH}}  {fmt.when(row['started_at'], missing='—'):<16}  "
-            f"{row['status']:<15}  {_cost(row):>9}  {row['sub_calls'] + 1:>5}  "
+            f"{'damaged' if row['damaged'] else row['status']:<15}  {_cost(row):>9}  {row['sub_calls'] + 1:>5}  "
             f"{fmt.one_line(row['query'], 60)}"
         )
     return 0

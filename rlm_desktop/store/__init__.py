@@ -4,6 +4,7 @@ from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.store import (
     RecordableRun,
     SessionBusy,
+    SessionDamaged,
     SessionNotFound,
     Store,
     StoreError,
@@ -13,6 +14,7 @@ __all__ = [
     "RecordableRun",
     "Recorder",
     "SessionBusy",
+    "SessionDamaged",
     "SessionNotFound",
     "Store",
     "StoreError",

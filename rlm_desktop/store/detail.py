@@ -140,9 +140,7 @@ def load_detail(store: Store, session_id: str) -> SessionDetail:
     store.reap_dead_writers()
     with store.lock:
         conn = store.db.conn
-        from rlm_desktop.store.store import SessionNotFound
-
-        full_id = queries.resolve(conn, session_id, SessionNotFound)
+        full_id = store.resolve(session_id)
         head = queries.session_head(conn, full_id)
         where = "WHERE session_id = ?"
         calls = queries.rows(

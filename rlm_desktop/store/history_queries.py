@@ -7,7 +7,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from rlm_desktop.store.queries import Row, rows
+from rlm_desktop.store.queries import Row, rows, wrong_kinds
 
 HISTORY_COLUMNS = (
     "id, query, status, model, sub_model, coalesce(profile, '') AS profile, cost_usd,"
@@ -15,7 +15,8 @@ HISTORY_COLUMNS = (
     " coalesce(turns, 0) AS turns, coalesce(input_tokens, 0) AS input_tokens,"
     " coalesce(output_tokens, 0) AS output_tokens,"
     " coalesce(max_depth_reached, 0) AS max_depth_reached, started_at,"
-    " CAST(json_extract(settings, '$.budget.max_depth') AS INTEGER) AS max_depth"
+    " CASE WHEN json_valid(settings)"
+    " THEN CAST(json_extract(settings, '$.budget.max_depth') AS INTEGER) END AS max_depth"
 )
 
 
@@ -51,14 +52,16 @@ class HistoryFilter:
 
 
 def history_rows(conn: sqlite3.Connection, only: HistoryFilter) -> list[Row]:
-    """One row per saved session that `only` lets through, oldest first."""
+    """One row per saved session that `only` lets through, oldest first; a session whose row
+    holds a value of the wrong kind (a shared or hand-made database) is left out."""
     where, params = only.where()
     found = rows(
         conn, f"SELECT {HISTORY_COLUMNS} FROM sessions {where} ORDER BY started_at", params
     )
-    for row in found:
+    sound = [row for row in found if not wrong_kinds(row)]
+    for row in sound:
         row["unpriced"] = bool(row["unpriced"])
-    return found
+    return sound
 
 
 @dataclass(frozen=True)

@@ -39,13 +39,17 @@ def current_writer() -> Writer:
     return Writer(pid=pid, started=_start_time(pid) or 0.0, host=socket.gethostname())
 
 
-def writer_is_dead(pid: int | None, started: float | None, host: str | None) -> bool:
-    """True when the writer is known to be gone: same host, and no live process with that start."""
+def writer_is_dead(pid: object, started: object, host: object) -> bool:
+    """True when the writer is known to be gone: same host, and no live process with that start.
+
+    The three come from a database row, which may be someone else's: a pid that is no whole
+    number names no process (the writer is taken as gone), a start that is no number is not
+    compared."""
     if host is not None and host != socket.gethostname():
         return False
-    if pid is None:
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return True
     actual = _start_time(pid)
     if actual is None:
         return True
-    return started is not None and abs(actual - started) > 0.5
+    return isinstance(started, int | float) and abs(actual - started) > 0.5

@@ -10,6 +10,7 @@ from typing import Any
 
 from rlm_desktop import ids
 from rlm_desktop.engine.context import sections_from_json
+from rlm_desktop.store import integrity
 from rlm_desktop.store.prompts import PromptReader
 from rlm_desktop.store.search import fts_query, matching_sessions
 
@@ -126,13 +127,40 @@ def mark_interrupted(conn: sqlite3.Connection, session_id: str) -> None:
 
 
 def _session_row(row: Row) -> Row:
+    """A session's row as the listing and `show` give it. A value of the wrong kind (a shared
+    or hand-made database: `integrity`) is left out (a count as 0), and the row is `damaged`."""
+    kinds = integrity.columns("sessions")
+    wrong = wrong_kinds(row)
+    for key in wrong:
+        row[key] = 0 if kinds[key] == "I" else None
     row["unpriced"] = bool(row.get("unpriced"))
-    row["damaged"] = None if ids.is_well_formed(row.get("id")) else DAMAGED_ID
+    if not ids.is_well_formed(row.get("id")):
+        row["damaged"] = DAMAGED_ID
+    else:
+        row["damaged"] = DAMAGED_RECORD.format(", ".join(wrong)) if wrong else None
     return row
+
+
+def wrong_kinds(row: Row) -> list[str]:
+    """The columns of a `sessions` row whose value is not of the column's kind (`integrity`)."""
+    kinds = integrity.columns("sessions")
+    return [key for key, value in row.items() if key in kinds and not _holds(kinds[key], value)]
+
+
+def _holds(kind: str, value: object) -> bool:
+    if value is None:
+        return True
+    if kind in "TJ":
+        return isinstance(value, str)
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 DAMAGED_ID = "its id is not one this app makes (a shared or damaged database): it is not acted on"
 """Why a listed session is `damaged`: shown, never opened, exported or deleted."""
+DAMAGED_RECORD = (
+    "its record holds values of the wrong kind ({}; a shared or damaged database): it is not "
+    "acted on"
+)
 
 
 def list_sessions(conn: sqlite3.Connection, search: str | None, limit: int) -> list[Row]:

@@ -16,7 +16,7 @@ from sqlite_utils import Database
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.context import ContextDocument, sections_from_json
 from rlm_desktop.engine.events import Event, event_from_dict
-from rlm_desktop.store import queries
+from rlm_desktop.store import integrity, queries
 from rlm_desktop.store import search as fulltext
 from rlm_desktop.store.liveness import current_writer, writer_is_dead
 from rlm_desktop.store.migrations import MIGRATIONS
@@ -41,6 +41,10 @@ class SessionNotFound(StoreError, LookupError):
 
 class SessionBusy(StoreError):
     """The session is still being recorded by a live process."""
+
+
+class SessionDamaged(StoreError):
+    """A saved session whose record does not hold to the app's tables: never read further."""
 
 
 class DatabaseUnavailable(StoreError):
@@ -72,6 +76,8 @@ class Store:
         self.path = path
         self.lock = threading.RLock()
         self._recorders: list[Recorder] = []
+        self._sound: set[str] = set()
+        """Sessions whose record was checked and holds to the app's tables."""
         conn: sqlite3.Connection | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,9 +186,20 @@ class Store:
             )
 
     def resolve(self, session_id: str) -> str:
-        """The full id of the session `session_id` names (a full id or a unique prefix)."""
+        """The full id of the session `session_id` names (a full id or a unique prefix); raises
+        `SessionNotFound`, or `SessionDamaged` for a session whose record does not hold to the
+        app's tables (checked once: `integrity`)."""
         with self.lock:
-            return queries.resolve(self.db.conn, session_id, SessionNotFound)
+            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            if full_id not in self._sound:
+                problem = integrity.damage(self.db.conn, full_id)
+                if problem is not None:
+                    raise SessionDamaged(
+                        f"session {full_id} is damaged: {problem} (a shared or hand-made "
+                        "database?); the app does not act on it"
+                    )
+                self._sound.add(full_id)
+            return full_id
 
     def list_sessions(self, search: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
         """Saved sessions, newest first; with `search`, only those whose text matches."""
@@ -196,14 +213,14 @@ class Store:
         """`{"session", "calls", "turns"}` as `sessions show --json` prints it (no prompt texts)."""
         self.reap_dead_writers()
         with self.lock:
-            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            full_id = self.resolve(session_id)
             return queries.session(self.db.conn, full_id)
 
     def call(self, session_id: str, call_id: str) -> dict[str, Any]:
         """One call with its whole prompt (`prompt_chars` long; `prompt_note` says why only its
         head was kept, when it was cut), response, answer and LLM requests (for a detail pane)."""
         with self.lock:
-            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            full_id = self.resolve(session_id)
             found = queries.call(self.db.conn, full_id, call_id)
         if found is None:
             raise SessionNotFound(f"session {full_id} has no call {call_id!r}")
@@ -215,7 +232,7 @@ class Store:
         A session that was interrupted simply ends without `RunFinished`; its status says why.
         """
         with self.lock:
-            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            full_id = self.resolve(session_id)
         prompts = PromptReader(self.db.conn, full_id)
         last = -1
         while True:
@@ -241,7 +258,7 @@ class Store:
         Raises `SessionNotFound` for an unknown id and `SessionBusy` while it is being recorded.
         """
         with self.lock, self.db.atomic():
-            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            full_id = self.resolve(session_id)
             status, pid, started, host = self.db.execute(
                 "SELECT status, writer_pid, writer_started, writer_host FROM sessions WHERE id = ?",
                 [full_id],
@@ -294,7 +311,7 @@ class Store:
     def document_texts(self, session_id: str) -> list[tuple[str, str]]:
         """`(name, text)` of each document of the session, in load order (as saved)."""
         with self.lock:
-            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            full_id = self.resolve(session_id)
             rows: Iterable[tuple[str, str]] = self.db.execute(
                 "SELECT d.name, t.text FROM documents d JOIN texts t ON t.sha256 = d.sha256"
                 " WHERE d.session_id = ? AND t.text IS NOT NULL ORDER BY d.position",
@@ -306,7 +323,7 @@ class Store:
         """The session's documents as the engine took them (text, type, sections, the document
         each was attached to), in load order, for a follow-up or a re-run."""
         with self.lock:
-            full_id = queries.resolve(self.db.conn, session_id, SessionNotFound)
+            full_id = self.resolve(session_id)
             rows = self.db.execute(
                 "SELECT d.name, t.text, d.path, d.tokens, d.type, d.sections, d.attached_to"
                 " FROM documents d JOIN texts t ON t.sha256 = d.sha256"

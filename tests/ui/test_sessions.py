@@ -4,6 +4,7 @@ says where it found the text; an export's format is the file type chosen."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -336,3 +337,24 @@ def test_a_crafted_session_is_shown_damaged_and_never_deleted(
     assert str(victim) in {
         dialog.table.item(r, 0).data(ID_ROLE) for r in range(dialog.table.rowCount())
     }
+
+
+def test_a_session_of_the_wrong_kinds_is_listed_damaged_and_not_opened(
+    window: MainWindow,
+) -> None:
+    """A shared sessions.db holding text where a number belongs (issue #41): listed as damaged,
+    and opened from anywhere else (the conversations list, the dashboard) it is refused in one
+    line, the window unharmed."""
+    record("sound-run", finish=True)
+    record("crafted-run", finish=True)
+    with sqlite3.connect(paths.database_path()) as db:
+        db.execute("UPDATE sessions SET cost_usd = 'free' WHERE id = 'crafted-run'")
+        db.execute("UPDATE calls SET depth = 'deep' WHERE session_id = 'crafted-run'")
+    dialog = window.show_sessions()
+    rows = {dialog.table.item(r, 0).data(ID_ROLE): r for r in range(dialog.table.rowCount())}
+    assert dialog.table.item(rows["crafted-run"], COLUMNS.index("Status")).text() == "damaged"
+    assert not dialog.select_id("crafted-run") or dialog.selected_id() != "crafted-run"
+    dialog.reject()
+    assert not window.open_session("crafted-run")
+    assert "is damaged: its sessions.cost_usd holds" in window.workspace.controls.error.text()
+    assert window.open_session("sound-run")

@@ -462,7 +462,13 @@ class MainWindow(QMainWindow):
             )
             return False
         store = self.starter.store()
-        head = store.session(session_id)["session"]
+        from rlm_desktop.store import StoreError
+
+        try:
+            head = store.session(session_id)["session"]
+        except StoreError as error:  # gone meanwhile, or damaged (a shared database)
+            self.workspace.controls.show_error(str(error))
+            return False
         self.pages.setCurrentWidget(self.workspace)
         banner = (
             f"Saved session {fmt.short_session_id(head['id'])} · {fmt.when(head['started_at'])} · "
