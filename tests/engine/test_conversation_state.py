@@ -139,3 +139,34 @@ async def test_contexts_histories_and_history_are_in_the_repl(tmp_path: Path) ->
     ]
     assert "history" in history_after_restart.restored
     assert after.stdout.strip() == "2 Question: now?"
+
+
+async def test_a_state_larger_than_its_limit_is_refused_whatever_model_code_sends(
+    tmp_path: Path,
+) -> None:
+    """Model code replaces the worker's `save_state` and sends piece after piece: the app takes
+    no more than its limit, and says the state was refused (issue #41: nothing fills the disk)."""
+    flood = (
+        "import sys\n"
+        "serve = sys.modules['rlm_worker.serve']\n"
+        "def flood(repl, cap_bytes, send):\n"
+        "    for _ in range(24):\n"
+        "        send(b'x' * (256 * 1024))\n"
+        "    return {'type': 'state_saved', 'saved': ['x'], 'skipped': {}, 'bytes': 1}\n"
+        "serve.save_state = flood\n"
+    )
+    launcher = Launcher(tmp_path / "run", 100_000)
+    pieces: list[bytes] = []
+    try:
+        worker = worker_in(tmp_path / "run" / "c1", launcher)
+        await worker.start()
+        assert (await worker.execute(flood, 30)).error is None
+        report = await worker.save_state(1_000_000, pieces.append, 2_000_000, 30)
+        still = await worker.execute("print('alive')", 30)
+        await worker.close()
+    finally:
+        await launcher.close()
+    assert report.error == "the saved state is larger than 2 MB"
+    assert report.lost == {"x": "its saved state was refused"}
+    assert sum(map(len, pieces)) <= 2_000_000
+    assert still.stdout.strip() == "alive"

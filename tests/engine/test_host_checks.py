@@ -126,6 +126,20 @@ async def test_an_oversized_frame_header_stops_the_worker_before_its_body_is_rea
         (frame({"type": "call", "id": 1, "op": "rm -rf", "args": {}}), "(op)"),
         (struct.pack(">I", 100) + b"short", "not valid JSON"),
         (struct.pack(">I", 100_000) + b"short", "of 100 KB, then nothing for 5 s); it was stopped"),
+        (
+            frame({"type": "ready", "pid": 1, "attached": 4}) + b"abcd",
+            "'ready' message with missing or malformed fields (attached)",
+        ),
+        (frame({"type": "state_chunk", "id": 1}), "(attached)"),
+        (frame({"type": "state_chunk", "id": 1, "attached": -1}), "(attached)"),
+        (
+            frame({"type": "state_chunk", "id": 1, "attached": 2_000_000_000}),
+            "sent 2 GB of a saved state at once (limit 9 MB); it was stopped",
+        ),
+        (
+            frame({"type": "state_chunk", "id": 1, "attached": 100_000}) + b"short",
+            "of 100 KB, then nothing for 5 s); it was stopped",
+        ),
     ],
     ids=[
         "five-bytes",
@@ -138,6 +152,11 @@ async def test_an_oversized_frame_header_stops_the_worker_before_its_body_is_rea
         "bad-op",
         "short-frame",
         "incomplete-frame",
+        "bytes-after-another-frame",
+        "state-piece-without-size",
+        "state-piece-of-negative-size",
+        "state-piece-too-large",
+        "state-piece-cut-short",
     ],
 )
 async def test_an_invalid_frame_ends_the_cell_at_once_and_the_run_goes_on(

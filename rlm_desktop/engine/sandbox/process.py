@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import dataclasses
 import json
@@ -77,9 +76,8 @@ class StateReport:
 
 
 class StateReceiver:
-    """Takes a saved state's pieces as they arrive (base64 text) and hands their bytes on, up
-    to `limit_bytes` in all; past it, or on a piece that is not base64, it takes no more and
-    says why (`error`)."""
+    """Takes a saved state's pieces as they arrive and hands them on, up to `limit_bytes` in
+    all; past it it takes no more and says why (`error`)."""
 
     def __init__(self, sink: Callable[[bytes], Any], limit_bytes: int) -> None:
         self.sink = sink
@@ -87,14 +85,9 @@ class StateReceiver:
         self.size = 0
         self.error: str | None = None
 
-    def take(self, text: str) -> None:
-        """Hand on the bytes of one piece, unless an earlier one was refused."""
+    def take(self, piece: bytes) -> None:
+        """Hand on one piece, unless an earlier one was refused."""
         if self.error is not None:
-            return
-        try:
-            piece = base64.b64decode(text, validate=True)
-        except ValueError:
-            self.error = "a piece of the saved state was not base64"
             return
         if self.size + len(piece) > self.limit_bytes:
             self.error = f"the saved state is larger than {_size(self.limit_bytes)}"
@@ -253,13 +246,14 @@ class WorkerProcess:
 
     async def restore_state(self, data: bytes, timeout_s: float) -> StateReport:
         """Have the worker put back the variables kept in `data` (a saved state's pickle)."""
-        encoded = base64.b64encode(data).decode("ascii")
-        reply = await self._state_request({"type": "restore_state", "data": encoded}, timeout_s)
+        reply = await self._state_request({"type": "restore_state"}, timeout_s, data)
         return StateReport(
             tuple(reply.get("restored", ())), dict(reply.get("failed", {})), 0, reply.get("error")
         )
 
-    async def _state_request(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    async def _state_request(
+        self, message: dict[str, Any], timeout_s: float, attachment: bytes | None = None
+    ) -> dict[str, Any]:
         if not self.running:
             return {"error": "the REPL worker is not running"}
         if "id" not in message:
@@ -269,7 +263,7 @@ class WorkerProcess:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._replies[request_id] = future
         try:
-            self._send(message)
+            self._send(message, attachment)
             return await asyncio.wait_for(asyncio.shield(future), timeout_s)
         except TimeoutError:
             if self._handle is not None and self.running:
@@ -362,10 +356,15 @@ class WorkerProcess:
         if self._own_launcher:
             await self._launcher.close()
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any], attachment: bytes | None = None) -> None:
+        """Send `message`, and `attachment` as raw bytes after it (`attached` says its size)."""
         if self._writer is None or self._writer.is_closing():
             raise WorkerDied("the worker is not running")
-        self._writer.write(_frame(message))
+        if attachment is None:
+            self._writer.write(_frame(message))
+            return
+        self._writer.write(_frame({**message, "attached": len(attachment)}))
+        self._writer.write(attachment)
 
     def _cancel_calls(self) -> None:
         for task in list(self._call_tasks):
@@ -388,7 +387,16 @@ class WorkerProcess:
                         f"the REPL worker sent a {_size(length)} message "
                         f"(limit {_size(self.frame_limit)}); it was stopped"
                     )
-                self._dispatch(_checked(await _read_body(reader, length)))
+                message = _checked(await _read_body(reader, length))
+                if message["type"] == "state_chunk":  # raw bytes follow (`attached` of them)
+                    attached = message["attached"]
+                    if attached > self.frame_limit:
+                        raise ProtocolViolation(
+                            f"the REPL worker sent {_size(attached)} of a saved state at once "
+                            f"(limit {_size(self.frame_limit)}); it was stopped"
+                        )
+                    message["attachment"] = await _read_body(reader, attached)
+                self._dispatch(message)
         except (asyncio.IncompleteReadError, ConnectionResetError):
             pass
         except ProtocolViolation as violation:
@@ -415,7 +423,7 @@ class WorkerProcess:
         elif kind == "state_chunk":
             receiver = self._receivers.get(message["id"])
             if receiver is not None:
-                receiver.take(message["data"])
+                receiver.take(message["attachment"])
         elif kind in ("state_saved", "state_restored"):
             future = self._replies.get(message["id"])
             if future is not None and not future.done():
@@ -535,7 +543,7 @@ FRAME_FIELDS: dict[
         {"id": _is_int, "op": lambda v: v in CALL_OPS, "args": lambda v: isinstance(v, dict)},
         {},
     ),
-    "state_chunk": ({"id": _is_int, "data": _is_text}, {}),
+    "state_chunk": ({"id": _is_int, "attached": lambda v: _is_int(v) and v >= 0}, {}),
     "state_saved": (
         {"id": _is_int},
         {"saved": _is_texts, "skipped": _is_text_map, "bytes": _is_int, "error": _is_optional_text},
@@ -584,6 +592,8 @@ def _checked(body: bytes) -> dict[str, Any]:
         args = message["args"]
         wrong = [f"args.{k}" for k, ok in CALL_ARGS[message["op"]].items() if not ok(args.get(k))]
         wrong += [f"args.{k}" for k, ok in CALL_OPTIONAL_ARGS.items() if not ok(args.get(k))]
+    if "attached" in message and kind != "state_chunk":
+        wrong.append("attached")  # raw bytes follow a state's pieces only
     if wrong:
         raise ProtocolViolation(
             f"the REPL worker sent a {kind!r} message with missing or malformed fields "

@@ -1,4 +1,5 @@
-"""The worker's side of the protocol: length-prefixed JSON frames over the socket to the parent."""
+"""The worker's side of the protocol: length-prefixed JSON frames over the socket to the parent,
+a frame followed by raw bytes where it says so (`attached`)."""
 
 from __future__ import annotations
 
@@ -42,18 +43,28 @@ class Channel:
         self._lock = threading.Lock()
         self.limit: int | None = None
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any], attachment: bytes | None = None) -> None:
+        """Send `message`; `attachment`, raw bytes, follows its frame (its size is the frame's
+        `attached`), which spares binary data JSON's escapes and base64."""
+        if attachment is not None:
+            message = {**message, "attached": len(attachment)}
         data = encode(message)
-        if self.limit is not None and len(data) > self.limit:
-            raise MessageTooLarge(len(data), self.limit)
+        if self.limit is not None and max(len(data), len(attachment or b"")) > self.limit:
+            raise MessageTooLarge(max(len(data), len(attachment or b"")), self.limit)
         with self._lock:
             self._writer.write(HEADER.pack(len(data)) + data)
+            if attachment is not None:
+                self._writer.write(attachment)
             self._writer.flush()
 
     def receive(self) -> dict[str, Any] | None:
+        """The next message, its attachment (if it has one) as bytes under `attachment`."""
         header = self._reader.read(HEADER.size)
         if len(header) < HEADER.size:
             return None
         (length,) = HEADER.unpack(header)
         result: dict[str, Any] = json.loads(self._reader.read(length))
+        attached = result.get("attached")
+        if isinstance(attached, int) and attached >= 0:
+            result["attachment"] = self._reader.read(attached)
         return result

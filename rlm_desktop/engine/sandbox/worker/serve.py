@@ -7,7 +7,6 @@ A reader thread takes the parent's messages: sub-call results go straight to the
 
 from __future__ import annotations
 
-import base64
 import os
 import queue
 import signal
@@ -45,8 +44,7 @@ def _handle(repl: Repl, request: dict[str, Any], channel: Channel) -> dict[str, 
     if kind == "save_state":
 
         def send(piece: bytes) -> None:
-            data = base64.b64encode(piece).decode("ascii")
-            channel.send({"type": "state_chunk", "id": request.get("id"), "data": data})
+            channel.send({"type": "state_chunk", "id": request.get("id")}, piece)
 
         try:
             return save_state(repl, int(request.get("cap_bytes", 0)), send)
@@ -56,7 +54,7 @@ def _handle(repl: Repl, request: dict[str, Any], channel: Channel) -> dict[str, 
             return {"type": "state_saved", "saved": [], "skipped": {}, "error": why(error)}
     if kind == "restore_state":
         try:
-            return restore_state(repl, base64.b64decode(request.get("data", "")))
+            return restore_state(repl, request.get("attachment", b""))
         except Interrupted:
             return {"type": "state_restored", "restored": [], "failed": {}, "error": "interrupted"}
         except Exception as error:

@@ -19,7 +19,7 @@ from .channel import megabytes
 from .repl import Repl
 
 STATE_FORMAT = 1
-STATE_CHUNK = 256 * 1024
+STATE_CHUNK = 512 * 1024
 """The most of a saved state one message carries (well under the app's smallest frame limit)."""
 
 
