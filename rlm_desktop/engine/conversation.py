@@ -61,9 +61,8 @@ def forget(scratch_root: Path, session_id: str) -> None:
     if folder.is_symlink():
         folder.unlink()
         return
-    confined.inside(scratch_root / KEPT_FOLDER, folder)
     with contextlib.suppress(OSError):
-        remove_tree(folder)
+        remove_tree(kept_folder(scratch_root, session_id))
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ _ROWS_OF_SESSION = {
 _KINDS = {"T": "text", "J": "JSON text", "I": "a number", "R": "a number"}
 
 
+@cache
 def columns(table: str) -> dict[str, str]:
     """The columns of `table` in `COLUMNS`, each with its kind letter."""
     return dict(entry.split(":") for entry in COLUMNS[table].split())

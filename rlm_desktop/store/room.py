@@ -17,21 +17,14 @@ How much room a run needs to start being recorded, measured on this store (2026-
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
+
+from rlm_desktop.engine.sandbox.scratch_quota import free_bytes
 
 MIN_FREE_BYTES = 4 * 1024 * 1024
 """The room a run needs besides its documents (see the module's docstring)."""
 FIX = "free some space there, or point RLM_DESKTOP_HOME at a folder on another disk"
-
-
-def free_bytes(folder: Path) -> int | None:
-    """What an ordinary write may still take on `folder`'s disk (None when it cannot be told)."""
-    try:
-        return shutil.disk_usage(folder).free
-    except OSError:
-        return None
 
 
 def needed_bytes(texts: Iterable[str]) -> int:

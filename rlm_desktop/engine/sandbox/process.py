@@ -227,14 +227,8 @@ class WorkerProcess:
         all. The app never unpickles it; the report's size is what the app received (a worker's
         own count is model code's to fake)."""
         received = StateReceiver(sink, limit_bytes)
-        self._request_ids += 1
-        request_id = self._request_ids
-        self._receivers[request_id] = received
-        request = {"type": "save_state", "cap_bytes": cap_bytes, "id": request_id}
-        try:
-            reply = await self._state_request(request, timeout_s)
-        finally:
-            self._receivers.pop(request_id, None)
+        request = {"type": "save_state", "cap_bytes": cap_bytes}
+        reply = await self._state_request(request, timeout_s, receiver=received)
         saved = tuple(reply.get("saved", ()))
         error = received.error or reply.get("error")
         if error is None and received.size != reply.get("bytes"):
@@ -252,16 +246,22 @@ class WorkerProcess:
         )
 
     async def _state_request(
-        self, message: dict[str, Any], timeout_s: float, attachment: bytes | None = None
+        self,
+        message: dict[str, Any],
+        timeout_s: float,
+        attachment: bytes | None = None,
+        receiver: StateReceiver | None = None,
     ) -> dict[str, Any]:
+        """Send a state request (`attachment` after it) and wait for its reply; `receiver`
+        takes the pieces of a state that come back before the reply."""
         if not self.running:
             return {"error": "the REPL worker is not running"}
-        if "id" not in message:
-            self._request_ids += 1
-            message["id"] = self._request_ids
-        request_id = message["id"]
+        self._request_ids += 1
+        request_id = message["id"] = self._request_ids
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._replies[request_id] = future
+        if receiver is not None:
+            self._receivers[request_id] = receiver
         try:
             self._send(message, attachment)
             return await asyncio.wait_for(asyncio.shield(future), timeout_s)
@@ -273,6 +273,7 @@ class WorkerProcess:
             return {"error": str(died)}
         finally:
             self._replies.pop(request_id, None)
+            self._receivers.pop(request_id, None)
 
     async def execute(self, code: str, timeout_s: float) -> CellOutcome:
         """Run one cell. Past `timeout_s` it is interrupted; if that fails the worker is restarted."""

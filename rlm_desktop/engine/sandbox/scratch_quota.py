@@ -117,7 +117,6 @@ class ScratchWatch:
         self.quota_bytes = quota_bytes
         self.started_free = free_bytes(folder)
         self.allowance = allowance(quota_bytes, self.started_free)
-        self.stops = 0
         self._stop = stop
         self._hold = hold
         self._closed = threading.Event()
@@ -189,7 +188,6 @@ class ScratchWatch:
         )
 
     async def _enforce(self, problem: str) -> None:
-        self.stops += 1
         reason = f"the REPL worker was stopped: {problem}; its files were removed"
         log.warning("scratch %s: %s", self.folder, problem)
         self._stop(reason)

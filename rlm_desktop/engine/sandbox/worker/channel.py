@@ -49,8 +49,9 @@ class Channel:
         if attachment is not None:
             message = {**message, "attached": len(attachment)}
         data = encode(message)
-        if self.limit is not None and max(len(data), len(attachment or b"")) > self.limit:
-            raise MessageTooLarge(max(len(data), len(attachment or b"")), self.limit)
+        size = max(len(data), len(attachment or b""))
+        if self.limit is not None and size > self.limit:
+            raise MessageTooLarge(size, self.limit)
         with self._lock:
             self._writer.write(HEADER.pack(len(data)) + data)
             if attachment is not None:
