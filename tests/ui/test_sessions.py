@@ -328,6 +328,10 @@ def test_a_crafted_session_is_shown_damaged_and_never_deleted(
     status = dialog.table.item(damaged, COLUMNS.index("Status")).text()
     assert status == "damaged"
     assert "Damaged" in dialog.table.item(damaged, 1).toolTip()
+    health = dialog.table.item(damaged, COLUMNS.index("Health"))
+    assert health.text() == "—"
+    assert not health.flags() & Qt.ItemFlag.ItemIsSelectable
+    assert dialog.selected_id() == "sound-run"  # the list opens on a row that can be acted on
     rect = dialog.table.visualItemRect(dialog.table.item(damaged, 1))
     qtbot.mouseClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     dialog.select_id(str(victim))
@@ -356,5 +360,7 @@ def test_a_session_of_the_wrong_kinds_is_listed_damaged_and_not_opened(
     assert not dialog.select_id("crafted-run") or dialog.selected_id() != "crafted-run"
     dialog.reject()
     assert not window.open_session("crafted-run")
+    assert window.pages.currentWidget() is window.workspace
+    assert window.workspace.controls.error.isVisible()
     assert "is damaged: its sessions.cost_usd holds" in window.workspace.controls.error.text()
     assert window.open_session("sound-run")

@@ -219,6 +219,7 @@ class SessionsDialog(QDialog):
                 fmt.seconds(row.get("wall_s")),
                 shown_level(row.get("sandbox")) or "—",
                 *_found(row),
+                *(("—",) if damaged else ()),  # its health: a damaged session is not read
             )
             for c, value in enumerate(values):
                 item = QTableWidgetItem(value)
@@ -234,7 +235,7 @@ class SessionsDialog(QDialog):
                     item.setToolTip(
                         " / ".join(filter(None, (row.get("model"), row.get("sub_model"))))
                     )
-                if c in (2, 5, 6):
+                if c in (2, 5, 6, HEALTH):
                     item.setTextAlignment(RIGHT)
                 if c in SEARCH_ONLY and row.get("hits"):
                     item.setToolTip(_hits_tip(row))
@@ -246,8 +247,9 @@ class SessionsDialog(QDialog):
                 self.table.setItem(r, c, item)
         self._list_health()
         common = self._size_columns(bool(text))
-        if rows:
-            self.table.selectRow(0)
+        first = next((r for r in range(len(rows)) if self._sound(r)), None)
+        if first is not None:  # a damaged session's row cannot be selected
+            self.table.selectRow(first)
         noun = "session" if len(rows) == 1 else "sessions"
         told = [f"{len(rows)} {noun}" + (f" matching “{text}”" if text else "")]
         if self.hidden_trials:
@@ -305,12 +307,17 @@ class SessionsDialog(QDialog):
         self.only_findings.setToolTip("Only runs whose health check found something (see Health)")
         self.only_findings.toggled.connect(lambda _on: self._filter_health())
 
+    def _sound(self, r: int) -> bool:
+        """True unless row `r` lists a damaged session (its cells cannot be selected)."""
+        item = self.table.item(r, 0)
+        return item is not None and bool(item.flags() & Qt.ItemFlag.ItemIsSelectable)
+
     def _list_health(self) -> None:
         """Fill the health column from what is known; tally the rest in the background."""
         self._health_pending = []
         for r in range(self.table.rowCount()):
             item = self.table.item(r, 0)
-            if item is None or not item.flags() & Qt.ItemFlag.ItemIsSelectable:
+            if item is None or not self._sound(r):
                 continue  # a damaged session is not read
             findings = self.health.known(item.data(ID_ROLE))
             if findings is None:

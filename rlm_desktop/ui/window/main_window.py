@@ -467,6 +467,7 @@ class MainWindow(QMainWindow):
         try:
             head = store.session(session_id)["session"]
         except StoreError as error:  # gone meanwhile, or damaged (a shared database)
+            self.pages.setCurrentWidget(self.workspace)  # where the line saying why is shown
             self.workspace.controls.show_error(str(error))
             return False
         self.pages.setCurrentWidget(self.workspace)
