@@ -39,7 +39,7 @@ _FORMATTER = HtmlFormatter(cssclass="hl")
 _LEXER = PythonLexer()
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #1d2330;
-  padding: 0 1em; }
+  padding: 0 1em; overflow-wrap: anywhere; }
 h1 { font-size: 1.4em; } h2 { margin-top: 1.8em; border-bottom: 1px solid #d6dae3; }
 table { border-collapse: collapse; } td, th { padding: 2px 10px; text-align: left;
   border-bottom: 1px solid #eceef3; vertical-align: top; }
