@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test test-packages test-real real-packages bench bench-compare lint screenshots clean package package-test
+.PHONY: run guest test test-packages test-real real-packages bench bench-compare lint screenshots clean package package-test
 
 # What the tests need from Debian: the libraries Qt needs offscreen, Chromium (the HTML export is
 # printed and read back in it) and the desktop entry's and AppStream file's validators.
@@ -26,14 +26,18 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --no-deps $(REFERENCE_PIN)
 	touch $(STAMP)
 
-run: $(STAMP)
+# The wasm sandbox's guest (engine/sandbox/wasm/build.py): rebuilt when its sources changed.
+guest: $(STAMP)
+	$(PY) -m rlm_desktop.engine.sandbox.wasm.build
+
+run: $(STAMP) guest
 	$(VENV)/bin/rlm-desktop
 
 # Installed first (as root, with apt-get) or named in one line, before the minutes the venv takes.
 test-packages:
 	@tools/debian-packages test $(TEST_DEBS)
 
-test: test-packages $(STAMP)
+test: test-packages $(STAMP) guest
 	$(VENV)/bin/ruff check rlm_desktop tests
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
@@ -53,7 +57,7 @@ $(REAL_VENV)/.installed: tools/real-model tools/real-model-requirements.txt \
 	tools/real-model $(REAL_VENV)
 	touch $@
 
-test-real: real-packages $(STAMP) $(REAL_VENV)/.installed
+test-real: real-packages $(STAMP) guest $(REAL_VENV)/.installed
 	QT_QPA_PLATFORM=offscreen RLM_REAL_VENV=$(REAL_VENV) $(PY) -m pytest tests/real -m real \
 		-p no:randomly -s --timeout=1200
 
@@ -61,7 +65,7 @@ test-real: real-packages $(STAMP) $(REAL_VENV)/.installed
 # PYTHONDONTWRITEBYTECODE would otherwise compile each module a run imports late, inside the clock).
 COMPILED := $(PY) -m compileall -q rlm_desktop tests >/dev/null
 
-bench: $(STAMP)
+bench: $(STAMP) guest
 	$(COMPILED)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/benchmarks -m bench -s -p no:randomly --timeout=900
 
@@ -96,7 +100,7 @@ $(PACKAGE_STAMP): $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,cluster,package]'
 	touch $(PACKAGE_STAMP)
 
-package: $(PACKAGE_STAMP)
+package: $(PACKAGE_STAMP) guest
 	@start=$$(date +%s); \
 	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN --distpath dist \
 		--workpath build/pyinstaller packaging/rlm-desktop.spec || exit 1; \

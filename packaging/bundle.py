@@ -35,6 +35,8 @@ SANDBOX_SCRIPTS = (
     "worker/channel.py", "worker/proxy.py", "worker/errors.py", "worker/repl.py",
     "worker/cells.py", "worker/variables.py", "worker/state.py", "worker/cell_module.py",
     "worker/sources.py",
+    # The wasm sandbox's guest (built by `make`; the host compiles it once per machine).
+    "wasm/guest.wasm",
 )
 LITELLM_DATA = (
     ("model_prices_and_context_window_backup.json", "."),
@@ -125,6 +127,10 @@ METADATA = (
 # Extra modules found only at run time: tiktoken's encodings plugin, keyring's backends (entry
 # points), and numpy for model code in the REPL worker.
 HIDDEN_IMPORTS = (
+    # The wasm sandbox's host, started as the bundle itself with --wasm-host.
+    "rlm_desktop.engine.sandbox.wasm.host",
+    "wasmtime",
+    "wasmtime.component",
     "tiktoken_ext",
     "tiktoken_ext.openai_public",
     "keyring.backends.SecretService",

@@ -1,6 +1,8 @@
 """The one place that knows where RLM Desktop keeps its files.
 
 `RLM_DESKTOP_HOME` overrides the data folder; otherwise platformdirs' user data folder is used.
+`RLM_DESKTOP_COMPILED` overrides where the wasm sandbox keeps its guest compiled for this machine
+(a folder several data folders may share: the compiled form depends only on the versions).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ if TYPE_CHECKING:
 
 APP_NAME = "rlm-desktop"
 HOME_ENV = "RLM_DESKTOP_HOME"
+COMPILED_ENV = "RLM_DESKTOP_COMPILED"
 
 
 def _resources_folder() -> Path:
@@ -64,6 +67,12 @@ def scratch_root() -> Path:
     return path
 
 
+def compiled_root() -> Path:
+    """Where the wasm sandbox's guest, compiled for this machine, is kept (not created here)."""
+    override = os.environ.get(COMPILED_ENV)
+    return Path(override).expanduser() if override else data_dir() / "compiled"
+
+
 RESULTS_FOLDERS = {"evaluation": "evaluations", "batch": "batches"}
 
 
@@ -97,4 +106,6 @@ def engine_folders() -> EngineFolders:
     """Where a run keeps its scratch folders and reads its prompt profiles."""
     from rlm_desktop.engine.folders import EngineFolders
 
-    return EngineFolders(scratch=scratch_root(), profiles=profile_folders())
+    return EngineFolders(
+        scratch=scratch_root(), profiles=profile_folders(), compiled=compiled_root()
+    )

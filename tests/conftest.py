@@ -20,11 +20,21 @@ from tests.scripted_server import ScriptedServer  # noqa: E402
 TEST_MODEL = "openai/test-model"
 
 
+@pytest.fixture(scope="session")
+def compiled_guest_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the wasm sandbox's compiled guest, shared by the session's data folders
+    (compiling it takes seconds; the tests of the cache itself use folders of their own)."""
+    return tmp_path_factory.mktemp("compiled")
+
+
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compiled_guest_folder: Path
+) -> Path:
     """Point RLM_DESKTOP_HOME at a fresh folder so no test touches real user data."""
     home = tmp_path / "rlm-home"
     monkeypatch.setenv("RLM_DESKTOP_HOME", str(home))
+    monkeypatch.setenv("RLM_DESKTOP_COMPILED", str(compiled_guest_folder))
     return home
 
 
@@ -59,3 +69,26 @@ def no_keyring() -> Iterator[None]:
     yield
     keyring.set_keyring(previous)
     keys.clear_session_keys()
+
+
+@pytest.fixture(scope="session")
+def wasm_guest() -> Path:
+    """The wasm sandbox's guest, built from the sources as they are now (componentize-py, of
+    the dev extra), so a test never runs a guest older than the worker code it tests."""
+    from rlm_desktop.engine.sandbox.wasm import build
+
+    if not build.is_current():
+        build.build()
+    return build.GUEST
+
+
+@pytest.fixture(params=["kernel", "wasm"])
+def sandbox(request: pytest.FixtureRequest) -> str:
+    """Each sandbox backend in turn, for the tests every backend must pass (a run's `sandbox`)."""
+    from rlm_desktop.engine.sandbox.choice import kernel_available
+
+    if request.param == "wasm":
+        request.getfixturevalue("wasm_guest")
+    elif not kernel_available():
+        pytest.skip("this system has no kernel sandbox")
+    return str(request.param)

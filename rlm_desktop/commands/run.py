@@ -37,6 +37,7 @@ from rlm_desktop.engine.config import (
     DEFAULT_MODE,
     DEFAULT_MODEL,
     DEFAULT_SCRATCH_QUOTA_MB,
+    SANDBOX_CHOICES,
 )
 from rlm_desktop.engine.exposure import exposure_warnings
 from rlm_desktop.engine.llm import AUTH_STATUS
@@ -73,6 +74,7 @@ BUDGET_HELP = {
 caps on cost, tokens or sub-calls."""
 FLAGS_AS_CHOSEN = (
     "query", "model", "sub_model", "api_base", "mode", "profile", "allow_read", "compact_tokens",
+    "sandbox",
 )  # fmt: skip
 """The flags whose values are `RunChoices` fields of the same name, as given."""
 FLAGS = {
@@ -113,6 +115,14 @@ def add_run_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
         default=[],
         metavar="PATH",
         help="a folder model code may read, read-only (repeatable); nothing else is opened",
+    )
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOX_CHOICES,
+        default="auto",
+        help="where model code runs: kernel (the OS's own sandbox around Python: Linux, macOS), "
+        "wasm (a WebAssembly Python, on every system) or auto (default: kernel where there is "
+        "one, else wasm)",
     )
     parser.add_argument(
         "--require-sandbox",

@@ -12,6 +12,8 @@ Mode = Literal["auto", "rlm", "direct"]
 PLACEHOLDER_API_KEY = "sk-local-placeholder"
 DEFAULT_MODEL = "openai/gpt-5-mini"
 DEFAULT_MODE: Mode = "auto"
+SandboxChoice = Literal["auto", "kernel", "wasm"]
+SANDBOX_CHOICES: tuple[SandboxChoice, ...] = ("auto", "kernel", "wasm")
 AUTO_DIRECT_MAX_TOKENS = 16_000
 DEFAULT_COMPACT_TOKENS = 100_000
 """Compact an RLM call's conversation once it reaches this many input tokens (`--compact-tokens`):
@@ -168,6 +170,9 @@ class RunConfig(RunBasics):
     engine from `follows` when not given)."""
     repl_state_cap_mb: int = DEFAULT_STATE_CAP_MB
     """The most the root's REPL variables may take when kept for a follow-up (0: keep none)."""
+    sandbox: SandboxChoice = "auto"
+    """Which sandbox runs model code: `kernel` (the OS's own), `wasm` (a WebAssembly Python,
+    everywhere) or `auto` (kernel where the OS gives one, else wasm); see sandbox/choice.py."""
     evaluation_id: str | None = None
     """The evaluation this run is a trial of (set by the evaluation runner; None: a user's own
     question). Recorded with the settings, so a review can tell a trial's chosen settings from
@@ -190,6 +195,8 @@ class RunConfig(RunBasics):
             raise ConfigError("must be at least 200 characters", "output_limit_chars")
         if not self.stored_text_cap_chars >= 1_000_000:
             raise ConfigError("must be at least 1,000,000 characters", "stored_text_cap_chars")
+        if self.sandbox not in SANDBOX_CHOICES:
+            raise ConfigError(f"{self.sandbox!r} is unknown: use auto, kernel or wasm", "sandbox")
         if not self.max_tasks >= 16:
             raise ConfigError("must be at least 16", "max_tasks")
         if not 1 <= self.scratch_quota_mb <= MAX_SCRATCH_QUOTA_MB:

@@ -48,7 +48,8 @@ from rlm_desktop.engine.profiles import choose_profile
 from rlm_desktop.engine.reply_stream import StreamTimes
 from rlm_desktop.engine.rlm_call import CallOutcome, RLMCall
 from rlm_desktop.engine.runtime import Runtime, internal_error
-from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
+from rlm_desktop.engine.sandbox.choice import backend_for, make_launcher
+from rlm_desktop.engine.sandbox.launcher import WorkerDied
 from rlm_desktop.engine.sandbox.level import NOT_USED, refuse_unless_isolated
 from rlm_desktop.engine.sandbox.untrusted_files import remove_tree
 from rlm_desktop.engine.server_windows import learn_server_facts, window_words
@@ -295,9 +296,11 @@ class Run:
             llm=llm,
             ledger=ledger,
             scratch_dir=scratch,
-            launcher=Launcher(
+            launcher=make_launcher(
+                backend_for(config.sandbox),
                 scratch,
                 config.stored_output_cap_chars,
+                compiled_dir=self.folders.compiled_folder,
                 allow_read=config.allow_read,
                 max_tasks=config.max_tasks,
                 memory_limit_mb=config.memory_limit_mb,

@@ -16,6 +16,7 @@ from rlm_desktop.engine.config import (
     DEFAULT_SCRATCH_QUOTA_MB,
     RunBasics,
     RunConfig,
+    SandboxChoice,
 )
 from rlm_desktop.engine.pricing import PriceBook
 
@@ -41,6 +42,8 @@ class RunChoices(RunBasics):
     conversation_id: str | None = None
     scratch_quota_mb: int = DEFAULT_SCRATCH_QUOTA_MB
     """The most model code's files may take (see `RunConfig.scratch_quota_mb`)."""
+    sandbox: SandboxChoice = "auto"
+    """Which sandbox runs model code (see `RunConfig.sandbox`)."""
 
 
 _CONVERTED = {"prices", "allow_read", "compact_tokens", "auto_direct_max_tokens"}

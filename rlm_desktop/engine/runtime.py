@@ -34,7 +34,7 @@ from rlm_desktop.engine.pricing import ModelInfo
 from rlm_desktop.engine.profiles import Profile
 from rlm_desktop.engine.reply_acceptance import within_hold
 from rlm_desktop.engine.reply_stream import StreamStop
-from rlm_desktop.engine.sandbox.launcher import Launcher
+from rlm_desktop.engine.sandbox.connection import WorkerLauncher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
 
 BUDGET_EVENT_INTERVAL_S = 0.1
@@ -65,7 +65,7 @@ class Runtime:
     llm: LLMClient
     ledger: BudgetLedger
     scratch_dir: Path
-    launcher: Launcher
+    launcher: WorkerLauncher
     stats: RunStats = field(default_factory=RunStats)
     workers: set[WorkerProcess] = field(default_factory=set)
     stop_reason: tuple[CallStatus, str] = ("cancelled", "cancelled")

@@ -1,7 +1,9 @@
-"""The app trusts nothing from a worker: model code can write to the worker's socket directly.
+"""The app trusts nothing from a worker: model code can write to the worker's channel directly.
 
-Each test's model code finds the socket among the worker's inherited file descriptors and writes to
-it behind the worker's back: an oversized frame header, garbage, or a forged result.
+Each test's model code finds the channel and writes to it behind the worker's back: an oversized
+frame header, garbage, or a forged result. Under the kernel sandbox the channel is a socket among
+the worker's inherited file descriptors; under the wasm sandbox it is the host's `send` function,
+which model code can import as the worker does. Every backend must stop the worker alike.
 """
 
 from __future__ import annotations
@@ -30,8 +32,17 @@ from tests.engine.scripting import (
 from tests.scripted_server import ScriptedServer
 
 FIND_SOCKET = """
-import os, socket
+import os
 def write_raw(data):
+    try:
+        from wit_world.imports import host  # the wasm sandbox's channel
+    except ImportError:
+        host = None
+    if host is not None:
+        for start in range(0, len(data), 1 << 20):
+            host.send(data[start:start + (1 << 20)].decode('latin-1'))
+        return
+    import socket
     sent = 0
     for fd in range(3, 256):
         try:
@@ -74,7 +85,7 @@ def test_the_frame_limit_follows_the_output_cap_and_the_context() -> None:
 
 
 async def test_an_oversized_frame_header_stops_the_worker_before_its_body_is_read(
-    scripted_server: ScriptedServer,
+    scripted_server: ScriptedServer, sandbox: str
 ) -> None:
     code = (
         f"{FIND_SOCKET}\nimport struct\n"
@@ -90,7 +101,7 @@ async def test_an_oversized_frame_header_stops_the_worker_before_its_body_is_rea
     parent = psutil.Process()
     before = parent.memory_info().rss
     started = time.monotonic()
-    run = make_run(scripted_server, budget=Budget(cell_timeout_s=60))
+    run = make_run(scripted_server, sandbox=sandbox, budget=Budget(cell_timeout_s=60))
     result, events = await run_to_end(run)
 
     assert time.monotonic() - started < 30
@@ -160,12 +171,12 @@ async def test_an_oversized_frame_header_stops_the_worker_before_its_body_is_rea
     ],
 )
 async def test_an_invalid_frame_ends_the_cell_at_once_and_the_run_goes_on(
-    scripted_server: ScriptedServer, payload: bytes, message: str
+    scripted_server: ScriptedServer, payload: bytes, message: str, sandbox: str
 ) -> None:
     turns = [repl(raw_write(payload)), repl("FINAL('went on')")]
     scripted_server.respond_with(scripted({QUERY: turns}))
     started = time.monotonic()
-    run = make_run(scripted_server, budget=Budget(cell_timeout_s=60))
+    run = make_run(scripted_server, sandbox=sandbox, budget=Budget(cell_timeout_s=60))
     result, events = await run_to_end(run)
 
     assert time.monotonic() - started < 20
@@ -201,7 +212,7 @@ async def test_a_worker_stopped_between_cells_is_named_in_the_next_observation(
 
 
 async def test_a_forged_result_has_its_texts_cut_to_the_cap_by_the_app(
-    scripted_server: ScriptedServer,
+    scripted_server: ScriptedServer, sandbox: str
 ) -> None:
     forged = frame(
         {
@@ -215,7 +226,7 @@ async def test_a_forged_result_has_its_texts_cut_to_the_cap_by_the_app(
     )
     turns = [repl(raw_write(forged) + "\nimport time\ntime.sleep(0.5)"), repl("FINAL('ok')")]
     scripted_server.respond_with(scripted({QUERY: turns}))
-    run = make_run(scripted_server, stored_output_cap_chars=10_000, output_limit_chars=2_000)
+    run = make_run(scripted_server, sandbox=sandbox, stored_output_cap_chars=10_000, output_limit_chars=2_000)
     result, events = await run_to_end(run)
 
     cell = of_type(events, CellExecuted)[0]
@@ -231,11 +242,11 @@ async def test_a_forged_result_has_its_texts_cut_to_the_cap_by_the_app(
 
 
 async def test_an_honest_worker_cuts_its_own_result_to_fit_the_frame_limit(
-    scripted_server: ScriptedServer,
+    scripted_server: ScriptedServer, sandbox: str
 ) -> None:
     code = "FINAL('\\x01' * 400_000 + 'END')"
     scripted_server.respond_with(scripted({QUERY: [repl(code)]}))
-    run = make_run(scripted_server, stored_output_cap_chars=10_000)
+    run = make_run(scripted_server, sandbox=sandbox, stored_output_cap_chars=10_000)
     result, events = await run_to_end(run)
 
     assert not of_type(events, WorkerRestarted)
@@ -245,11 +256,11 @@ async def test_an_honest_worker_cuts_its_own_result_to_fit_the_frame_limit(
 
 
 async def test_a_sub_call_too_large_to_send_is_an_error_in_the_cell(
-    scripted_server: ScriptedServer,
+    scripted_server: ScriptedServer, sandbox: str
 ) -> None:
     code = "try:\n    llm_query('x' * 2_000_000)\nexcept LLMCallError as e:\n    print('caught', e)"
     scripted_server.respond_with(scripted({QUERY: [repl(code), repl("FINAL('ok')")]}))
-    run = make_run(scripted_server, stored_output_cap_chars=10_000)
+    run = make_run(scripted_server, sandbox=sandbox, stored_output_cap_chars=10_000)
     result, events = await run_to_end(run)
 
     shown = observation_after(scripted_server, 0)

@@ -21,12 +21,14 @@ from rlm_desktop.engine.config import (
     DEFAULT_SCRATCH_QUOTA_MB,
 )
 from rlm_desktop.engine.sandbox import seatbelt
+from rlm_desktop.engine.sandbox.connection import STREAM_LIMIT, WorkerConnection, start_once
 from rlm_desktop.engine.sandbox.environment import worker_environment
 from rlm_desktop.engine.sandbox.hardening import protect_application_process
 from rlm_desktop.engine.sandbox.level import MIB, SandboxReport, sandbox_spec
 from rlm_desktop.engine.sandbox.run_bounds import SharedBounds, make_shared_bounds
 from rlm_desktop.engine.sandbox.scratch_quota import ScratchWatch, megabytes
 from rlm_desktop.engine.sandbox.worker.launch import FROZEN_LAUNCHER_FLAG
+from rlm_desktop.engine.sandbox.worker_handle import WorkerHandle
 
 WORKER_SCRIPT = Path(__file__).with_name("worker") / "__main__.py"
 
@@ -107,15 +109,20 @@ class Launcher:
         self._process: asyncio.subprocess.Process | None = None
         self._lock = asyncio.Lock()
 
-    async def spawn(self, cwd: Path) -> tuple[int, socket.socket]:
-        """A new worker process working in `cwd`: its pid and the parent's end of its socket.
+    async def spawn(self, cwd: Path) -> WorkerConnection:
+        """A new worker process working in `cwd`, held by a pidfd where the system has them,
+        speaking over a socket of its own.
 
         A launcher that has died is started afresh once; a second failure is raised.
         """
         async with self._lock:
-            with contextlib.suppress(OSError, WorkerDied):
-                return await self._spawn_once(cwd)
-            return await self._spawn_once(cwd)
+            try:
+                pid, sock = await self._spawn_once(cwd)
+            except (OSError, WorkerDied):
+                pid, sock = await self._spawn_once(cwd)
+        control = WorkerHandle(pid)
+        reader, writer = await asyncio.open_unix_connection(sock=sock, limit=STREAM_LIMIT)
+        return WorkerConnection(control, reader, writer)
 
     async def _spawn_once(self, cwd: Path) -> tuple[int, socket.socket]:
         try:
@@ -129,12 +136,9 @@ class Launcher:
     async def start(self) -> SandboxReport:
         """Start the launcher now (if it is not running) and return the sandbox it reported."""
         async with self._lock:
-            if self._control is None:
-                try:
-                    await self._start()
-                except (OSError, WorkerDied):
-                    await self.close()
-                    raise
+            await start_once(
+                lambda: self._control is not None, self._start, self.close, (OSError, WorkerDied)
+            )
             assert self.sandbox is not None
             return self.sandbox
 

@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import json
 import math
-import signal
 import site
 import struct
 from collections.abc import Awaitable, Callable, Sequence
@@ -15,16 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop.engine.sandbox.connection import FrameWriter, WorkerControl, WorkerLauncher
 from rlm_desktop.engine.sandbox.given_sources import GivenSource, given_sources
 from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 from rlm_desktop.engine.sandbox.worker.variables import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
-from rlm_desktop.engine.sandbox.worker_handle import WorkerHandle
 from rlm_desktop.engine.truncation import truncate_middle
 
 HEADER = struct.Struct(">I")
 INTERRUPT_GRACE_S = 2.0
-STREAM_LIMIT = 1 << 20
-"""The reader's buffer size; a frame larger than this is still read whole (up to the frame limit)."""
 BYTES_PER_CAP_CHAR = 8
 """Frame bytes allowed per character of the output cap: stdout and stderr, up to 4 UTF-8 bytes each."""
 CONTEXT_FACTOR = 2
@@ -142,7 +139,7 @@ class WorkerProcess:
         memory_limit_mb: int | None,
         output_cap_chars: int,
         handler: CallHandler,
-        launcher: Launcher | None = None,
+        launcher: WorkerLauncher | None = None,
         contexts: Sequence[Any] = (),
         histories: Sequence[Any] = (),
     ) -> None:
@@ -166,11 +163,11 @@ class WorkerProcess:
         """Why the app stopped the worker (`stop`), for the cell it was running."""
         self._scratch = scratch_dir
         self._own_launcher = launcher is None
-        self._launcher = launcher or Launcher(scratch_dir, output_cap_chars)
+        self._launcher: WorkerLauncher = launcher or Launcher(scratch_dir, output_cap_chars)
         self._handler = handler
         self._pid: int | None = None
-        self._handle: WorkerHandle | None = None
-        self._writer: asyncio.StreamWriter | None = None
+        self._handle: WorkerControl | None = None
+        self._writer: FrameWriter | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._call_tasks: set[asyncio.Task[None]] = set()
         self._cell_future: asyncio.Future[dict[str, Any]] | None = None
@@ -198,14 +195,15 @@ class WorkerProcess:
         return self._reader_task is not None and not self._reader_task.done()
 
     async def start(self) -> None:
-        """Fork a worker and hand it the context; returns once it is ready for cells."""
+        """Start a worker and hand it the context; returns once it is ready for cells."""
         self._ready = asyncio.get_running_loop().create_future()
         self._stopped_because = None
         self._stop_reason = None
-        self._pid, sock = await self._launcher.spawn(self._scratch)
-        self._handle = WorkerHandle(self._pid)  # before any cell can run
-        reader, self._writer = await asyncio.open_unix_connection(sock=sock, limit=STREAM_LIMIT)
-        self._reader_task = asyncio.create_task(self._read_loop(reader, self._handle))
+        connection = await self._launcher.spawn(self._scratch)
+        self._handle = connection.control  # before any cell can run
+        self._pid = connection.control.pid
+        self._writer = connection.writer
+        self._reader_task = asyncio.create_task(self._read_loop(connection.reader, self._handle))
         self._writer.write(self._init_frame)
         if self._history:  # a restarted worker gets the call's history back
             self._writer.write(_frame({"type": "history", "messages": self._history}))
@@ -234,7 +232,10 @@ class WorkerProcess:
         if error is None and received.size != reply.get("bytes"):
             error = f"{received.size:,} bytes of the saved state arrived of {reply.get('bytes')}"
         if error is not None:
-            lost = {**reply.get("skipped", {}), **dict.fromkeys(saved, "its saved state was refused")}
+            lost = {
+                **reply.get("skipped", {}),
+                **dict.fromkeys(saved, "its saved state was refused"),
+            }
             return StateReport(lost=lost, error=error)
         return StateReport(saved, dict(reply.get("skipped", {})), received.size)
 
@@ -267,7 +268,7 @@ class WorkerProcess:
             return await asyncio.wait_for(asyncio.shield(future), timeout_s)
         except TimeoutError:
             if self._handle is not None and self.running:
-                self._handle.signal(signal.SIGINT)
+                self._handle.interrupt()
             return {"error": f"it took longer than {timeout_s:g} s"}
         except WorkerDied as died:
             return {"error": str(died)}
@@ -304,7 +305,7 @@ class WorkerProcess:
     ) -> CellOutcome:
         self._cancel_calls()
         if self._handle is not None and self.running:
-            self._handle.signal(signal.SIGINT)
+            self._handle.interrupt()
         try:
             result = await asyncio.wait_for(asyncio.shield(future), INTERRUPT_GRACE_S)
             outcome = _outcome(result, self._output_cap)
@@ -338,7 +339,7 @@ class WorkerProcess:
         path); signalled through its handle, never by a number another process may hold now."""
         self._cancel_calls()
         if self._handle is not None:
-            self._handle.kill_group()
+            self._handle.kill()
 
     async def close(self) -> None:
         """Kill the worker and wait until its connection is gone."""
@@ -371,7 +372,7 @@ class WorkerProcess:
         for task in list(self._call_tasks):
             task.cancel()
 
-    async def _read_loop(self, reader: asyncio.StreamReader, worker: WorkerHandle) -> None:
+    async def _read_loop(self, reader: asyncio.StreamReader, worker: WorkerControl) -> None:
         """Read the worker's frames; trust none of them (model code can write to this socket).
 
         A frame announced larger than `frame_limit` stops the worker before its body is read; a
@@ -403,9 +404,10 @@ class WorkerProcess:
         except ProtocolViolation as violation:
             died = violation
             self._cancel_calls()
-            worker.kill_group()
+            worker.kill()
         died = died or WorkerDied(
             self._stop_reason
+            or worker.ended_because()
             or "the REPL worker died (killed, out of memory, or crashed); its variables are lost"
         )
         self._stopped_because = str(died)

@@ -42,6 +42,18 @@ class WorkerHandle:
             else:
                 os.kill(self.pid, signum)
 
+    def interrupt(self) -> None:
+        """SIGINT: the cell in progress raises `Interrupted` (the cell time limit struck)."""
+        self.signal(signal.SIGINT)
+
+    def kill(self) -> None:
+        """End the worker and its process group at once (`kill_group`)."""
+        self.kill_group()
+
+    def ended_because(self) -> str | None:
+        """A process's end says nothing of why: None."""
+        return None
+
     def kill_group(self) -> None:
         """SIGKILL the worker and its process group (what it started and did not move out of
         it), only while the worker lives: the group's number is the worker's pid, and once the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from .channel import Channel, MessageTooLarge
@@ -11,10 +12,15 @@ from .errors import ERRORS, LLMCallError
 
 
 class Proxy:
-    """Sends sub-call requests to the parent and waits for their results."""
+    """Sends sub-call requests to the parent and waits for their results.
 
-    def __init__(self, channel: Channel) -> None:
+    The parent's replies reach `resolve` from a reader thread, or, where there are no threads
+    (WebAssembly), from `pump`: it is called while a result is awaited and reads one message.
+    """
+
+    def __init__(self, channel: Channel, pump: Callable[[], None] | None = None) -> None:
         self._channel = channel
+        self._pump = pump
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
         self._lock = threading.Lock()
@@ -32,6 +38,8 @@ class Proxy:
                 raise LLMCallError(
                     f"{op}: the request is too large to send ({error}); send less text per call"
                 ) from None
+            while self._pump is not None and not done.is_set():
+                self._pump()
             done.wait()
         finally:
             with self._lock:

@@ -7,11 +7,14 @@ A reader thread takes the parent's messages: sub-call results go straight to the
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import os
 import queue
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .cells import Interrupted, fit, on_sigint, run_cell
@@ -62,20 +65,76 @@ def _handle(repl: Repl, request: dict[str, Any], channel: Channel) -> dict[str, 
     return None
 
 
-def serve(channel: Channel) -> None:
-    """Serve one RLM call: receive the context, then execute cells until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+class ParentGone(BaseException):
+    """The parent closed the channel (or said shutdown) while a sub-call's result was awaited."""
+
+
+def _begin(channel: Channel, pump: Callable[[], None] | None = None) -> Repl | None:
+    """The REPL made from the parent's first message (the context), or None if none came."""
     init = channel.receive()
     if init is None:
-        return
+        return None
     _apply_limits(init.get("memory_limit_mb"))
     channel.limit = init.get("frame_limit")
     sys.path.extend(p for p in init.get("sys_path", []) if p not in sys.path)
-    proxy = Proxy(channel)
-    repl = Repl(
-        proxy, init["context"], init.get("meta", []), init.get("contexts"), init.get("histories")
+    return Repl(
+        Proxy(channel, pump),
+        init["context"],
+        init.get("meta", []),
+        init.get("contexts"),
+        init.get("histories"),
     )
-    del init
+
+
+@contextlib.contextmanager
+def _interruptible(signals: bool) -> Iterator[None]:
+    """While a request runs, SIGINT (the parent's time limit) raises `Interrupted`."""
+    if not signals:
+        yield
+        return
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _serve_request(repl: Repl, request: dict[str, Any], channel: Channel, signals: bool) -> None:
+    """Run one queued request (a cell, or a state or history request) and send its reply."""
+    if request.get("type") != "exec":
+        with _interruptible(signals):
+            reply = _handle(repl, request, channel)
+        if reply is not None:
+            reply["id"] = request.get("id")
+            channel.send(reply)
+        return
+    try:
+        with _interruptible(signals):
+            result = run_cell(repl, request["code"], request.get("index", 0))
+    except Interrupted:
+        result = {
+            "type": "cell_result",
+            "stdout": "",
+            "stderr": "",
+            "error": "TimeoutError: interrupted",
+            "interrupted": True,
+            "duration_s": 0.0,
+            "restored": repl.restore_tools(),
+        }
+    result["id"] = request.get("id")
+    channel.send(fit(result, channel.limit))
+
+
+def serve(channel: Channel) -> None:
+    """Serve one RLM call: receive the context, then execute cells until told to stop.
+
+    A reader thread takes the parent's messages meanwhile, so sub-call results reach model
+    code's threads; SIGINT interrupts a cell.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    repl = _begin(channel)
+    if repl is None:
+        return
     cells: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
     def read_loop() -> None:
@@ -85,7 +144,7 @@ def serve(channel: Channel) -> None:
                 cells.put(None)
                 return
             if message.get("type") == "result":
-                proxy.resolve(message)
+                repl.proxy.resolve(message)
             elif message.get("type") in QUEUED:
                 cells.put(message)
 
@@ -95,30 +154,37 @@ def serve(channel: Channel) -> None:
         request = cells.get()
         if request is None:
             break
-        if request.get("type") != "exec":
-            signal.signal(signal.SIGINT, on_sigint)
-            try:
-                reply = _handle(repl, request, channel)
-            finally:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-            if reply is not None:
-                reply["id"] = request.get("id")
-                channel.send(reply)
-            continue
-        signal.signal(signal.SIGINT, on_sigint)
-        try:
-            result = run_cell(repl, request["code"], request.get("index", 0))
-        except Interrupted:
-            result = {
-                "type": "cell_result",
-                "stdout": "",
-                "stderr": "",
-                "error": "TimeoutError: interrupted",
-                "interrupted": True,
-                "duration_s": 0.0,
-                "restored": repl.restore_tools(),
-            }
-        finally:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-        result["id"] = request.get("id")
-        channel.send(fit(result, channel.limit))
+        _serve_request(repl, request, channel, signals=True)
+
+
+def serve_in_turn(channel: Channel) -> None:
+    """Serve one RLM call on one thread, without signals (a WebAssembly guest): messages that
+    come while a sub-call's result is awaited wait their turn; the host stops an endless cell."""
+    backlog: collections.deque[dict[str, Any]] = collections.deque()
+    holder: list[Repl] = []
+
+    def take() -> dict[str, Any]:
+        message = channel.receive()
+        if message is None or message.get("type") == "shutdown":
+            raise ParentGone()
+        if message.get("type") == "result" and holder:
+            holder[0].proxy.resolve(message)
+        return message
+
+    def pump() -> None:
+        message = take()
+        if message.get("type") in QUEUED:
+            backlog.append(message)
+
+    repl = _begin(channel, pump)
+    if repl is None:
+        return
+    holder.append(repl)
+    channel.send({"type": "ready", "pid": os.getpid()})
+    try:
+        while True:
+            request = backlog.popleft() if backlog else take()
+            if request.get("type") in QUEUED:
+                _serve_request(repl, request, channel, signals=False)
+    except ParentGone:
+        return

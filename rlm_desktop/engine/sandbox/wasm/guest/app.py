@@ -1,0 +1,54 @@
+"""The WebAssembly guest's entry: the worker's REPL (package `rlm_worker`) served over the host's
+two functions instead of a socket, on one thread and without signals (serve.serve_in_turn).
+
+Built into a component by build.py; the modules imported here (and by `stdlib`) are the ones the
+component carries: the rest of the standard library is not in it.
+"""
+
+import os
+
+import missing
+import stdlib  # noqa: F401  (what model code may import)
+import wit_world
+from rlm_worker.channel import Channel
+from rlm_worker.serve import serve_in_turn
+from wit_world.imports import host
+
+
+class HostReader:
+    """The incoming stream, read in the sizes the channel asks for."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._closed = False
+
+    def read(self, size: int) -> bytes:
+        while len(self._buffer) < size and not self._closed:
+            piece = host.receive()
+            if piece is None:
+                self._closed = True
+            else:
+                self._buffer += piece.encode("latin-1")
+        taken = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return taken
+
+
+class HostWriter:
+    """The outgoing stream: each write goes to the host at once."""
+
+    def write(self, data: bytes) -> int:
+        host.send(bytes(data).decode("latin-1"))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+class WitWorld(wit_world.WitWorld):
+    def serve(self) -> None:
+        scratch = os.environ.get("RLM_SCRATCH")
+        if scratch:
+            os.chdir(scratch)
+        missing.install()
+        serve_in_turn(Channel(HostReader(), HostWriter()))
