@@ -13,6 +13,7 @@ CHECKS = (
     "keyring",
     "price map",
     "REPL worker",
+    "wasm sandbox",
     "document reader",
     "Qt platform",
     "Ray",
@@ -45,6 +46,9 @@ def test_a_working_installation_passes_every_check(tmp_path: Path) -> None:
     assert str(tmp_path / "home") in lines["data folder"][1]
     assert lines["Qt platform"] == ("ok", lines["Qt platform"][1])
     assert "plugin offscreen" in lines["Qt platform"][1]
+    wasm_state, wasm = lines["wasm sandbox"]
+    assert wasm_state == "ok"
+    assert re.match(r"ran print\(1\) in wasm\+wasmtime[\d.]+ \(--sandbox wasm\)", wasm), wasm
     worker_state, worker = lines["REPL worker"]
     reader_state, reader = lines["document reader"]
     if landlock_abi() >= 4:
@@ -73,3 +77,18 @@ def test_each_broken_part_is_one_failing_line_and_exit_1(tmp_path: Path) -> None
     assert "no-such-platform" in lines["Qt platform"][1]
     assert lines["imports"][0] == "ok"
     assert lines["price map"][0] == "ok"
+
+
+def test_the_wasm_check_compiles_the_guest_once_and_says_so(tmp_path: Path) -> None:
+    compiled = tmp_path / "compiled"
+    first = run_cli(
+        "--self-check", home=tmp_path / "home", env={"RLM_DESKTOP_COMPILED": str(compiled)}
+    )
+    again = run_cli(
+        "--self-check", home=tmp_path / "home", env={"RLM_DESKTOP_COMPILED": str(compiled)}
+    )
+
+    assert first.returncode == again.returncode == 0, first.stdout + again.stdout
+    assert "compiled for this machine in" in check_lines(first.stdout)["wasm sandbox"][1]
+    assert "compiled" not in check_lines(again.stdout)["wasm sandbox"][1]
+    assert len(list(compiled.glob("*.cwasm"))) == 1

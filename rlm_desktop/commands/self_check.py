@@ -2,7 +2,8 @@
 
 Checks what a first run needs, in the order it needs it: the packages import, the data folder is
 writable, where API keys would be kept, litellm's price map is there, a REPL worker starts in the
-sandbox and runs `print(1)`, the documents' bounded reader starts in the sandbox this machine gives
+sandbox and runs `print(1)`, the wasm sandbox is compiled for this machine and runs it too, the
+documents' bounded reader starts in the sandbox this machine gives
 it and reads a file, Qt's platform plugin loads (in a child process: a plugin that
 fails to load aborts the process that tried), and whether Ray is there for `--ray`. A missing keyring is a warning, not a failure: keys
 then come from environment variables or are kept for the session only.
@@ -28,6 +29,7 @@ from rlm_desktop.commands.options import QT_PROBE_FLAG
 from rlm_desktop.formatting import terminal_safe
 
 if TYPE_CHECKING:
+    from rlm_desktop.engine.sandbox.choice import Backend
     from rlm_desktop.engine.sandbox.level import SandboxReport
 
 PACKAGES = (
@@ -133,14 +135,28 @@ def check_price_map() -> CheckResult:
     return _ok("price map", f"{len(models):,} models ({litellm_package_dir()})")
 
 
-async def _run_print_one(scratch: Path) -> tuple[str, SandboxReport | None]:
-    from rlm_desktop.engine.sandbox.launcher import Launcher
+async def _run_print_one(
+    scratch: Path, backend: Backend
+) -> tuple[str, SandboxReport | None]:
+    from rlm_desktop import paths
+    from rlm_desktop.engine.config import DEFAULT_MAX_TASKS, DEFAULT_SCRATCH_QUOTA_MB
+    from rlm_desktop.engine.sandbox.choice import make_launcher
     from rlm_desktop.engine.sandbox.process import WorkerProcess
 
     async def no_sub_calls(operation: str, message: dict[str, Any]) -> Any:
         raise RuntimeError("the self-check makes no sub-calls")
 
-    launcher = Launcher(scratch, 10_000)
+    launcher = make_launcher(
+        backend,
+        scratch,
+        10_000,
+        compiled_dir=paths.compiled_root(),
+        allow_read=(),
+        max_tasks=DEFAULT_MAX_TASKS,
+        memory_limit_mb=512,
+        scratch_quota_mb=DEFAULT_SCRATCH_QUOTA_MB,
+        on_over_quota=lambda reason: None,
+    )
     worker = WorkerProcess(
         "",
         [],
@@ -159,15 +175,21 @@ async def _run_print_one(scratch: Path) -> tuple[str, SandboxReport | None]:
         await launcher.close()
 
 
-def check_worker() -> CheckResult:
-    """A REPL worker starts (in the sandbox this machine gives) and runs `print(1)`."""
+def _print_one(backend: Backend, timeout_s: float) -> tuple[str, SandboxReport | None]:
     from rlm_desktop import paths
 
+    with tempfile.TemporaryDirectory(prefix="self-check-", dir=paths.scratch_root()) as folder:
+        return asyncio.run(asyncio.wait_for(_run_print_one(Path(folder), backend), timeout_s))
+
+
+def check_worker() -> CheckResult:
+    """A REPL worker starts in the kernel sandbox this machine gives and runs `print(1)`."""
+    from rlm_desktop.engine.sandbox.choice import kernel_available
+
+    if not kernel_available():
+        return _ok("REPL worker", f"{sys.platform} gives no kernel sandbox: runs use wasm")
     try:
-        with tempfile.TemporaryDirectory(prefix="self-check-", dir=paths.scratch_root()) as folder:
-            printed, sandbox = asyncio.run(
-                asyncio.wait_for(_run_print_one(Path(folder)), WORKER_TIMEOUT_S)
-            )
+        printed, sandbox = _print_one("kernel", WORKER_TIMEOUT_S)
     except Exception as error:
         return _fail("REPL worker", f"did not start: {type(error).__name__}: {error}")
     if printed.strip() != "1":
@@ -176,6 +198,26 @@ def check_worker() -> CheckResult:
         described = sandbox.describe() if sandbox else "the sandbox level was not reported"
         return CheckResult("REPL worker", "warn", f"ran print(1); {described}")
     return _ok("REPL worker", f"ran print(1) in the sandbox {sandbox.level}")
+
+
+def check_wasm() -> CheckResult:
+    """The wasm sandbox is ready: its guest is there, compiled for this machine (now, once, if
+    it was not), and runs `print(1)`."""
+    from rlm_desktop import paths
+    from rlm_desktop.engine.sandbox.choice import kernel_available
+    from rlm_desktop.engine.sandbox.wasm.prepare import prepare
+
+    role = "--sandbox wasm" if kernel_available() else "every run's sandbox here"
+    try:
+        compiled_s = prepare(paths.compiled_root())
+        printed, sandbox = _print_one("wasm", WORKER_TIMEOUT_S)
+    except Exception as error:
+        return _fail("wasm sandbox", f"not ready ({role}): {type(error).__name__}: {error}")
+    if printed.strip() != "1":
+        return _fail("wasm sandbox", f"print(1) gave {printed.strip()[-200:]!r}")
+    level = sandbox.level if sandbox else "wasm"
+    compiled = f"; compiled for this machine in {compiled_s:.0f} s" if compiled_s else ""
+    return _ok("wasm sandbox", f"ran print(1) in {level} ({role}){compiled}")
 
 
 def check_reader() -> CheckResult:
@@ -255,6 +297,7 @@ CHECKS: tuple[Callable[[], CheckResult], ...] = (
     check_keyring,
     check_price_map,
     check_worker,
+    check_wasm,
     check_reader,
     check_qt,
     check_cluster,

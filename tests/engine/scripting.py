@@ -8,6 +8,7 @@ document and process helpers, and re-exports the script helpers they use.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import socket
 import time
@@ -27,6 +28,9 @@ from tests.scripted_rlm import scripted as scripted
 from tests.scripted_server import ScriptedServer, last_user_text
 
 TEST_MODEL = "openai/test-model"
+SANDBOX_UNDER_TEST = os.environ.get("RLM_TEST_SANDBOX", "auto")
+"""The sandbox a run of these tests uses unless the test names one: `make test` runs the
+engine's suite once as a user's machine would (`auto`) and once more under `wasm`."""
 QUERY = "What is the total of the ledger?"
 DOCUMENT = ContextDocument(
     name="ledger.txt", text="".join(f"line {i}: amount {i % 7}\n" for i in range(300))
@@ -83,6 +87,7 @@ def make_run(
         api_base=settings.pop("api_base", server.base_url),
         mode=settings.pop("mode", "rlm"),
         budget=budget or Budget(),
+        sandbox=settings.pop("sandbox", SANDBOX_UNDER_TEST),
         **settings,
     )
     return Run(config, documents, folders=paths.engine_folders(), credentials=credentials)

@@ -51,6 +51,16 @@ def cache_name(guest_digest: str, runtime_version: str) -> str:
     return f"guest-{guest_digest[:16]}-wasmtime{runtime_version}-{machine}.cwasm"
 
 
+def make_engine() -> Any:
+    """The one wasmtime engine configuration guests run under (epoch interruption on): a
+    compiled guest loads only into an engine configured as the one that compiled it."""
+    import wasmtime
+
+    config = wasmtime.Config()
+    config.epoch_interruption = True
+    return wasmtime.Engine(config)
+
+
 def load_component(
     engine: Any, cache_dir: Path, on_compiling: Callable[[], None], guest: Path = GUEST
 ) -> Any:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from rlm_desktop.engine.sandbox.wasm.compiled import load_component, runtime_version
+from rlm_desktop.engine.sandbox.wasm.compiled import load_component, make_engine, runtime_version
 from rlm_desktop.engine.sandbox.wasm.envelope import CONTROL, control, pack, read_envelope
 
 TICK_S = 0.02
@@ -150,13 +150,10 @@ class Host:
     """The engine, the compiled guest, its linker, and the guests now running."""
 
     def __init__(self, output: Output, cache_dir: Path) -> None:
-        import wasmtime
         from wasmtime import component
 
-        config = wasmtime.Config()
-        config.epoch_interruption = True
         self.output = output
-        self.engine = wasmtime.Engine(config)
+        self.engine = make_engine()
         self.component = load_component(
             self.engine, cache_dir, lambda: output.control({"event": "compiling"})
         )
