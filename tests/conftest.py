@@ -71,7 +71,7 @@ def no_keyring() -> Iterator[None]:
     keys.clear_session_keys()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def wasm_guest() -> Path:
     """The wasm sandbox's guest, built from the sources as they are now (componentize-py, of
     the dev extra), so a test never runs a guest older than the worker code it tests."""

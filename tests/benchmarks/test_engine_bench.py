@@ -19,6 +19,7 @@ import pytest
 
 from rlm_desktop import paths
 from rlm_desktop.engine import Budget, ContextDocument, Credentials, Run, RunConfig, RunResult
+from rlm_desktop.engine.config import SandboxChoice
 from rlm_desktop.engine.events import CallStarted, CellExecuted, Event, TurnExecuted
 from rlm_desktop.engine.sandbox.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
@@ -289,9 +290,12 @@ def _servers_cpu_s() -> float:
     return total
 
 
-async def _recorded_fan_out(server: ServerProcess, store: Store | None, calls: int) -> _FanOut:
+async def _recorded_fan_out(
+    server: ServerProcess, store: Store | None, calls: int, sandbox: SandboxChoice = "auto"
+) -> _FanOut:
     """One run of a `calls`-way fan-out, recorded in `store` (not recorded for None)."""
     config = RunConfig(
+        sandbox=sandbox,
         query="benchmark",
         model="openai/test-model",
         api_base=server.base_url,
@@ -323,17 +327,21 @@ def _spread(values: list[float], unit: str, digits: int = 2) -> str:
     return f"{low:.{digits}f} / {mid:.{digits}f} / {high:.{digits}f} {unit}"
 
 
-def _fan_outs(calls: int, latency_s: float) -> list[_FanOut]:
-    """A warm-up run, then `REPEATS` recorded runs of a `calls`-way fan-out."""
+def fan_outs(
+    calls: int, latency_s: float, sandbox: SandboxChoice = "auto", repeats: int = REPEATS
+) -> list[_FanOut]:
+    """A warm-up run, then `repeats` recorded runs of a `calls`-way fan-out."""
     store = Store(paths.database_path())
     warm_up = ServerProcess(_fan_out_script(10))
-    try:
-        asyncio.run(_recorded_fan_out(warm_up, store, 10))  # imports, price map, first worker
+    try:  # imports, price map, first worker
+        asyncio.run(_recorded_fan_out(warm_up, store, 10, sandbox))
     finally:
         warm_up.stop()
     server = ServerProcess(_fan_out_script(calls), latency_s=latency_s)
     try:
-        return [asyncio.run(_recorded_fan_out(server, store, calls)) for _ in range(REPEATS)]
+        return [
+            asyncio.run(_recorded_fan_out(server, store, calls, sandbox)) for _ in range(repeats)
+        ]
     finally:
         server.stop()
         store.close()
@@ -342,7 +350,7 @@ def _fan_outs(calls: int, latency_s: float) -> list[_FanOut]:
 def test_cpu_per_sub_call() -> None:
     """Reported, not asserted: this process's CPU per sub-call over a 1,000-way fan-out (request,
     HTTP, parsing, ledger, events and the store; the server and the worker run elsewhere)."""
-    runs = _fan_outs(SUB_CALL_FAN_OUT, 0.0)
+    runs = fan_outs(SUB_CALL_FAN_OUT, 0.0)
     per_call = [r.cpu_s / SUB_CALL_FAN_OUT * 1000 for r in runs]
     server = [r.server_cpu_s / SUB_CALL_FAN_OUT * 1000 for r in runs]
     record_figure(
@@ -387,7 +395,7 @@ def test_what_recording_costs_a_fan_out_with_latency() -> None:
 
 def test_fan_out_extra_latencies() -> None:
     """Reported, not asserted: how far a 256-way fan-out is from a perfectly concurrent one."""
-    runs = _fan_outs(LATENCY_FAN_OUT, LATENCY_S)
+    runs = fan_outs(LATENCY_FAN_OUT, LATENCY_S)
     whole = [r.wall_s / LATENCY_S - 3 for r in runs]  # ideal: turn 1, the batch, turn 2
     cell = [r.cell_s / LATENCY_S - 1 for r in runs]  # ideal: one latency
     record_figure(

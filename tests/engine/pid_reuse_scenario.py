@@ -61,7 +61,7 @@ def main() -> None:
     Path("/proc/sys/kernel/ns_last_pid").write_text("1000")  # past the reserved low pids, as on any host
     server = ScriptedServer().start()
     server.respond_with(scripted({QUERY: [repl(ATTACK), repl("FINAL('ok')")]}))
-    run = make_run(server, budget=Budget(cell_timeout_s=60))
+    run = make_run(server, sandbox="kernel", budget=Budget(cell_timeout_s=60))
     outcome: dict[str, object] = {}
 
     def user() -> None:

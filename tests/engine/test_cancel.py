@@ -52,7 +52,9 @@ def sleeping_run(server: ScriptedServer, timeout_s: float | None = Budget().time
     """A run whose first cell announces its worker's pid, then sleeps for a minute."""
     code = f"{ANNOUNCE_PID}\nimport time\ntime.sleep(60)"
     server.respond_with(scripted({QUERY: [repl(code)]}))
-    return make_run(server, budget=Budget(timeout_s=timeout_s, cell_timeout_s=120))
+    return make_run(
+        server, sandbox="kernel", budget=Budget(timeout_s=timeout_s, cell_timeout_s=120)
+    )
 
 
 async def start_sleeping(
@@ -89,11 +91,27 @@ async def test_cancel_during_a_sleeping_cell(scripted_server: ScriptedServer) ->
     assert_finished_cancelled(events)
 
 
+async def test_cancel_during_a_sleeping_cell_in_either_sandbox(
+    scripted_server: ScriptedServer, sandbox: str
+) -> None:
+    code = "llm_query('sleeping now')\nimport time\ntime.sleep(60)"
+    scripted_server.respond_with(scripted({QUERY: [repl(code)]}, sub=lambda prompt: "noted"))
+    before = live_descendants()
+    run = make_run(scripted_server, sandbox=sandbox, budget=Budget(cell_timeout_s=120))
+    task, events = start(run)
+    await wait_until(lambda: any(map(is_sub_call, scripted_server.chat_requests())), "the cell")
+    await asyncio.sleep(0.2)
+    result, elapsed = await cancel_and_time(run, task)
+
+    assert result.status == "cancelled"
+    assert elapsed < 1.0
+    assert await new_descendants(before) == set()
+    assert_finished_cancelled(events)
+
+
 async def test_cancel_during_a_fan_out_tree(scripted_server: ScriptedServer) -> None:
     root = [repl(f"{ANNOUNCE_PID}\nprint(rlm_query_batched(['child a', 'child b']))")]
-    child = [
-        repl(f"{ANNOUNCE_PID}\nprint(llm_query_batched([f'slow {{i}}' for i in range(60)]))")
-    ]
+    child = [repl(f"{ANNOUNCE_PID}\nprint(llm_query_batched([f'slow {{i}}' for i in range(60)]))")]
     slow = Reply(content="late", delay_s=10)
     scripted_server.respond_with(
         scripted(
@@ -102,7 +120,7 @@ async def test_cancel_during_a_fan_out_tree(scripted_server: ScriptedServer) -> 
         )
     )
     before = live_descendants()
-    run = make_run(scripted_server, budget=Budget(max_depth=2, concurrency=64))
+    run = make_run(scripted_server, sandbox="kernel", budget=Budget(max_depth=2, concurrency=64))
     task, events = start(run)
     await wait_until(lambda: len(announced_pids(scripted_server)) == 3, "root and children to run")
     await wait_until(
@@ -131,9 +149,7 @@ async def test_cancel_before_execute(scripted_server: ScriptedServer) -> None:
     assert scripted_server.chat_requests() == []
 
 
-async def test_cancelling_the_task_stops_the_tree(
-    scripted_server: ScriptedServer
-) -> None:
+async def test_cancelling_the_task_stops_the_tree(scripted_server: ScriptedServer) -> None:
     before = live_descendants()
     run, task, events = await start_sleeping(scripted_server)
     task.cancel()
@@ -151,9 +167,7 @@ def litellm_loaded() -> None:
 
 
 @pytest.mark.usefixtures("litellm_loaded")
-async def test_the_wall_clock_limit_ends_the_run(
-    scripted_server: ScriptedServer
-) -> None:
+async def test_the_wall_clock_limit_ends_the_run(scripted_server: ScriptedServer) -> None:
     before = live_descendants()
     run = sleeping_run(scripted_server, timeout_s=1.5)
     result = await asyncio.wait_for(run.execute(), 10)

@@ -91,7 +91,7 @@ async def attempt(
 ) -> tuple[str, RunResult, list[Any]]:
     """Run `code` as the first cell of a run; what the model was shown, the result, the events."""
     server.respond_with(scripted({QUERY: [repl(PROBE + code), repl("FINAL('ok')")]}))
-    run = make_run(server, budget=Budget(cell_timeout_s=30), **settings)
+    run = make_run(server, sandbox="kernel", budget=Budget(cell_timeout_s=30), **settings)
     result, events = await run_to_end(run)
     assert result.status == "completed", result.error
     return observation_after(server, 0), result, events
@@ -109,7 +109,7 @@ async def test_the_reported_level_is_what_this_machine_provides(
 
 async def test_the_level_is_kept_with_the_session(scripted_server: ScriptedServer) -> None:
     scripted_server.respond_with(scripted({QUERY: [repl("FINAL('ok')")]}))
-    run = make_run(scripted_server)
+    run = make_run(scripted_server, sandbox="kernel")
     store = Store(paths.database_path())
     recorder = store.record(run, documents=run.documents, secrets=[])
     try:
@@ -168,7 +168,7 @@ async def test_a_call_cannot_read_or_write_another_calls_scratch_folder(
         repl("FINAL('done')"),
     ]
     scripted_server.respond_with(scripted({QUERY: root, child: child_turns}))
-    result, _ = await run_to_end(make_run(scripted_server, budget=Budget(max_depth=2)))
+    result, _ = await run_to_end(make_run(scripted_server, sandbox="kernel", budget=Budget(max_depth=2)))
 
     shown = observation_after(scripted_server, 0, child)
     assert result.status == "completed"
@@ -339,7 +339,7 @@ async def test_requiring_isolation_refuses_or_runs_as_the_machine_allows(
     scripted_server: ScriptedServer,
 ) -> None:
     scripted_server.respond_with(scripted({QUERY: [repl("FINAL('ok')")]}))
-    run = make_run(scripted_server, require_isolation=True)
+    run = make_run(scripted_server, sandbox="kernel", require_isolation=True)
     if LANDLOCK and (LANDLOCK >= 4 or NAMESPACES):
         result, _ = await run_to_end(run)
         assert result.status == "completed"

@@ -199,7 +199,7 @@ async def test_a_worker_stopped_between_cells_is_named_in_the_next_observation(
     ]
     scripted_server.respond_with(scripted({QUERY: turns}))
     scripted_server.latency_s = 1.0
-    result, events = await run_to_end(make_run(scripted_server))
+    result, events = await run_to_end(make_run(scripted_server, sandbox="kernel"))
 
     shown = observation_after(scripted_server, 1)
     assert "not valid JSON" in shown

@@ -43,7 +43,7 @@ async def test_a_depth_two_child_has_its_own_repl(scripted_server: ScriptedServe
         repl("FINAL('child answer: 2')"),
     ]
     scripted_server.respond_with(scripted({QUERY: root, CHILD: child}))
-    run = make_run(scripted_server, budget=Budget(max_depth=2))
+    run = make_run(scripted_server, sandbox="kernel", budget=Budget(max_depth=2))
     result, events = await run_to_end(run)
 
     assert (result.status, result.answer) == ("completed", "child answer: 2")

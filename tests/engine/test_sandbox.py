@@ -43,7 +43,7 @@ async def test_an_endless_loop_is_interrupted_and_the_state_kept(
         repl(f"{PRINT_PID}\nFINAL(keep)"),
     ]
     scripted_server.respond_with(scripted({QUERY: turns}))
-    run = make_run(scripted_server, budget=Budget(cell_timeout_s=0.5))
+    run = make_run(scripted_server, sandbox="kernel", budget=Budget(cell_timeout_s=0.5))
     result, events = await run_to_end(run)
 
     shown = observation_after(scripted_server, 1)
@@ -78,7 +78,7 @@ async def test_a_cell_that_ignores_the_interrupt_restarts_the_worker(
         repl("FINAL('done')"),
     ]
     scripted_server.respond_with(scripted({QUERY: turns}))
-    run = make_run(scripted_server, budget=Budget(cell_timeout_s=0.3))
+    run = make_run(scripted_server, sandbox="kernel", budget=Budget(cell_timeout_s=0.3))
     result, events = await run_to_end(run)
 
     shown = observation_after(scripted_server, 1)
@@ -143,7 +143,7 @@ async def test_the_worker_works_in_a_scratch_folder_of_the_run(
     )
     scripted_server.respond_with(scripted({QUERY: [repl(code), repl("FINAL('ok')")]}))
     here = os.getcwd()
-    run = make_run(scripted_server)
+    run = make_run(scripted_server, sandbox="kernel")
     result, _ = await run_to_end(run)
 
     shown = observation_after(scripted_server, 0)

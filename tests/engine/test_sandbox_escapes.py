@@ -85,9 +85,9 @@ async def _follow_up_reads_the_state(
     """What the follow-up's model code saw of its state file, its opening note, and the first
     question's session id."""
     server.respond_with(scripted({QUERY: [repl(planted)], FOLLOW_UP: [repl(READ_BACK), repl("FINAL('done')")]}))
-    first, _ = await run_to_end(make_run(server))
+    first, _ = await run_to_end(make_run(server, sandbox="kernel"))
     assert first.status == "completed", first.error
-    later, _ = await run_to_end(make_run(server, query=FOLLOW_UP, follows=first.session_id))
+    later, _ = await run_to_end(make_run(server, sandbox="kernel", query=FOLLOW_UP, follows=first.session_id))
     assert later.status == "completed", later.error
     opening = rlm_requests(server, FOLLOW_UP)[0]["messages"]
     note = "\n".join(str(m["content"]) for m in opening)
@@ -456,7 +456,7 @@ async def test_a_model_name_cannot_send_the_documents_elsewhere(
             "        print(name, 'refused', error)\n"
         )
         scripted_server.respond_with(scripted({QUERY: [repl(code), repl("FINAL('ok')")]}))
-        result, _ = await run_to_end(make_run(scripted_server))
+        result, _ = await run_to_end(make_run(scripted_server, sandbox="kernel"))
         reached = elsewhere.chat_requests()
     finally:
         elsewhere.stop()
@@ -697,7 +697,7 @@ async def test_a_tree_too_deep_to_name_is_removed_with_the_run(
     (kept / "keep.txt").write_text("kept")
     cell = f"KEPT = {str(kept)!r}\n" + DEEP_TREE
     scripted_server.respond_with(scripted({QUERY: [repl(cell), repl("FINAL('ok')")]}))
-    run = make_run(scripted_server)
+    run = make_run(scripted_server, sandbox="kernel")
     result, _ = await run_to_end(run)
 
     assert "a tree 5000 folders deep" in observation_after(scripted_server, 0)

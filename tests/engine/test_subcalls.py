@@ -74,7 +74,7 @@ async def test_sub_calls_from_threads_in_model_code_each_get_their_own_reply(
     scripted_server.respond_with(
         scripted({QUERY: [repl(code), repl("FINAL('ok')")]}, sub=echo_in_reverse_time)
     )
-    result, events = await run_to_end(make_run(scripted_server))
+    result, events = await run_to_end(make_run(scripted_server, sandbox="kernel"))
 
     assert result.status == "completed"
     assert str([f"echo {i}" for i in range(16)]) in observation_after(scripted_server, 0)

@@ -97,6 +97,40 @@ class StateReceiver:
         self.size += len(piece)
 
 
+class CellProgress:
+    """What the running cell reported as it went (`cell_progress`: workers whose cells are
+    stopped with them report so): its output, each stream kept to `cap` characters, and the
+    answer it gave."""
+
+    def __init__(self, cap: int) -> None:
+        self._cap = cap
+        self._texts: dict[str, list[str]] = {"stdout": [], "stderr": []}
+        self._sizes = {"stdout": 0, "stderr": 0}
+        self._answer: dict[str, Any] = {}
+
+    def take(self, message: dict[str, Any]) -> None:
+        for stream in ("stdout", "stderr"):
+            room = self._cap - self._sizes[stream]
+            text = message.get(stream) or ""
+            if room > 0 and text:
+                self._texts[stream].append(text[:room])
+                self._sizes[stream] += min(room, len(text))
+        if message.get("final") is not None:
+            self._answer = message
+
+    def outcome(self, stopped: CellOutcome) -> CellOutcome:
+        """`stopped` with the output and the answer reported before the worker stopped."""
+        answer = self._answer
+        return dataclasses.replace(
+            stopped,
+            stdout="".join(self._texts["stdout"]),
+            stderr="".join(self._texts["stderr"]),
+            final=answer.get("final"),
+            final_source=answer.get("final_source"),
+            sources=given_sources(answer.get("sources")),
+        )
+
+
 class ProtocolViolation(WorkerDied):
     """The worker sent a frame the app does not accept; the worker is stopped at once."""
 
@@ -176,6 +210,7 @@ class WorkerProcess:
         self._request_ids = 0
         self._replies: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._receivers: dict[int, StateReceiver] = {}
+        self._progress: CellProgress | None = None
         self._history: list[dict[str, str]] = []
         self.restarts = 0
 
@@ -287,6 +322,7 @@ class WorkerProcess:
         self._cell_ids += 1
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._cell_future = future
+        self._progress = CellProgress(self._output_cap)
         self._send({"type": "exec", "id": self._cell_ids, "code": code, "index": self._cell_ids})
         try:
             result = await asyncio.wait_for(asyncio.shield(future), timeout_s)
@@ -298,7 +334,9 @@ class WorkerProcess:
             return await self._interrupt(future, timeout_s)
         except WorkerDied as died:
             await self.restart()
-            return CellOutcome("", "", f"WorkerDied: {died}", 0.0, variables_lost=True)
+            return self._reported(
+                CellOutcome("", "", f"WorkerDied: {died}", 0.0, variables_lost=True)
+            )
 
     async def _interrupt(
         self, future: asyncio.Future[dict[str, Any]], timeout_s: float
@@ -321,7 +359,14 @@ class WorkerProcess:
                 "interrupted; the REPL was restarted and its variables were lost "
                 "(`context` is loaded again)"
             )
-            return CellOutcome("", "", message, timeout_s, timed_out=True, variables_lost=True)
+            return self._reported(
+                CellOutcome("", "", message, timeout_s, timed_out=True, variables_lost=True)
+            )
+
+    def _reported(self, outcome: CellOutcome) -> CellOutcome:
+        """`outcome` of a cell whose worker stopped, with what the cell reported as it went."""
+        progress = self._progress
+        return outcome if progress is None else progress.outcome(outcome)
 
     async def restart(self) -> None:
         """Kill the worker and start a fresh one with the same context."""
@@ -431,6 +476,9 @@ class WorkerProcess:
             future = self._replies.get(message["id"])
             if future is not None and not future.done():
                 future.set_result(message)
+        elif kind == "cell_progress":
+            if message.get("id") == self._cell_ids and self._progress is not None:
+                self._progress.take(message)
         elif kind == "call":
             task = asyncio.create_task(self._serve_call(message))
             self._call_tasks.add(task)
@@ -545,6 +593,16 @@ FRAME_FIELDS: dict[
     "call": (
         {"id": _is_int, "op": lambda v: v in CALL_OPS, "args": lambda v: isinstance(v, dict)},
         {},
+    ),
+    "cell_progress": (
+        {"id": _is_int},
+        {
+            "stdout": _is_text,
+            "stderr": _is_text,
+            "final": _is_optional_text,
+            "final_source": _is_optional_text,
+            "sources": lambda v: isinstance(v, list),
+        },
     ),
     "state_chunk": ({"id": _is_int, "attached": lambda v: _is_int(v) and v >= 0}, {}),
     "state_saved": (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import errno
 import io
 import linecache
@@ -11,9 +12,10 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
-from .channel import encode
+from .channel import MessageTooLarge, encode
 from .repl import Repl
 
 OUTPUT_CAP = int(os.environ.get("RLM_WORKER_OUTPUT_CAP", "1000000"))
@@ -23,14 +25,46 @@ FULL_NOTE_VARIABLE = "RLM_WORKER_FULL_NOTE"
 FULL = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
-class CappedBuffer(io.TextIOBase):
-    """A text sink that keeps the first `OUTPUT_CAP` characters and counts the rest."""
+PROGRESS_EVERY_S = 0.1
+"""How often a cell that reports as it goes (`Progress`) sends what it printed since."""
 
-    def __init__(self) -> None:
+
+class Progress:
+    """A cell's output and answer sent to the app as they come, at most every
+    `PROGRESS_EVERY_S` (and at once for an answer): where a cell past its time limit is
+    stopped with its worker (WebAssembly), what it did before is not lost with it."""
+
+    def __init__(self, send: Callable[[dict[str, Any]], None], cell_id: Any) -> None:
+        self._send = send
+        self._cell = cell_id
+        self._pending: dict[str, list[str]] = {"stdout": [], "stderr": []}
+        self._sent_at = time.monotonic()
+
+    def wrote(self, stream: str, text: str) -> None:
+        self._pending[stream].append(text)
+        if time.monotonic() - self._sent_at >= PROGRESS_EVERY_S:
+            self.flush()
+
+    def flush(self, **answer: Any) -> None:
+        texts = {name: "".join(parts) for name, parts in self._pending.items()}
+        self._pending = {"stdout": [], "stderr": []}
+        self._sent_at = time.monotonic()
+        if any(texts.values()) or answer:
+            with contextlib.suppress(MessageTooLarge):  # the result, cut to fit, carries it
+                self._send({"type": "cell_progress", "id": self._cell, **texts, **answer})
+
+
+class CappedBuffer(io.TextIOBase):
+    """A text sink that keeps the first `OUTPUT_CAP` characters and counts the rest (and hands
+    what it keeps to `progress`, as `stream`, when the cell reports as it goes)."""
+
+    def __init__(self, progress: Progress | None = None, stream: str = "stdout") -> None:
         self._parts: list[str] = []
         self._size = 0
         self.dropped = 0
         self._lock = threading.Lock()
+        self._progress = progress
+        self._stream = stream
 
     def writable(self) -> bool:
         return True
@@ -41,6 +75,8 @@ class CappedBuffer(io.TextIOBase):
             if room > 0:
                 self._parts.append(text[:room])
                 self._size += min(len(text), room)
+                if self._progress is not None:
+                    self._progress.wrote(self._stream, text[:room])
             self.dropped += max(0, len(text) - max(room, 0))
         return len(text)
 
@@ -60,9 +96,17 @@ def on_sigint(signum: int, frame: Any) -> None:
     raise Interrupted()
 
 
-def run_cell(repl: Repl, code: str, index: int) -> dict[str, Any]:
-    """Execute one code block; the value of a trailing expression is printed, as in a REPL."""
-    out, err = CappedBuffer(), CappedBuffer()
+def run_cell(
+    repl: Repl, code: str, index: int, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Execute one code block; the value of a trailing expression is printed, as in a REPL.
+
+    With `progress`, what it prints and an answer it gives are also sent as they come."""
+    out, err = CappedBuffer(progress, "stdout"), CappedBuffer(progress, "stderr")
+    if progress is not None:
+        repl.on_answer = lambda: progress.flush(
+            final=repl.final, final_source=repl.final_source, sources=repl.final_sources
+        )
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
     error: str | None = None
@@ -86,6 +130,7 @@ def run_cell(repl: Repl, code: str, index: int) -> dict[str, Any]:
         error = format_error(exc)
     finally:
         sys.stdout, sys.stderr = saved
+        repl.on_answer = None
     duration = time.perf_counter() - started
     refused = repl.check_answer_dict()
     error = error or refused

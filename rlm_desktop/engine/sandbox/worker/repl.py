@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from typing import Any
 
 from .cell_module import REPL_MODULE
@@ -29,6 +30,8 @@ class Repl:
         self.final_sources: list[dict[str, Any]] = []
         self._lengths = document_lengths(context)
         self.history: list[Any] = []
+        self.on_answer: Callable[[], None] | None = None
+        """Told when an answer is taken (cells.Progress sends it at once)."""
         # The builtins module, as `__main__` has it (an imported module's `__builtins__` is its dict).
         self.namespace: dict[str, Any] = {"__name__": REPL_MODULE, "__builtins__": builtins}
         # As in the reference's persistent mode: `context` is `context_0`, the documents added by
@@ -131,6 +134,8 @@ class Repl:
         """Take the answer once its sources are sound: a bad one raises, and nothing is taken."""
         self.final_sources = read_sources(signal, sources, self._lengths)
         self.final, self.final_source = text, signal
+        if self.on_answer is not None:
+            self.on_answer()
         return text
 
     def show_vars(self) -> dict[str, str]:

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .cells import Interrupted, fit, on_sigint, run_cell
+from .cells import Interrupted, Progress, fit, on_sigint, run_cell
 from .channel import Channel
 from .proxy import Proxy
 from .repl import Repl
@@ -108,9 +108,12 @@ def _serve_request(repl: Repl, request: dict[str, Any], channel: Channel, signal
             reply["id"] = request.get("id")
             channel.send(reply)
         return
+    # Without signals (WebAssembly) a cell past its time is stopped with its worker: it reports
+    # as it goes, so that what it printed and answered before is not lost.
+    progress = None if signals else Progress(channel.send, request.get("id"))
     try:
         with _interruptible(signals):
-            result = run_cell(repl, request["code"], request.get("index", 0))
+            result = run_cell(repl, request["code"], request.get("index", 0), progress)
     except Interrupted:
         result = {
             "type": "cell_result",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import reprlib
 import signal
+import sys
+import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -132,6 +134,26 @@ def _too_slow(signum: int, frame: Any) -> None:
     raise _TooSlow()
 
 
+def _within(seconds: float, work: Callable[[], None]) -> None:
+    """Run `work`, stopping the Python code it runs once `seconds` have passed (a trace
+    function checks the clock at each line): where there is no timer signal to do it."""
+    deadline = time.monotonic() + seconds
+
+    def check(frame: Any, event: str, argument: Any) -> Any:
+        if time.monotonic() > deadline:
+            raise _TooSlow()
+        return check
+
+    previous = sys.gettrace()
+    sys.settrace(check)
+    try:
+        work()
+    except _TooSlow:
+        pass
+    finally:
+        sys.settrace(previous)
+
+
 class VariableReader:
     """Reads a namespace's model variables, leaving out `hidden` names and the app's own values
     (by id: the contexts and histories under any other name)."""
@@ -154,8 +176,8 @@ class VariableReader:
         return), so that the cell's result, its output and a FINAL it gave are not held up.
         """
         shown: dict[str, Any] = {}
-        if not hasattr(signal, "setitimer"):  # WebAssembly: the cell's own limit bounds it
-            self._read_variables(namespace, shown)
+        if not hasattr(signal, "setitimer"):  # WebAssembly: no timer signal, a trace instead
+            _within(VARIABLES_SECONDS, lambda: self._read_variables(namespace, shown))
             return shown
         previous = signal.signal(signal.SIGALRM, _too_slow)
         try:

@@ -6,6 +6,7 @@ component carries: the rest of the standard library is not in it.
 """
 
 import os
+import time
 
 import missing
 import stdlib  # noqa: F401  (what model code may import)
@@ -43,6 +44,22 @@ class HostWriter:
 
     def flush(self) -> None:
         pass
+
+
+SLEEP_STEP_S = 0.05
+"""A sleep is taken in steps this long: the host stops a guest only while its code runs."""
+_sleep = time.sleep
+
+
+def sleep_in_steps(seconds: float) -> None:
+    """`time.sleep`, in short steps, so that a cell past its time limit (or a cancelled run)
+    is stopped within a step rather than when a long sleep ends."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        _sleep(min(left, SLEEP_STEP_S))
+
+
+time.sleep = sleep_in_steps
 
 
 class WitWorld(wit_world.WitWorld):
