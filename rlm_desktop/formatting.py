@@ -1,4 +1,4 @@
-"""How money, tokens, times, ids, model names and statuses read, in the window, the CLI and the exports alike,
+"""How money, tokens, times, ids, model names, statuses and file names read, in the window, the CLI and the exports alike,
 and how text from outside (models, providers, documents) prints inert on a terminal.
 
 Plain functions, no Qt: every place that shows a cost asks `cost`, so "unpriced" means the same
@@ -11,6 +11,7 @@ import json
 import os
 import re
 from datetime import datetime
+from pathlib import PurePath, PureWindowsPath
 
 UNPRICED = "unpriced"
 """A cost that is unknown because no call of it had a price."""
@@ -75,6 +76,19 @@ def short_session_id(session_id: str) -> str:
 
 _MODEL_FILE_SUFFIX = re.compile(r"\.(gguf|ggml|bin|safetensors|pth?|onnx|llamafile)$", re.I)
 _PATH_START = re.compile(r"^(/|~|\.{1,2}[/\\]|[A-Za-z]:[/\\])")
+
+
+_WINDOWS_PATH = re.compile(r"[A-Za-z]:[\\/]|\\\\")
+"""How a path written on Windows begins: a drive letter and a separator, or `\\server`."""
+
+
+def file_name(path: str) -> str:
+    """The last part of `path`, written on whichever system: `C:\\Users\\ana\\report.pdf` and
+    `/home/ana/report.pdf` are both `report.pdf` here, whatever this system's separator (a path
+    kept in a shared database or an evaluation may come from another). A path with no last part
+    is itself."""
+    parsed = PureWindowsPath(path) if _WINDOWS_PATH.match(path) else PurePath(path)
+    return parsed.name or path
 
 
 def model_name(model: str) -> str:

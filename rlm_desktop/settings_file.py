@@ -101,6 +101,7 @@ class SettingsFile:
         """The file's bytes (none if it is missing, unreadable, not a regular file or too large)
         and the stamp of what was read."""
         flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        flags |= getattr(os, "O_BINARY", 0)  # Windows: no CRLF translation, no Ctrl-Z as its end
         try:
             with open(os.open(self.path, flags), "rb") as file:
                 st = os.fstat(file.fileno())

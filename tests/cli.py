@@ -12,9 +12,11 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +102,20 @@ def start_cli(
         text=True,
         **options,
     )
+
+
+def interrupt_once(
+    process: subprocess.Popen[str], ready: Callable[[], object], what: str, wait_s: float = 30
+) -> tuple[str, str]:
+    """Send `process` (started with pipes) Ctrl-C's SIGINT once `ready()` holds; its stdout and
+    stderr once it ended. Fails, naming `what`, when it ends first or `ready` takes too long."""
+    deadline = time.monotonic() + wait_s
+    while not ready():
+        assert process.poll() is None, process.communicate()[1]
+        assert time.monotonic() < deadline, f"{what} never happened"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    return process.communicate(timeout=15)
 
 
 def _drop_file_override() -> None:

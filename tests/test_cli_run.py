@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli import run_cli, start_cli, unprivileged
+from tests.cli import interrupt_once, run_cli, start_cli, unprivileged
 from tests.engine.scripting import (
     ANNOUNCE_PID,
     QUERY,
@@ -239,13 +238,8 @@ def test_an_interrupt_exits_130_and_stops_the_workers(
     process = start_cli(
         "run", *args, home=isolated_home, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    deadline = time.monotonic() + 30
-    while not (found := announced_pids(scripted_server)):
-        assert process.poll() is None, process.communicate()[1]
-        assert time.monotonic() < deadline, "the cell never started"
-        time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=10)
+    out, err = interrupt_once(process, lambda: announced_pids(scripted_server), "the cell's start")
+    found = announced_pids(scripted_server)
 
     assert process.returncode == 130, err
     assert json.loads(out)["status"] == "cancelled"

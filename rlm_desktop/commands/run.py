@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import dataclasses
 import io
-import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from rlm_desktop.commands.options import (
     flag_names,
 )
 from rlm_desktop.commands.progress import ProgressPrinter
+from rlm_desktop.commands.stop_signals import stopped_by_signals
 from rlm_desktop.engine import (
     Budget,
     ConfigError,
@@ -433,21 +433,19 @@ async def _execute(
     session was saved in full."""
     from rlm_desktop.store import Store
 
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, run.cancel)
-    ProgressPrinter(sys.stderr, verbose=not quiet).attach(run.bus)
-    store = Store(paths.database_path())
-    try:
-        recorder = store.record(run, documents=documents, secrets=[run.credentials.api_key])
-    except BaseException:
-        store.close()
-        raise
-    try:
-        result = await run.execute(started=started)
-    finally:
-        recorder.close()
-        store.close()
+    with stopped_by_signals(run.cancel):
+        ProgressPrinter(sys.stderr, verbose=not quiet).attach(run.bus)
+        store = Store(paths.database_path())
+        try:
+            recorder = store.record(run, documents=documents, secrets=[run.credentials.api_key])
+        except BaseException:
+            store.close()
+            raise
+        try:
+            result = await run.execute(started=started)
+        finally:
+            recorder.close()
+            store.close()
     unsaved = recorder.warnings
     if not unsaved:
         return result, True

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from rlm_desktop.commands.options import (
     add_json_option,
     add_price_option,
 )
+from rlm_desktop.commands.stop_signals import stopped_by_signals
 from rlm_desktop.engine.config import ConfigError
 
 if TYPE_CHECKING:
@@ -163,11 +163,10 @@ def options_from_args(
 
 
 async def until_signalled(runner: Stoppable) -> None:
-    """Run `runner`; SIGINT and SIGTERM cancel it (it returns early, to be resumed)."""
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, runner.cancel)
-    await runner.run()
+    """Run `runner`; SIGINT and SIGTERM (and Ctrl-Break on Windows) cancel it (it returns early,
+    to be resumed)."""
+    with stopped_by_signals(runner.cancel):
+        await runner.run()
 
 
 def sit(runner: Stoppable, listener: Callable[[Any], None], close: Callable[[], None]) -> None:

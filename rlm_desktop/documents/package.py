@@ -21,6 +21,7 @@ import zlib
 
 from rlm_desktop.documents.decoding import Unreadable
 from rlm_desktop.documents.model import MIB, human_size
+from rlm_desktop.documents.reader_processes import process_bound
 from rlm_desktop.documents.xml_entities import UncheckedEncoding, declares_entities
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -43,14 +44,8 @@ def problem(error: BaseException) -> str:
 
 
 def memory_budget() -> int:
-    """The memory this process may use: its address-space bound where it has one."""
-    try:
-        import resource
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    except (ImportError, ValueError, OSError):
-        return UNBOUNDED_MEMORY
-    return UNBOUNDED_MEMORY if soft == resource.RLIM_INFINITY else soft
+    """The memory this process may use: its bound where it has one (reader_processes.py)."""
+    return process_bound() or UNBOUNDED_MEMORY
 
 
 def _declares_entities(package: zipfile.ZipFile, member: zipfile.ZipInfo) -> bool:

@@ -5,10 +5,11 @@ Their bytes are compressed: a file of a few hundred kilobytes can inflate to gig
 parser busy for hours. So their text is extracted in a worker process (started with "spawn", like
 the page workers of `pypdf_text`), one file after another: one worker per load, started when the
 first such file comes (0.1-0.3 s: a fresh interpreter, multiprocessing's resource tracker and our
-imports; the documents benchmark reports it). The worker leads its own process group and
-limits its address space (RLIMIT_AS, where the platform enforces it; the page workers it starts
-inherit the limit); a file that outruns its time is stopped by killing the whole group, and a file
-that runs out of memory ends as one line saying so. A new worker takes the next file.
+imports; the documents benchmark reports it). The worker and the page workers it starts are held
+to a memory bound (reader_processes.py: the kernel's address-space limit on Linux, the
+application's watch of their memory elsewhere); a file that outruns its time is stopped by killing
+them all, and a file that runs out of memory ends as one line saying so. A new worker takes the
+next file.
 
 The worker also confines itself before its first request (reader_sandbox.py: no file of the
 user's, no writes, no network, where the OS allows) and reports the level it got, which the
@@ -35,7 +36,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
 
-from rlm_desktop.documents import progress
+import psutil
+
+from rlm_desktop.documents import progress, reader_processes
 from rlm_desktop.documents.decoding import Unreadable
 from rlm_desktop.documents.extract import Extracted, ReadSettings, extract
 from rlm_desktop.documents.model import MIB, human_size
@@ -100,15 +103,19 @@ def _answer(kind: str, data: bytes, settings: ReadSettings) -> tuple[str, Any]:
 
 
 def _confine(memory_bytes: int) -> None:
-    """Lead a process group of our own (so a kill reaches the page workers) and cap memory."""
-    if hasattr(os, "setsid"):
+    """Lead a process group of our own (so a kill reaches the page workers), dump no core and
+    cap memory, where the platform has each of these."""
+    if reader_processes.process_groups():
         os.setsid()
     try:
         import resource
 
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    except (ImportError, ValueError, OSError):  # no such limit here: the time bound still holds
+    except (ImportError, ValueError, OSError):
+        log.debug("no core dump limit on this platform", exc_info=True)
+    try:
+        reader_processes.bound_this_process(memory_bytes)
+    except (ValueError, OSError):  # the application's watch still holds it
         log.debug("no address-space limit on this platform", exc_info=True)
 
 
@@ -159,6 +166,7 @@ class BoundedReader:
         self.memory_bytes = memory_bytes
         self._process: BaseProcess | None = None
         self._connection: Connection | None = None
+        self._tree: reader_processes.ReaderTree | None = None
         self._unavailable = False
         self._reported = False
         self.sandbox: SandboxReport | None = None
@@ -189,7 +197,7 @@ class BoundedReader:
             connection.send((kind, data, settings))
             while True:
                 wait = min(seconds, until - time.monotonic())
-                if not connection.poll(max(0.0, wait)):
+                if not self._poll(connection, max(0.0, wait)):
                     self.close()
                     raise ReadTimedOut(f"still being read after {time.monotonic() - started:.0f} s")
                 status, value = self._receive(connection)
@@ -209,6 +217,23 @@ class BoundedReader:
         if status == "unreadable":
             raise Unreadable(value)
         raise Unreadable(f"could not read it ({value}); please report this")
+
+    def _poll(self, connection: Connection, wait: float) -> bool:
+        """Whether the worker sent something within `wait` seconds. Where the kernel does not
+        bound its memory, its tree is watched meanwhile: past the bound it is stopped, and the
+        file is `Unreadable` for that reason."""
+        tree = self._tree
+        if tree is None:
+            return connection.poll(wait)
+        end = time.monotonic() + wait
+        while not connection.poll(min(reader_processes.WATCH_INTERVAL_S, wait)):
+            if tree.resident_bytes() > self.memory_bytes:
+                self.close()
+                raise Unreadable(out_of_memory(self.memory_bytes))
+            wait = end - time.monotonic()
+            if wait <= 0:
+                return False
+        return True
 
     def _receive(self, connection: Connection) -> tuple[str, Any]:
         """The worker's next message, checked (`BadAnswer`); its sandbox report is kept.
@@ -255,6 +280,10 @@ class BoundedReader:
             return None
         theirs.close()
         self._process, self._connection, self._reported = process, ours, False
+        self._tree = None
+        if process.pid is not None and not reader_processes.kernel_bounds_memory():
+            with contextlib.suppress(psutil.Error):  # gone already: the pipe will say so
+                self._tree = reader_processes.ReaderTree(process.pid)
         return ours
 
     def _died(self) -> str:
@@ -275,15 +304,18 @@ class BoundedReader:
 
     def close(self) -> None:
         """Stop the worker and every process it started, now."""
-        process, connection = self._process, self._connection
-        self._process = self._connection = None
+        process, connection, tree = self._process, self._connection, self._tree
+        self._process = self._connection = self._tree = None
         if connection is not None:
             connection.close()
         if process is None:
             return
-        if process.pid is not None and hasattr(os, "killpg"):
+        if process.pid is not None and reader_processes.process_groups():
             with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
+        elif process.pid is not None:
+            with contextlib.suppress(psutil.Error):
+                (tree or reader_processes.ReaderTree(process.pid)).kill()
         with contextlib.suppress(OSError):
             process.kill()
         process.join(10)

@@ -26,6 +26,7 @@ parser taken over by a file runs inside it:
   in front of a process multiprocessing starts).
 - Elsewhere (Windows), or where none of it applies: a process of its own with its time and
   memory bounds, as before; the reader reports `process-only` and the application logs it.
+  `RLM_DESKTOP_PORTABLE=1` (portability.py) takes this path everywhere, for the tests.
 
 What it costs: PDFs that PDFium cannot read fall back on pypdf in the reader process alone (its
 page workers need new processes and POSIX semaphores in `/dev/shm`, which the sandbox refuses):
@@ -40,6 +41,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from rlm_desktop import portability
 
 if TYPE_CHECKING:
     from rlm_desktop.engine.sandbox.level import SandboxReport
@@ -72,6 +75,8 @@ def confine_reader(folders: Sequence[str]) -> dict[str, Any]:
     `folders` and the system's libraries, write nothing and reach no network, as far as the
     platform allows; what applied, as `{"level", "filesystem", "network"}` (level.SandboxReport).
     """
+    if portability.forced():  # the portable path, as on Windows
+        return _report([], filesystem=False, network=False)
     if sys.platform.startswith("linux"):
         return _confine_linux(folders)
     if sys.platform == "darwin":

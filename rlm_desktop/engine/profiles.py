@@ -26,6 +26,8 @@ DEFAULT_ROOT_MAX_OUTPUT_TOKENS = 8192
 DEFAULT_SUB_MAX_OUTPUT_TOKENS = 4096
 CATCH_ALL = "*"
 _SAFE_FILE_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+_WINDOWS_DEVICE = re.compile(r"CON|PRN|AUX|NUL|COM[0-9]|LPT[0-9]", re.IGNORECASE)
+"""Names Windows keeps for devices: no file's name can begin with one and a dot."""
 
 
 @dataclass(frozen=True)
@@ -309,12 +311,26 @@ def free_name(name: str, taken: set[str]) -> str:
     return candidate
 
 
+def _prompt_file_name(name: str, table: dict[str, Any]) -> str:
+    """A file name for profile `name`'s prompt that every system can hold: no Windows device name
+    (`con.txt`), and none that another profile's file has in another case (Windows and macOS
+    do not tell `Fast.txt` from `fast.txt`)."""
+    stem = _SAFE_FILE_NAME.sub("-", name)
+    if _WINDOWS_DEVICE.fullmatch(stem.split(".")[0]):
+        stem = f"profile-{stem}"
+    taken = {str(e.get("prompt", "")).casefold() for n, e in table.items() if n != name}
+    candidate, n = f"{stem}.txt", 2
+    while candidate.casefold() in taken:
+        candidate, n = f"{stem}-{n}.txt", n + 1
+    return candidate
+
+
 def save_user_profile(folder: Path, draft: ProfileDraft) -> Path:
     """Create or update a profile in the user's `folder`; returns its prompt file."""
     folder.mkdir(parents=True, exist_ok=True)
     table = read_index(folder)
     entry = table.get(draft.name, {})
-    safe_name = f"{_SAFE_FILE_NAME.sub('-', draft.name)}.txt"
+    safe_name = _prompt_file_name(draft.name, table)
     prompt_name = str(entry.get("prompt") or safe_name)
     if Path(prompt_name).name != prompt_name or prompt_name in (".", ".."):
         prompt_name = safe_name  # an index that names a file elsewhere is not followed there

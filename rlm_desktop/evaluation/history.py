@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.evaluation.options import EvaluationOptions
 from rlm_desktop.evaluation.records import SESSIONS, EvaluationRecord, EvaluationRecords
@@ -84,7 +85,7 @@ def describe_tasks(spec: TaskSpec) -> str:
     if generated:
         lengths = "/".join(f"{n:,}" for n in spec.lengths)
         parts.append(f"{', '.join(generated)} · {lengths} tokens · {spec.count} each")
-    parts.extend(Path(kind).name or kind for kind in spec.kinds if kind not in GENERATORS)
+    parts.extend(fmt.file_name(kind) for kind in spec.kinds if kind not in GENERATORS)
     return " + ".join(parts) or "no tasks"
 
 

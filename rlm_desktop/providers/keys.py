@@ -126,7 +126,8 @@ def set_key(name: str, key: str, *, session_only: bool = False) -> None:
 
     if _keyring_backend() is None:
         raise KeyringUnavailable(
-            "no working keyring: install or unlock one (GNOME Keyring, KWallet), "
+            "no working keyring: install or unlock one (GNOME Keyring or KWallet on Linux; "
+            "the Keychain and Credential Manager come with macOS and Windows), "
             "or keep the key for this session only"
         )
     try:

@@ -12,6 +12,7 @@ from rlm_desktop.engine import ConfigError, ContextDocument, Run, RunConfig
 from rlm_desktop.engine.profiles import (
     Profile,
     ProfileDraft,
+    ProfileFolders,
     choose_profile,
     list_profiles,
     read_index,
@@ -311,3 +312,22 @@ def test_saving_a_profile_whose_index_names_a_file_elsewhere_writes_only_its_fol
     assert written.parent == folder
     assert written.read_text() == "edited"
     assert read_index(folder)["mine"]["prompt"] == written.name
+
+
+WINDOWS_DEVICES = {"con", "prn", "aux", "nul", *(f"{k}{n}" for k in ("com", "lpt") for n in range(10))}
+
+
+def test_profiles_are_kept_in_files_every_system_can_hold(tmp_path: Path) -> None:
+    """Windows cannot hold a file named for a device (`con.txt`, `NUL.txt`), and Windows and
+    macOS do not tell `Fast.txt` from `fast.txt`: each profile still gets a file of its own."""
+    folder = tmp_path / "profiles"
+    names = ["con", "NUL", "Com1", "lpt9.draft", "Fast", "fast", "FAST"]
+
+    written = [save_user_profile(folder, ProfileDraft(name=n, prompt=f"I am {n}")) for n in names]
+
+    files = [path.name for path in written]
+    assert len({name.casefold() for name in files}) == len(names), files
+    assert not [name for name in files if name.split(".")[0].casefold() in WINDOWS_DEVICES]
+    listed = list_profiles(ProfileFolders(bundled=paths.resource("profiles"), user=folder))
+    by_name = {profile.name: profile for profile in listed}
+    assert {name: by_name[name].prompt for name in names} == {n: f"I am {n}" for n in names}

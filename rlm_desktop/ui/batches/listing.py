@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop.batch.records import SESSIONS, BatchRecord, BatchRecords, RowResult
 from rlm_desktop.engine.config import ConfigError
 
@@ -39,7 +40,7 @@ class BatchEntry:
     @property
     def name(self) -> str:
         """The questions file's name."""
-        return Path(self.record.questions).name or self.record.questions
+        return fmt.file_name(self.record.questions)
 
     @property
     def done(self) -> int:
