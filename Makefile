@@ -42,6 +42,9 @@ test: test-packages $(STAMP) guest
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+	# The engine's suite once more with model code in the wasm sandbox (the one Windows gets);
+	# the tests that watch processes, signals or the kernel's own confinement name the kernel.
+	RLM_TEST_SANDBOX=wasm QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/engine
 
 # A real model on a real local server, not part of `make test`: llama.cpp's OpenAI-compatible
 # server and Gemma 3 270M in their own venv (tools/real-model; its wheel is built once into a cache

@@ -28,9 +28,6 @@ from packaging.utils import canonicalize_name
 
 from tests.cli import ROOT
 
-ANNOUNCED = ["wasmtime==51.0.0"]
-"""Runtime dependencies on their way into pyproject.toml (#42's wasm sandbox), checked already;
-one pyproject names is taken from there."""
 PYTHON = {
     "python_version": "3.11",
     "python_full_version": "3.11.9",
@@ -74,12 +71,9 @@ NOT_FOUND = re.compile(r"No matching distribution found for (\S+)")
 
 
 def runtime_requirements() -> list[Requirement]:
-    """pyproject's `dependencies`, and the announced ones it does not name yet."""
+    """pyproject's `dependencies`."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    named = [Requirement(line) for line in project["dependencies"]]
-    known = {canonicalize_name(requirement.name) for requirement in named}
-    announced = [Requirement(line) for line in ANNOUNCED]
-    return named + [r for r in announced if canonicalize_name(r.name) not in known]
+    return [Requirement(line) for line in project["dependencies"]]
 
 
 def applies(requirement: Requirement, markers: dict[str, str], extras: set[str]) -> bool:

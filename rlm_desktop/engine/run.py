@@ -48,10 +48,11 @@ from rlm_desktop.engine.profiles import choose_profile
 from rlm_desktop.engine.reply_stream import StreamTimes
 from rlm_desktop.engine.rlm_call import CallOutcome, RLMCall
 from rlm_desktop.engine.runtime import Runtime, internal_error
-from rlm_desktop.engine.sandbox.choice import backend_for, make_launcher
+from rlm_desktop.engine.sandbox.choice import Backend, backend_for, make_launcher
 from rlm_desktop.engine.sandbox.launcher import WorkerDied
 from rlm_desktop.engine.sandbox.level import NOT_USED, refuse_unless_isolated
 from rlm_desktop.engine.sandbox.untrusted_files import remove_tree
+from rlm_desktop.engine.sandbox.wasm.bounds import refuse_oversized_context
 from rlm_desktop.engine.server_windows import learn_server_facts, window_words
 from rlm_desktop.providers.base_url import try_v1
 from rlm_desktop.providers.connection import address_of, may_still_generate
@@ -297,7 +298,7 @@ class Run:
             ledger=ledger,
             scratch_dir=scratch,
             launcher=make_launcher(
-                backend_for(config.sandbox),
+                self._backend(),
                 scratch,
                 config.stored_output_cap_chars,
                 compiled_dir=self.folders.compiled_folder,
@@ -310,6 +311,15 @@ class Run:
         )
         holder.append(runtime)
         return runtime
+
+    def _backend(self) -> Backend:
+        """The sandbox backend the run's choice takes here; a context too large for the wasm
+        sandbox is refused now, before anything starts."""
+        backend = backend_for(self.config.sandbox)
+        if backend == "wasm":
+            texts = [doc.text for doc in self.documents]
+            refuse_oversized_context(texts, self.config.memory_limit_mb)
+        return backend
 
     def _choose_mode(self, runtime: Runtime) -> tuple[Any, str]:
         mode = self.config.mode

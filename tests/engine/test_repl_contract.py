@@ -15,9 +15,12 @@ from typing import Any
 import pytest
 
 from rlm_desktop import paths
+from rlm_desktop.engine import ConfigError, ContextDocument
 from rlm_desktop.engine.sandbox.choice import make_launcher
 from rlm_desktop.engine.sandbox.connection import WorkerLauncher
 from rlm_desktop.engine.sandbox.process import CellOutcome, SubCallFailure, WorkerProcess
+from tests.engine.scripting import make_run
+from tests.scripted_server import ScriptedServer
 
 CAP = 100_000
 Worker = Callable[..., Awaitable[WorkerProcess]]
@@ -202,11 +205,16 @@ async def test_a_module_that_is_not_there_fails_with_an_import_error(worker: Wor
     assert "no_such_module_anywhere" in (missing.error or "")
 
 
-async def test_a_cell_past_its_time_is_stopped_and_the_next_one_runs(worker: Worker) -> None:
+async def test_a_cell_past_its_time_is_stopped_and_the_next_one_runs(
+    worker: Worker, sandbox: str
+) -> None:
     repl = await worker("kept context")
     loop, after = await cells(repl, "while True:\n    pass", "print(context)", timeout_s=0.5)
     assert loop.timed_out
     assert "TimeoutError" in (loop.error or "")
+    if sandbox == "wasm":
+        assert "the WebAssembly sandbox cannot pause a cell" in (loop.error or "")
+        assert loop.variables_lost
     assert after.stdout.strip() == "kept context"
 
 
@@ -230,3 +238,19 @@ async def test_a_saved_state_comes_back_in_a_new_worker(worker: Worker) -> None:
     assert set(restored.kept) == {"notes", "double"}
     (used,) = await cells(second, "print(double(notes['total']))")
     assert used.stdout.strip() == "84"
+
+
+def test_a_context_too_large_for_a_webassembly_python_is_refused_before_the_run(
+    scripted_server: ScriptedServer,
+) -> None:
+    big = ContextDocument(name="big.txt", text="x" * 100_000_000)
+    with pytest.raises(ConfigError) as refused:
+        make_run(scripted_server, sandbox="wasm", documents=[big], memory_limit_mb=256)
+
+    assert refused.value.setting == "sandbox"
+    assert refused.value.worded({"sandbox": "--sandbox"}).startswith(
+        "--sandbox wasm: the documents' 100 MB of text are too large for the WebAssembly sandbox"
+    )
+    assert "--sandbox kernel" in str(refused.value)
+    assert scripted_server.chat_requests() == []
+    make_run(scripted_server, sandbox="kernel", documents=[big], memory_limit_mb=256)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
+from rlm_desktop import portability
 from rlm_desktop.engine.config import SANDBOX_CHOICES, ConfigError
 from rlm_desktop.engine.sandbox.connection import WorkerLauncher
 
@@ -22,8 +23,9 @@ KERNEL_PLATFORMS = ("linux", "darwin")
 
 
 def kernel_available(platform: str = sys.platform) -> bool:
-    """True where the kernel sandbox exists."""
-    return platform.startswith(KERNEL_PLATFORMS)
+    """True where the kernel sandbox exists (never when the portable paths are forced:
+    portability.py, so that `auto` takes the wasm sandbox as on Windows)."""
+    return platform.startswith(KERNEL_PLATFORMS) and not portability.forced()
 
 
 def backend_for(choice: str, platform: str = sys.platform) -> Backend:

@@ -25,6 +25,9 @@ class WorkerControl(Protocol):
 
     pid: int
     """The worker's process id, or the guest's number where workers are not processes."""
+    interrupt_keeps_state: bool
+    """True when an interrupted cell ends and the worker goes on with its variables (a
+    signal); False when the worker ends with it (a WebAssembly guest)."""
 
     def alive(self) -> bool:
         """True while the worker has not ended."""

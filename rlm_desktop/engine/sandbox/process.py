@@ -342,6 +342,7 @@ class WorkerProcess:
         self, future: asyncio.Future[dict[str, Any]], timeout_s: float
     ) -> CellOutcome:
         self._cancel_calls()
+        pauses = self._handle is None or self._handle.interrupt_keeps_state
         if self._handle is not None and self.running:
             self._handle.interrupt()
         try:
@@ -354,10 +355,14 @@ class WorkerProcess:
             return dataclasses.replace(outcome, error=message, timed_out=True)
         except (TimeoutError, WorkerDied):
             await self.restart()
+            how = (
+                "could not be interrupted"
+                if pauses
+                else "was stopped (the WebAssembly sandbox cannot pause a cell)"
+            )
             message = (
-                f"TimeoutError: the cell ran past the {timeout_s:g} s limit and could not be "
-                "interrupted; the REPL was restarted and its variables were lost "
-                "(`context` is loaded again)"
+                f"TimeoutError: the cell ran past the {timeout_s:g} s limit and {how}; the REPL "
+                "was restarted and its variables were lost (`context` is loaded again)"
             )
             return self._reported(
                 CellOutcome("", "", message, timeout_s, timed_out=True, variables_lost=True)

@@ -19,6 +19,8 @@ import signal
 class WorkerHandle:
     """The worker `pid` as the app sees it, held by a pidfd where the system has them."""
 
+    interrupt_keeps_state = True
+
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self._fd: int | None = None

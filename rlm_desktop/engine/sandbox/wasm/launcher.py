@@ -80,6 +80,8 @@ def _make_folders(scratch_dir: Path) -> None:
 class GuestControl:
     """A guest as a worker's control: `pid` is its number in the host."""
 
+    interrupt_keeps_state = False
+
     def __init__(self, launcher: WasmLauncher, number: int) -> None:
         self.pid = number
         self._launcher = launcher

@@ -17,22 +17,29 @@ from wit_world.imports import host
 
 
 class HostReader:
-    """The incoming stream, read in the sizes the channel asks for."""
+    """The incoming stream, read in the sizes the channel asks for. The pieces the host hands
+    over are joined once per read: a 100 MB context is copied as few times as can be."""
 
     def __init__(self) -> None:
-        self._buffer = bytearray()
+        self._pieces: list[bytes] = []
+        self._have = 0
         self._closed = False
 
     def read(self, size: int) -> bytes:
-        while len(self._buffer) < size and not self._closed:
+        while self._have < size and not self._closed:
             piece = host.receive()
             if piece is None:
                 self._closed = True
             else:
-                self._buffer += piece.encode("latin-1")
-        taken = bytes(self._buffer[:size])
-        del self._buffer[:size]
-        return taken
+                self._pieces.append(piece.encode("latin-1"))
+                self._have += len(self._pieces[-1])
+        data = self._pieces[0] if len(self._pieces) == 1 else b"".join(self._pieces)
+        self._pieces.clear()
+        if len(data) > size:
+            self._pieces.append(data[size:])
+            data = data[:size]
+        self._have = len(self._pieces[0]) if self._pieces else 0
+        return data
 
 
 class HostWriter:
