@@ -87,6 +87,22 @@ def test_an_rlm_run_of_two_turns_ends_with_an_answer_or_out_of_turns(
     assert_streamed(result["session_id"])
 
 
+def test_a_real_models_code_runs_in_the_wasm_sandbox(
+    local_server: LocalServer, real_home: Path, notes: Path, report: Report
+) -> None:
+    done, result = run_json(
+        real_home, local_server, "--mode", "rlm", "--sandbox", "wasm", "--max-turns", "3",
+        "--max-depth", "1", "--doc", str(notes), "--query", BLOCK_TO_COPY,
+    )  # fmt: skip
+    report.session("rlm run in the wasm sandbox, at most 3 turns", result["session_id"])
+    saved = assert_truthful_ending(real_home, result, done.returncode)
+    assert result["status"] in ("completed", "max_turns"), result["error"]
+    assert result["sandbox"].startswith("wasm+wasmtime")
+    ran = [turn for turn in saved["turns"] if turn["code"].strip()]
+    assert ran, "the model wrote no code to run"
+    assert any(turn["stdout"] or turn["error"] for turn in ran)
+
+
 def test_a_root_reply_is_read_up_to_its_first_complete_code_block(
     local_server: LocalServer, real_home: Path, notes: Path, report: Report
 ) -> None:

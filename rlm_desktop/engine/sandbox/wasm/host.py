@@ -26,6 +26,8 @@ from rlm_desktop.engine.sandbox.wasm.envelope import CONTROL, control, pack, rea
 
 TICK_S = 0.02
 """How often the epoch advances: the longest an interrupted guest keeps running."""
+MEMORY_CHECK_S = 0.05
+"""How often the guests' memory together is checked against the run's limit."""
 SCRATCH = "/scratch"
 LEVEL = "wasm"
 
@@ -57,6 +59,10 @@ class Guest:
         self.request = request
         self.inbox: queue.Queue[bytes | None] = queue.Queue()
         self.interrupted = False
+        self.stop_reason: str | None = None
+        """Why the host stopped it, when not at the app's word."""
+        self.busy = True
+        """True while its code runs (not waiting for the app in `receive`)."""
         self._callback: Any = None
 
     def run(self) -> None:
@@ -121,13 +127,22 @@ class Guest:
         ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), self._callback, None, finalizer)
         store.set_epoch_deadline(1)
 
+    def stop(self, reason: str) -> None:
+        """Trap at the next tick, ending with `reason`."""
+        self.stop_reason = reason
+        self.interrupted = True
+
     def _reason(self, error: Exception) -> str:
+        if self.stop_reason is not None:
+            return self.stop_reason
         if self.interrupted:
             return "interrupted"
         return trap_reason(str(error)) or type(error).__name__
 
     def receive(self) -> str | None:
+        self.busy = False
         data = self.inbox.get()
+        self.busy = True
         return None if data is None else data.decode("latin-1")
 
     def send(self, frame: str) -> None:
@@ -160,6 +175,8 @@ class Host:
         self.linker = component.Linker(self.engine)
         self.linker.add_wasip2()
         self.guests: dict[int, Guest] = {}
+        self.run_memory_bytes: int | None = None
+        """The memory all guests may hold together (the run's `memory_limit_mb`)."""
         self._lock = threading.Lock()
         self.current = threading.local()
         """The guest this thread serves (the host functions are the same for every guest)."""
@@ -172,6 +189,9 @@ class Host:
         return guest
 
     def start(self, number: int, request: dict[str, Any]) -> None:
+        memory = request.get("memory_bytes")
+        if isinstance(memory, int) and memory > 0:
+            self.run_memory_bytes = memory
         guest = Guest(self, number, request)
         with self._lock:
             self.guests[number] = guest
@@ -203,6 +223,27 @@ class Host:
         while True:
             time.sleep(TICK_S)
             self.engine.increment_epoch()
+
+    def watch_memory(self) -> None:
+        """Hold the run's guests together to the run's memory limit (a daemon thread): each
+        guest's store holds it alone, so past it together the guests whose code is running
+        (the ones growing) are stopped, as a cgroup's bound stops a kernel run's processes."""
+        import psutil
+
+        process = psutil.Process()
+        baseline = process.memory_info().rss
+        while True:
+            time.sleep(MEMORY_CHECK_S)
+            limit = self.run_memory_bytes
+            if limit is None or process.memory_info().rss - baseline <= limit:
+                continue
+            reason = (
+                f"the run's REPLs together passed their memory limit of {limit // 2**20:,} MB"
+            )
+            with self._lock:
+                running = [guest for guest in self.guests.values() if guest.busy]
+            for guest in running:
+                guest.stop(reason)
 
     def obey(self, message: dict[str, Any]) -> None:
         op, number = message.get("op"), message.get("guest")
@@ -242,6 +283,7 @@ def main(argv: list[str] | None = None) -> None:
         output.control({"event": "failed", "error": f"{type(error).__name__}: {error}"})
         return
     threading.Thread(target=host.tick, name="epoch", daemon=True).start()
+    threading.Thread(target=host.watch_memory, name="memory", daemon=True).start()
     output.control({"event": "ready", "sandbox": report()})
     while (envelope := read_envelope(incoming)) is not None:
         number, body = envelope
