@@ -211,3 +211,44 @@ async def test_keys_in_the_apps_environment_never_reach_model_code(
     assert "HOME" in shown.stdout
     assert "sk-test-secret-4242" not in shown.stdout
     assert "tok-4242-private" not in shown.stdout
+
+
+async def test_a_folder_opened_to_model_code_is_read_only(sandbox: str, tmp_path: Path) -> None:
+    opened = tmp_path / "opened"
+    opened.mkdir()
+    (opened / "note.txt").write_text("shared with the model")
+    launcher = make_launcher(
+        sandbox,  # type: ignore[arg-type]
+        tmp_path / "run",
+        100_000,
+        compiled_dir=paths.compiled_root(),
+        allow_read=(str(opened),),
+        max_tasks=64,
+        memory_limit_mb=512,
+        scratch_quota_mb=64,
+        on_over_quota=lambda reason: None,
+    )
+    worker = WorkerProcess(
+        "ctx",
+        [],
+        scratch_dir=tmp_path / "run" / "w0",
+        memory_limit_mb=512,
+        output_cap_chars=100_000,
+        handler=nothing,
+        launcher=launcher,
+    )
+    try:
+        await worker.start()
+        verdicts = await probes(
+            worker,
+            f"probe('read', lambda: open({str(opened / 'note.txt')!r}).read())\n"
+            f"probe('write', lambda: open({str(opened / 'note.txt')!r}, 'w').write('x'))\n"
+            f"probe('create', lambda: open({str(opened / 'new.txt')!r}, 'w').write('x'))\n"
+            f"probe('remove', lambda: __import__('os').remove({str(opened / 'note.txt')!r}))\n",
+        )
+    finally:
+        await worker.close()
+        await launcher.close()
+    assert verdicts == {"read": "ALLOWED", "write": "DENIED", "create": "DENIED", "remove": "DENIED"}
+    assert (opened / "note.txt").read_text() == "shared with the model"
+    assert not (opened / "new.txt").exists()
