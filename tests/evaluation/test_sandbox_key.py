@@ -5,6 +5,7 @@ sandbox ran its model code."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,31 @@ def test_a_bad_sandbox_is_one_line_naming_the_key(
         "rlm-desktop eval: --setting 'model=openai/x,sandbox=docker': sandbox must be auto, "
         "kernel or wasm"
     )
+
+
+def test_a_stored_setting_whose_sandbox_was_tampered_with_is_refused_on_resume(
+    server: ScriptedServer,  # noqa: F811 (the fixture imported above)
+    isolated_home: Path,
+) -> None:
+    """A shared sessions.db is untrusted: its stored setting naming a sandbox that does not
+    exist is one line on `--resume`, and nothing runs."""
+    started = run_cli("eval", "--task", "needle", "--count", "1", "--length", "300",
+                      "--setting", f"s:model=openai/{GOOD},mode=direct", "--api-base",
+                      server.base_url, *PRICES, "--max-cost", "0.000001",
+                      home=isolated_home, timeout=300)  # fmt: skip
+    assert started.returncode == 1, started.stderr  # its one run is left to resume
+    [(evaluation_id, stored)] = query(isolated_home, "SELECT id, settings FROM evaluations")
+    settings = json.loads(stored)
+    settings[0]["sandbox"] = ["../../bin/sh"]
+    with sqlite3.connect(isolated_home / "sessions.db") as db:
+        db.execute("UPDATE evaluations SET settings = ?", [json.dumps(settings)])
+    resumed = run_cli("eval", "--resume", evaluation_id, "--max-cost", "5",
+                      home=isolated_home, timeout=300)  # fmt: skip
+    assert resumed.returncode == 2, resumed.stderr
+    assert resumed.stderr.strip() == (
+        "rlm-desktop eval: --setting 's': sandbox ['../../bin/sh'] is unknown: use auto, kernel "
+        "or wasm"
+    )
+    assert query(isolated_home, "SELECT COUNT(*) FROM sessions WHERE status = 'completed'") == [
+        (0,)
+    ]

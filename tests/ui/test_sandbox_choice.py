@@ -179,6 +179,10 @@ def test_the_window_prepares_the_wasm_sandbox_in_the_background(
     assert is_prepared(empty_compiled)
     assert label.text().startswith("WebAssembly sandbox ready for this machine"), label.text()
     assert max(gaps) < 1.0, f"the window's loop stalled {max(gaps):.2f} s"
+    assert label.isVisible()
+    finished = _run(window, qtbot, scripted_server)
+    assert finished.answer == "wasi"
+    assert label.isHidden(), "a run's own lines take the status bar from the ready line"
     dialog = window.show_settings("sandbox")
     page = dialog.sandbox
     qtbot.waitUntil(lambda: page.report is not None, timeout=30_000)

@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QStatusBar
+from PySide6.QtWidgets import QSizePolicy, QStatusBar
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
@@ -19,13 +19,16 @@ from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.engine.sandbox.choice import backend_for
 from rlm_desktop.ui.appearance.theme import repolish
 from rlm_desktop.ui.shared.daemon_thread import in_daemon_thread
-from rlm_desktop.ui.shared.widgets import plain_label
+from rlm_desktop.ui.shared.widgets import ElidedLabel
 
 log = logging.getLogger(__name__)
 PREPARING = "Preparing the WebAssembly sandbox for this machine (once)…"
 READY_SHOWN_MS = 15_000
-"""How long the status bar says the sandbox is ready (a failure stays until the next run)."""
+"""How long the status bar says the sandbox is ready (a failure stays until a run starts)."""
 REASON_CHARS = 160
+LEAST_WIDTH = 160
+"""The status bar line's least width in pixels; past it the line ends in "…" (whole in its
+tooltip)."""
 
 
 def ready_text(seconds: float) -> str:
@@ -47,7 +50,9 @@ class WasmPreparation(QObject):
 
     def __init__(self, status: QStatusBar, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.label = plain_label()
+        self.label = ElidedLabel()
+        self.label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.label.setMinimumWidth(LEAST_WIDTH)  # never the window's least width: it elides
         self.label.setObjectName("statusField")
         self.label.setAccessibleName("WebAssembly sandbox")
         self.label.hide()
@@ -82,10 +87,13 @@ class WasmPreparation(QObject):
         if self._task is not None:
             await asyncio.gather(asyncio.shield(self._task), return_exceptions=True)
 
-    def clear_failure(self) -> None:
-        """Take a failure's line away (a run is starting: it compiles again, and says how)."""
-        if self.failure is not None and not self.busy:
+    def step_aside(self) -> None:
+        """A run is starting: its own lines take the status bar. The line that the sandbox is
+        ready, or could not be prepared, goes (such a run compiles it again, and says how); the
+        line that it is being prepared stays while it is."""
+        if not self.busy:
             self.failure = None
+            self._hide.stop()
             self.label.hide()
 
     async def _prepare(self, folder: Path) -> None:
@@ -109,7 +117,6 @@ class WasmPreparation(QObject):
     def _say(self, text: str) -> None:
         self._hide.stop()
         self.label.setText(text)
-        self.label.setToolTip(text)
         self.label.setProperty("warning", self.failure is not None)
         repolish(self.label)
         self.label.show()

@@ -134,6 +134,7 @@ class SandboxPage(QWidget):
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addWidget(self.choice)
+        layout.addSpacing(4)
         layout.addWidget(self.level)
         layout.addWidget(self.hint)
         layout.addSpacing(8)

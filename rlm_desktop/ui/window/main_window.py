@@ -265,7 +265,7 @@ class MainWindow(QMainWindow):
         ws.controls.fix_requested.connect(self.go_to_fix)
         ws.run_changed.connect(self._show_run_figures)
         self.starter.run_starting.connect(lambda: ws.begin_view(None))
-        self.starter.run_starting.connect(self.preparation.clear_failure)
+        self.starter.run_starting.connect(self.preparation.step_aside)
         self.starter.run_finished.connect(self._show_run_figures)
         self.starter.run_finished.connect(
             lambda: ws.health.check_session(self.starter.store(), ws.model.tree.run.run_id)
