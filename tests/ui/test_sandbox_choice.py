@@ -22,6 +22,7 @@ from rlm_desktop.engine.sandbox.wasm.prepare import is_prepared
 from rlm_desktop.ui.run.controls import describe_config_error
 from rlm_desktop.ui.run.sandbox_preparation import PREPARING, failed_text
 from rlm_desktop.ui.sessions.dialog import SANDBOX
+from rlm_desktop.ui.settings.dialog import SettingsDialog
 from rlm_desktop.ui.settings.sandbox import SandboxPage
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.window.main_window import MainWindow
@@ -81,6 +82,26 @@ def test_the_choice_is_saved_at_once_probed_and_taken_by_the_next_runs(
     assert [level.startswith("wasm") for level in levels] == [True, False]
 
 
+def test_switching_back_and_forth_leaves_one_probe_and_no_process(
+    qtbot: QtBot, qloop: object, wasm_guest: Path
+) -> None:
+    """Each change stops the probe before it (a WebAssembly host half started among them); the
+    page ends on the last choice's report, and no launcher or host outlives the dialog."""
+    dialog = SettingsDialog(Preferences(), page="sandbox")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    page = dialog.sandbox
+    for choice in ("wasm", "kernel", "wasm", "auto", "wasm"):
+        page.backends[choice].click()
+        qtbot.wait(50)
+    qtbot.waitUntil(lambda: page.report is not None, timeout=60_000)
+    assert page.report is not None
+    assert page.report.level.startswith("wasm+wasmtime")
+    assert Preferences().sandbox_backend == "wasm"
+    page.backends["kernel"].click()
+    dialog.accept()  # the kernel probe just begun is stopped with the dialog
+
+
 def test_automatic_says_what_it_takes_here_and_why(qtbot: QtBot, qloop: object) -> None:
     here = SandboxPage(Preferences())
     qtbot.addWidget(here)
@@ -108,10 +129,22 @@ def test_a_damaged_or_impossible_choice_is_said_in_one_line(qtbot: QtBot, qloop:
 
     with pytest.raises(ConfigError) as refused:  # what a run started on Windows under kernel gets
         backend_for("kernel", "win32")
-    assert describe_config_error(refused.value) == (
+    said = (
         "“Where model code runs” (Settings → Sandbox) kernel: this system gives model code no "
         "kernel sandbox (Linux and macOS do); use wasm or auto."
     )
+    assert describe_config_error(refused.value) == said
+    prefs.set_sandbox_backend("kernel")  # a settings file brought over from a Linux machine
+    moved = SandboxPage(Preferences(), platform="win32")
+    qtbot.addWidget(moved)
+    moved.show()
+    assert moved.backends["kernel"].isChecked()
+    assert not moved.backends["kernel"].isEnabled()
+    assert moved.level.text() == said
+    assert moved.probe is None, "nothing is probed for a choice the system cannot give"
+    moved.backends["auto"].click()
+    assert Preferences().sandbox_backend == "auto"
+    moved.stop_probe()
     assert failed_text("GuestMissing: the guest is not built") == (
         "The WebAssembly sandbox could not be prepared (GuestMissing: the guest is not built); "
         "runs in it prepare it as they start."

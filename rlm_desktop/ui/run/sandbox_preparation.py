@@ -69,6 +69,11 @@ class WasmPreparation(QObject):
         """True while it checks or compiles."""
         return self._task is not None and not self._task.done()
 
+    @property
+    def compiling(self) -> bool:
+        """True while it compiles (the guest was not compiled for this machine)."""
+        return self.busy and self.label.text() == PREPARING
+
     def start_if_needed(self, choice: str) -> bool:
         """Begin when runs under `choice` take the wasm sandbox here; True when it is under
         way (the look whether the guest is compiled already is part of the work)."""

@@ -176,8 +176,8 @@ class SandboxPage(QWidget):
         except ConfigError as error:
             self.level.setText(describe_config_error(error))
             return
-        compiling = backend == "wasm" and self.preparation is not None and self.preparation.busy
-        self.level.setText(PREPARING if compiling else CHECKING)
+        preparation = self.preparation if backend == "wasm" else None
+        self.level.setText(PREPARING if preparation and preparation.compiling else CHECKING)
         self.probe = asyncio.ensure_future(self._probe(backend))
 
     async def _probe(self, backend: Backend) -> None:
