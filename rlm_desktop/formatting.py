@@ -116,6 +116,19 @@ def status_text(status: str) -> str:
     return _STATUS_TEXT.get(status, status.replace("_", " "))
 
 
+def sandbox_name(level: str, *, noun: bool = True) -> str:
+    """The sandbox a run's model code ran under, named for a person, its level kept:
+    "WebAssembly sandbox (wasm+wasmtime51.0.0)", "kernel sandbox (landlock+netns+pidns)"; ""
+    for no level (`level.shown_level` drops the one of a run that ran no code). Without `noun`
+    for a place headed "Sandbox" already: "WebAssembly (wasm+wasmtime51.0.0)"."""
+    if not level:
+        return ""
+    if level in ("process-only", "none"):
+        return f"{'no sandbox' if noun else 'none'}, a process of its own ({level})"
+    kind = "WebAssembly" if level.startswith("wasm") else "kernel"
+    return f"{kind}{' sandbox' if noun else ''} ({level})"
+
+
 def ending_title(status: str, *, answered: bool, refused_calls: int = 0) -> str:
     """How a run or a call ended, as the title over what it left, in the status words used
     everywhere else: "Answer" (with the calls a budget refused on the way, if any), or

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pytest
@@ -80,11 +81,10 @@ def qloop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     collector.stop()
 
 
-@pytest.fixture
-def window(
-    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, memory_keyring: MemoryKeyring
-) -> Iterator[MainWindow]:
-    """The real main window, with an in-memory keyring and no start-up warm-up thread."""
+@contextmanager
+def opened_window(qtbot: QtBot) -> Iterator[MainWindow]:
+    """The real main window, shown, without the start-up warm-up thread; a run it still has
+    at the end is stopped, then the window shuts down."""
     from rlm_desktop.ui.window.main_window import MainWindow
 
     win = MainWindow(warm_up=False)
@@ -95,3 +95,12 @@ def window(
         win.starter.stop()
         qtbot.waitUntil(lambda: not win.starter.running, timeout=10_000)
     win.shutdown()
+
+
+@pytest.fixture
+def window(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, memory_keyring: MemoryKeyring
+) -> Iterator[MainWindow]:
+    """The real main window, with an in-memory keyring and no start-up warm-up thread."""
+    with opened_window(qtbot) as win:
+        yield win

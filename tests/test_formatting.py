@@ -136,3 +136,19 @@ def test_terminal_json_is_the_same_json_with_nothing_a_terminal_acts_on(value: o
 def test_a_model_named_by_its_path_reads_as_its_file_name(model: str, shown: str) -> None:
     assert fmt.model_name(model) == shown
     assert fmt.model_and_id(model) == (model if shown == model else f"{shown} ({model})")
+
+
+@pytest.mark.parametrize(
+    ("level", "shown"),
+    [
+        ("wasm+wasmtime51.0.0", "WebAssembly sandbox (wasm+wasmtime51.0.0)"),
+        ("landlock+netns+pidns", "kernel sandbox (landlock+netns+pidns)"),
+        ("sandbox-exec", "kernel sandbox (sandbox-exec)"),
+        ("process-only", "no sandbox, a process of its own (process-only)"),
+        ("", ""),
+    ],
+)
+def test_a_sandbox_level_reads_as_the_sandbox_it_names(level: str, shown: str) -> None:
+    assert fmt.sandbox_name(level) == shown
+    headed = shown.replace("WebAssembly sandbox", "WebAssembly").replace("kernel sandbox", "kernel")
+    assert fmt.sandbox_name(level, noun=False) == headed.replace("no sandbox,", "none,")

@@ -12,9 +12,9 @@ file's folder (relative paths are relative to it; in CSV several are separated b
 a list): a questions file is often someone else's, so whatever a path, a glob or a link leads to
 outside that folder is refused, as a task file's documents are;
 `id` is the row's id (default: its number, from 1); the setting keys of an evaluation
-(`model`, `sub_model`, `mode`, `depth`, `profile`, `max_turns`, `auto_max_tokens`) override the
-batch's default setting for that row. Every path is checked when the file is read; documents
-are loaded only when the row runs. Every problem is a `ConfigError` naming `FILE:LINE`.
+(`model`, `sub_model`, `mode`, `depth`, `profile`, `max_turns`, `auto_max_tokens`, `sandbox`)
+override the batch's default setting for that row. Every path is checked when the file is read;
+documents are loaded only when the row runs. Every problem is a `ConfigError` naming `FILE:LINE`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ from rlm_desktop.evaluation.settings import KEYS, Setting, parse_setting
 
 ROW_KEYS = ("question", "documents", "id")
 """The keys of a row besides its setting's."""
-SETTING_KEYS = ("model", "sub_model", "mode", "depth", "profile", "max_turns", "auto_max_tokens")
+SETTING_KEYS = (
+    "model", "sub_model", "mode", "depth", "profile", "max_turns", "auto_max_tokens", "sandbox",
+)  # fmt: skip
 """The setting keys as the messages name them (`KEYS` also takes `sub-model`, `max_depth`)."""
 KNOWN = f"{', '.join(ROW_KEYS)} and the setting keys {', '.join(SETTING_KEYS)}"
 JSONL_SUFFIXES = (".jsonl", ".ndjson")

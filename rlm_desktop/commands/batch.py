@@ -55,12 +55,13 @@ def add_batch_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
         help="CSV (with a header row) or JSONL file: question, documents (a file, folder or glob, "
         "relative to the file's folder; several separated by ';' in CSV, a list in JSONL), "
         "optional id and setting keys (model, sub_model, mode, depth, profile, max_turns, "
-        "auto_max_tokens) that override --setting for the row",
+        "auto_max_tokens, sandbox) that override --setting for the row",
     )
     parser.add_argument(
         "--setting", metavar="key=value,...",
         help="the rows' default setting, e.g. 'model=openai/gpt-5-mini,mode=rlm,depth=2'; keys: "
-        "model, sub_model, mode (rlm|direct|auto), depth, profile, max_turns, auto_max_tokens",
+        "model, sub_model, mode (rlm|direct|auto), depth, profile, max_turns, auto_max_tokens, "
+        "sandbox (auto|kernel|wasm: where model code runs)",
     )  # fmt: skip
     trials.add_trial_options(
         parser,

@@ -46,7 +46,7 @@ FLAGS = flag_names(["task", "length", "count", "setting", "resume", "prices", "r
 
 EVAL_SUMMARY = "measure settings on tasks with known answers"
 EVAL_DESCRIPTION = (
-    "Run a task set against settings (model, sub-model, mode, depth, profile) "
+    "Run a task set against settings (model, sub-model, mode, depth, profile, sandbox) "
     "and report score, cost and time per setting. Every run is a saved session."
 )
 
@@ -75,8 +75,8 @@ def add_eval_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
     parser.add_argument(
         "--setting", action="append", default=[], metavar="NAME:key=value,...",
         help="a setting to measure, e.g. 'small:model=openai/gpt-5-mini,mode=rlm,depth=2'; keys: "
-        "model, sub_model, mode (rlm|direct|auto), depth, profile, max_turns, auto_max_tokens "
-        "(repeatable)",
+        "model, sub_model, mode (rlm|direct|auto), depth, profile, max_turns, auto_max_tokens, "
+        "sandbox (auto|kernel|wasm: where model code runs) (repeatable)",
     )  # fmt: skip
     add_trial_options(
         parser,

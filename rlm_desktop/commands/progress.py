@@ -22,6 +22,7 @@ from rlm_desktop.engine.events import (
     RunStarted,
     WorkerRestarted,
 )
+from rlm_desktop.engine.sandbox.level import shown_level
 
 
 class ProgressPrinter:
@@ -104,9 +105,11 @@ class ProgressPrinter:
                 return f"{indent}[{event.call_id}] failed: {event.error}", True
             case RunFinished():
                 cost = fmt.cost(event.cost_usd, event.unpriced, long=True)
+                sandbox = fmt.sandbox_name(shown_level(event.sandbox))
                 return (
                     f"{event.status}: {event.turns} turns, {event.sub_calls} sub-calls, "
                     f"{event.input_tokens + event.output_tokens:,} tokens, {cost}, {event.wall_s:.1f}s"
+                    + (f", {sandbox}" if sandbox else "")
                 ), event.status != "completed"
         return None, False
 

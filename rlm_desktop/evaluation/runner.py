@@ -26,9 +26,11 @@ from typing import TYPE_CHECKING
 from rlm_desktop.cluster.dispatch import CredentialsFor, Sent
 from rlm_desktop.cluster.runs import RanOn, Runs
 from rlm_desktop.engine import Budget, ContextDocument, RunConfig
+from rlm_desktop.engine.config import ConfigError
 from rlm_desktop.engine.pricing import PriceBook, refuse_unpriced_under_cap
 from rlm_desktop.engine.profiles import choose_profile
 from rlm_desktop.engine.run_choices import RunChoices, build_run_config
+from rlm_desktop.engine.sandbox.choice import backend_for
 from rlm_desktop.evaluation.allowance import Grant
 from rlm_desktop.evaluation.options import EvaluationOptions
 from rlm_desktop.evaluation.records import EvaluationRecords
@@ -120,12 +122,17 @@ def check_settings(
     settings: Sequence[Setting], options: EvaluationOptions, folders: EngineFolders
 ) -> None:
     """Raise `ConfigError` for a setting the engine would refuse for every task (a dollar cap
-    over a model without a price, an unknown profile), before anything is sent."""
+    over a model without a price, an unknown profile, a sandbox this system does not give),
+    before anything is sent."""
     prices = PriceBook(options.prices)
     for setting in settings:
         choose_profile(
             folders.profiles, setting.model, setting.profile, local_server=bool(options.api_base)
         )
+        try:
+            backend_for(setting.sandbox)
+        except ConfigError as error:
+            raise ConfigError(f"{setting.name!r}: sandbox {error.problem}", "setting") from None
         grant = Grant(options.max_cost_usd, options.max_tokens)
         config = run_config(setting, PROBE, options, grant)
         config.validate()

@@ -1,12 +1,18 @@
-"""A setting under evaluation: root model, sub-model, mode, depth and profile, written as
-`NAME:key=value,key=value` (the name is optional; one is made from the values)."""
+"""A setting under evaluation: root model, sub-model, mode, depth, profile and sandbox, written
+as `NAME:key=value,key=value` (the name is optional; one is made from the values)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any, get_args
 
-from rlm_desktop.engine.config import DEFAULT_MODEL, ConfigError, Mode
+from rlm_desktop.engine.config import (
+    DEFAULT_MODEL,
+    SANDBOX_CHOICES,
+    ConfigError,
+    Mode,
+    SandboxChoice,
+)
 
 KEYS = {
     "model": "model",
@@ -18,8 +24,12 @@ KEYS = {
     "profile": "profile",
     "auto_max_tokens": "auto_max_tokens",
     "max_turns": "max_turns",
+    "sandbox": "sandbox",
 }
-FORMAT = "NAME:model=M,sub_model=M,mode=rlm|direct|auto,depth=N,profile=P,max_turns=N"
+FORMAT = (
+    "NAME:model=M,sub_model=M,mode=rlm|direct|auto,depth=N,profile=P,max_turns=N,"
+    "sandbox=auto|kernel|wasm"
+)
 
 
 @dataclass(frozen=True)
@@ -35,12 +45,14 @@ class Setting:
     auto_max_tokens: int | None = None
     """`auto` mode's direct-call threshold (RunConfig.auto_direct_max_tokens); None: the default."""
     max_turns: int | None = None
+    sandbox: SandboxChoice = "auto"
+    """Where model code runs (RunConfig.sandbox)."""
 
     def model_choices(self) -> dict[str, Any]:
-        """The `RunChoices` this setting makes as they are: its models, mode and profile."""
-        return {
-            choice: getattr(self, choice) for choice in ("model", "sub_model", "mode", "profile")
-        }
+        """The `RunChoices` this setting makes as they are: its models, mode, profile and
+        sandbox."""
+        chosen = ("model", "sub_model", "mode", "profile", "sandbox")
+        return {choice: getattr(self, choice) for choice in chosen}
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record, read back by `from_json`."""
@@ -66,6 +78,8 @@ def parse_setting(text: str) -> Setting:
         values[field] = value
     if values.get("mode", "rlm") not in get_args(Mode):
         raise ConfigError(f"{text!r}: mode must be rlm, direct or auto", "setting")
+    if values.get("sandbox", "auto") not in SANDBOX_CHOICES:
+        raise ConfigError(f"{text!r}: sandbox must be auto, kernel or wasm", "setting")
     for field in ("depth", "auto_max_tokens", "max_turns"):
         if field in values:
             try:
@@ -86,6 +100,8 @@ def _named(setting: Setting) -> Setting:
         parts.append(f"sub={setting.sub_model.rsplit('/', 1)[-1]}")
     if setting.profile:
         parts.append(setting.profile)
+    if setting.sandbox != "auto":
+        parts.append(setting.sandbox)
     return Setting(**{**setting.to_json(), "name": "/".join(parts)})
 
 

@@ -129,7 +129,7 @@ def test_an_opened_folder_is_readable_by_a_real_run_and_its_sibling_is_not(
         "content of opened | sibling DENIED PermissionError",
     )
     assert "content of closed" not in ws.answer.text.toPlainText()
-    assert ws.answer.stats.text().endswith(f" · sandbox {EXPECTED_LEVEL}")
+    assert ws.answer.stats.text().endswith(f" · kernel sandbox ({EXPECTED_LEVEL})")
     settings = ws.model.tree.run.settings
     assert settings["allow_read"] == [str(opened.resolve())]
     assert settings["require_isolation"] is True
@@ -140,13 +140,13 @@ def test_an_opened_folder_is_readable_by_a_real_run_and_its_sibling_is_not(
         assert db.execute("SELECT sandbox FROM sessions").fetchall() == [(EXPECTED_LEVEL,)]
 
     sessions = window.show_sessions()
-    assert sessions.table.item(0, SANDBOX).text() == EXPECTED_LEVEL
+    assert sessions.table.item(0, SANDBOX).text() == f"kernel ({EXPECTED_LEVEL})"
     assert "sandbox" not in stored, "`sessions show --json` keeps its documented keys"
     sessions.reject()
     ws.answer.clear()
     assert window.open_session(finished.run_id)
     qtbot.waitUntil(lambda: ws.answer.isVisible(), timeout=10_000)
-    assert ws.answer.stats.text().endswith(f" · sandbox {EXPECTED_LEVEL}")
+    assert ws.answer.stats.text().endswith(f" · kernel sandbox ({EXPECTED_LEVEL})")
 
 
 def test_a_refused_run_names_the_checkbox_in_one_line() -> None:

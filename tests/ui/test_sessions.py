@@ -276,7 +276,7 @@ def test_the_list_gives_the_question_room_and_leaves_evaluation_trials_out(
     assert dialog.show_trials.isVisible()
     assert "2 evaluation runs hidden" in dialog.count.text()
     assert table.isColumnHidden(SANDBOX)
-    assert f"Sandbox {SANDBOX_LEVEL}" in dialog.count.text()
+    assert f"Sandbox kernel ({SANDBOX_LEVEL})" in dialog.count.text()
 
     models = COLUMNS.index("Models")
     assert not table.isColumnHidden(models)  # the long sub-model sets one row apart

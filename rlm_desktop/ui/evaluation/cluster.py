@@ -12,38 +12,16 @@ import asyncio
 import threading
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from rlm_desktop.engine.config import ConfigError
+from rlm_desktop.ui.shared.daemon_thread import in_daemon_thread
 
 if TYPE_CHECKING:
     from rlm_desktop.cluster.runs import Runs
     from rlm_desktop.engine.folders import EngineFolders
 
 JOIN_TIMEOUT_S = 60.0
-_T = TypeVar("_T")
-
-
-def in_daemon_thread(work: Callable[[], _T]) -> asyncio.Future[_T]:
-    """`work()` run in a daemon thread of its own, its result a future of the running loop."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[_T] = loop.create_future()
-
-    def run() -> None:
-        try:
-            result = work()
-        except BaseException as error:  # handed to the awaiting task
-            loop.call_soon_threadsafe(_settle, future, partial(future.set_exception, error))
-        else:
-            loop.call_soon_threadsafe(_settle, future, partial(future.set_result, result))
-
-    threading.Thread(target=run, name="rlm-ray-join", daemon=True).start()
-    return future
-
-
-def _settle(future: asyncio.Future[_T], settle: Callable[[], None]) -> None:
-    if not future.done():
-        settle()
 
 
 class ClusterLink:
@@ -77,7 +55,7 @@ class ClusterLink:
     async def _join(self, address: str) -> str:
         from rlm_desktop.cluster.connect import join, leave
 
-        joining = in_daemon_thread(lambda: join(address))
+        joining = in_daemon_thread(lambda: join(address), "rlm-ray-join")
         try:
             return await asyncio.wait_for(asyncio.shield(joining), JOIN_TIMEOUT_S)
         except (TimeoutError, asyncio.CancelledError) as stopped:
@@ -101,7 +79,7 @@ class ClusterLink:
         from rlm_desktop.cluster.connect import leave
 
         self.joined, self.description = None, ""
-        await in_daemon_thread(leave)
+        await in_daemon_thread(leave, "rlm-ray-leave")
 
 
 def _leave_once_joined(leave: Callable[[], None], joining: asyncio.Future[str]) -> None:

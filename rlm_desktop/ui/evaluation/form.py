@@ -78,7 +78,8 @@ class EvaluationForm(QWidget):
         self.seed = QSpinBox(minimum=SEED_RANGE[0], maximum=SEED_RANGE[1])
         self.settings = QPlainTextEdit()
         self.settings.setToolTip(
-            "one setting a line: NAME:model=M,sub_model=M,mode=rlm|direct|auto,depth=N,profile=P"
+            "one setting a line: NAME:model=M,sub_model=M,mode=rlm|direct|auto,depth=N,profile=P,"
+            "sandbox=auto|kernel|wasm"
         )
         self.settings.setMaximumHeight(90)
         self.api_base = QLineEdit()

@@ -151,7 +151,7 @@ class AnswerPanel(QFrame):
         stats = (
             f"{cost} · {fmt.tokens(tokens)} tokens{held} · {fmt.seconds(finished.wall_s)} in all · "
             f"{finished.sub_calls} sub-calls · depth {finished.max_depth_reached}"
-            + (f" · sandbox {sandbox}" if sandbox else "")
+            + (f" · {fmt.sandbox_name(sandbox)}" if sandbox else "")
         )
         self.stats.setText(stats)
         self.stats.setToolTip(stats)

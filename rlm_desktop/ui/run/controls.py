@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 QUESTION_LINES, QUESTION_LEAST_LINES, QUESTION_PADDING = 3, 2, 16
 MODES = (("auto", "Auto"), ("rlm", "RLM (REPL)"), ("direct", "Direct call"))
 SCRATCH_QUOTA = "Files model code writes may take"
+WHERE_CODE_RUNS = "Where model code runs"
 REQUIRE_ISOLATION = "Refuse to run model code without filesystem and network isolation"
 """The choice on Settings → Sandbox, named here as its check box reads."""
 SETTING_LABELS = {
@@ -58,6 +59,7 @@ SETTING_LABELS = {
     "prices": "Prices (Settings → Run defaults):",
     "require_isolation": f"“{REQUIRE_ISOLATION}” (Settings → Sandbox)",
     "scratch_quota_mb": f"“{SCRATCH_QUOTA}” (Settings → Sandbox)",
+    "sandbox": f"“{WHERE_CODE_RUNS}” (Settings → Sandbox)",
     "follows": "The follow-up",
 }
 """How the engine's settings are called in the window, for its `ConfigError` messages and its

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from rlm_desktop import paths
-from rlm_desktop.engine.config import DEFAULT_MODEL, DEFAULT_SCRATCH_QUOTA_MB, ConfigError
+from rlm_desktop.engine.config import (
+    DEFAULT_MODEL,
+    DEFAULT_SCRATCH_QUOTA_MB,
+    ConfigError,
+    SandboxChoice,
+)
+from rlm_desktop.engine.sandbox.choice import backend_for
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.review.cap_watch import CapWatch
 from rlm_desktop.ui.bridge.events import EventBridge
@@ -260,9 +266,11 @@ class RunStarter(QObject):
                 allow_read=self.prefs.opened_folders(),
                 require_isolation=self.prefs.require_isolation,
                 scratch_quota_mb=self.prefs.scratch_quota_mb,
+                sandbox=self.prefs.sandbox_backend,
                 follow_up=controls.follow_up.link(),
             )
             config.validate()
+            backend_for(config.sandbox)  # a choice this system cannot give, said before checking
         except ConfigError as exc:
             controls.show_error(describe_config_error(exc))
             return False
@@ -453,6 +461,7 @@ def build_config(
     allow_read: tuple[str, ...] = (),
     require_isolation: bool = False,
     scratch_quota_mb: int = DEFAULT_SCRATCH_QUOTA_MB,
+    sandbox: SandboxChoice = "auto",
     follow_up: FollowUpLink | None = None,
 ) -> RunConfig:
     """The engine's `RunConfig` for what the run controls ask, with the user's prices, the
@@ -466,6 +475,7 @@ def build_config(
         allow_read=allow_read,
         require_isolation=require_isolation,
         scratch_quota_mb=scratch_quota_mb,
+        sandbox=sandbox,
         follows=follow_up.follows if follow_up else None,
         conversation_id=follow_up.conversation_id if follow_up else None,
     )

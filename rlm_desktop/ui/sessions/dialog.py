@@ -217,7 +217,7 @@ class SessionsDialog(QDialog):
                 "damaged" if damaged else fmt.status_text(row.get("status") or ""),
                 cost,
                 fmt.seconds(row.get("wall_s")),
-                shown_level(row.get("sandbox")) or "—",
+                fmt.sandbox_name(shown_level(row.get("sandbox")), noun=False) or "—",
                 *_found(row),
                 *(("—",) if damaged else ()),  # its health: a damaged session is not read
             )
@@ -235,6 +235,8 @@ class SessionsDialog(QDialog):
                     item.setToolTip(
                         " / ".join(filter(None, (row.get("model"), row.get("sub_model"))))
                     )
+                if c == SANDBOX and value != "—":  # and so is a long level
+                    item.setToolTip(value)
                 if c in (2, 5, 6, HEALTH):
                     item.setTextAlignment(RIGHT)
                 if c in SEARCH_ONLY and row.get("hits"):

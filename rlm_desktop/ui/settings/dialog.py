@@ -4,6 +4,7 @@ appearance."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QShowEvent
@@ -35,6 +36,9 @@ from rlm_desktop.ui.settings.providers import ProvidersPage
 from rlm_desktop.ui.settings.sandbox import SandboxPage
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.shared.widgets import note_label, plain_label, resize_within_screen
+
+if TYPE_CHECKING:
+    from rlm_desktop.ui.run.sandbox_preparation import WasmPreparation
 
 THEMES = (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark"))
 LARGEST_FONT_SIZE = 32
@@ -227,7 +231,8 @@ class AppearancePage(QWidget):
 class SettingsDialog(QDialog):
     """Five pages; changes to keys and the sandbox apply at once, the rest when the dialog closes.
 
-    `models` are the names the window's model pickers offer (litellm's by default).
+    `models` are the names the window's model pickers offer (litellm's by default);
+    `preparation` is the window's getting the WebAssembly sandbox ready (see `SandboxPage`).
     """
 
     PAGES = ("providers", "defaults", "sandbox", "profiles", "appearance")
@@ -238,6 +243,7 @@ class SettingsDialog(QDialog):
         parent: QWidget | None = None,
         page: str = "",
         models: list[str] | None = None,
+        preparation: WasmPreparation | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
@@ -247,7 +253,7 @@ class SettingsDialog(QDialog):
         self.defaults = DefaultsPage(prefs, models)
         self.providers.servers_changed.connect(self.defaults.refresh_servers)
         self.providers.models_found.connect(self.defaults.add_models)
-        self.sandbox = SandboxPage(prefs)
+        self.sandbox = SandboxPage(prefs, preparation=preparation)
         self.profiles = ProfilesPage()
         self.appearance = AppearancePage(prefs)
         self.tabs = QTabWidget()

@@ -1,11 +1,12 @@
-"""Settings → Sandbox: the sandbox this machine gives model code, the folders it may read, how
-much its files may take, and whether runs refuse model code without isolation. Changes are saved
-at once."""
+"""Settings → Sandbox: where model code runs (Automatic, the kernel sandbox or WebAssembly) and
+what that sandbox gives it on this machine, the folders it may read, how much its files may
+take, and whether runs refuse model code without isolation. Changes are saved at once."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,14 +27,19 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import paths
-from rlm_desktop.engine.config import MAX_SCRATCH_QUOTA_MB
+from rlm_desktop.engine.config import MAX_SCRATCH_QUOTA_MB, ConfigError, SandboxChoice
 from rlm_desktop.engine.exposure import exposures
-from rlm_desktop.ui.run.controls import REQUIRE_ISOLATION, SCRATCH_QUOTA
+from rlm_desktop.engine.sandbox.choice import backend_for
+from rlm_desktop.ui.run.controls import REQUIRE_ISOLATION, SCRATCH_QUOTA, describe_config_error
+from rlm_desktop.ui.run.sandbox_preparation import PREPARING
+from rlm_desktop.ui.settings.sandbox_choice import BackendChoice
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.shared.widgets import note_label, plain_label
 
 if TYPE_CHECKING:
+    from rlm_desktop.engine.sandbox.choice import Backend
     from rlm_desktop.engine.sandbox.level import SandboxReport
+    from rlm_desktop.ui.run.sandbox_preparation import WasmPreparation
 
 log = logging.getLogger(__name__)
 CHECKING = "Checking the sandbox this machine gives model code…"
@@ -46,15 +52,33 @@ PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 class SandboxPage(QWidget):
-    """Shows the level a real launcher reports here (probed when the page is first shown), the
-    folders model code may read (read-only), and the "refuse without isolation" choice."""
+    """Where model code runs, and the level a real launcher of that backend reports here
+    (probed when the page is first shown, and again when the choice changes), the folders model
+    code may read (read-only), and the "refuse without isolation" choice.
 
-    def __init__(self, prefs: Preferences, parent: QWidget | None = None) -> None:
+    `platform` is the system the choices are said for (this one's); `preparation`, the
+    window's, is waited for before the WebAssembly sandbox is probed while it compiles its guest,
+    and started when that sandbox is chosen.
+    """
+
+    def __init__(
+        self,
+        prefs: Preferences,
+        parent: QWidget | None = None,
+        *,
+        platform: str = sys.platform,
+        preparation: WasmPreparation | None = None,
+    ) -> None:
         super().__init__(parent)
         self.prefs = prefs
+        self.platform = platform
+        self.preparation = preparation
         self.report: SandboxReport | None = None
         """What the probe found, once it has."""
         self.probe: asyncio.Task[None] | None = None
+        self.choice = BackendChoice(prefs.sandbox_backend, platform)
+        self.backends = self.choice.buttons
+        self.choice.chosen.connect(self.choose)
         self.level = plain_label(CHECKING)
         self.level.setAccessibleName("Sandbox on this machine")
         self.level.setWordWrap(True)
@@ -109,6 +133,8 @@ class SandboxPage(QWidget):
         buttons.addWidget(self.remove_button)
         buttons.addStretch(1)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.choice)
+        layout.addSpacing(4)
         layout.addWidget(self.level)
         layout.addWidget(self.hint)
         layout.addSpacing(8)
@@ -129,17 +155,44 @@ class SandboxPage(QWidget):
         super().showEvent(event)
         self.list_folders()
         if self.probe is None:
-            self.probe = asyncio.ensure_future(self._probe())
+            self.start_probe()
 
-    async def _probe(self) -> None:
-        from rlm_desktop.engine.sandbox.launcher import WorkerDied, probe_sandbox
+    def choose(self, choice: SandboxChoice) -> None:
+        """Save where model code runs (the next runs take it), get the WebAssembly sandbox
+        ready if runs now need it, and probe the backend chosen."""
+        self.prefs.set_sandbox_backend(choice)
+        if self.preparation is not None:
+            self.preparation.start_if_needed(choice)
+        self.start_probe()
 
+    def start_probe(self) -> None:
+        """Probe the backend runs take now (a probe under way is stopped first); a choice this
+        system cannot give is said instead."""
+        self.stop_probe()
+        self.report = None
+        self.hint.hide()
         try:
-            report = await probe_sandbox(paths.scratch_root())
-        except (OSError, WorkerDied) as error:
+            backend = backend_for(self.prefs.sandbox_backend, self.platform)
+        except ConfigError as error:
+            self.level.setText(describe_config_error(error))
+            return
+        preparation = self.preparation if backend == "wasm" else None
+        self.level.setText(PREPARING if preparation and preparation.compiling else CHECKING)
+        self.probe = asyncio.ensure_future(self._probe(backend))
+
+    async def _probe(self, backend: Backend) -> None:
+        from rlm_desktop.engine.sandbox.launcher import WorkerDied
+        from rlm_desktop.ui.settings.sandbox_probe import probe_backend
+
+        if backend == "wasm" and self.preparation is not None and self.preparation.busy:
+            await self.preparation.wait()  # rather than compile the guest twice at once
+            self.level.setText(CHECKING)
+        try:
+            report = await probe_backend(backend)
+        except (OSError, WorkerDied, TimeoutError) as error:
             log.info("sandbox probe: %s", error)
             self.level.setText(f"The sandbox could not start on this machine: {error}")
-            self.hint.show()
+            self.hint.setVisible(backend == "kernel")
             return
         self.show_report(report)
 

@@ -21,8 +21,10 @@ from rlm_desktop.engine.config import (
     DEFAULT_MODEL,
     DEFAULT_SCRATCH_QUOTA_MB,
     MAX_SCRATCH_QUOTA_MB,
+    SANDBOX_CHOICES,
     STARTER_BUDGET,
     Budget,
+    SandboxChoice,
 )
 from rlm_desktop.paths import data_dir
 from rlm_desktop.settings_file import SettingsFile
@@ -227,6 +229,17 @@ class Preferences:
     def set_scratch_quota_mb(self, megabytes: int) -> None:
         """Save the most model code's files may take in a run."""
         self.set("sandbox/scratch_quota_mb", int(megabytes))
+
+    @property
+    def sandbox_backend(self) -> SandboxChoice:
+        """Where runs put model code: `auto` (the default), `kernel` or `wasm` (see
+        `RunConfig.sandbox`); a value the app never writes reads as `auto`."""
+        value = self.get_str("sandbox/backend", "auto")
+        return next((choice for choice in SANDBOX_CHOICES if choice == value), "auto")
+
+    def set_sandbox_backend(self, choice: SandboxChoice) -> None:
+        """Save where runs put model code."""
+        self.set("sandbox/backend", choice)
 
     @property
     def ocr(self) -> bool:

@@ -26,6 +26,7 @@ from rlm_desktop.providers import keys, registry
 from rlm_desktop.ui.appearance.theme import icon, monospace_font
 from rlm_desktop.ui.console.blocks import CodeView
 from rlm_desktop.ui.replay.actions import replay_actions
+from rlm_desktop.ui.run.sandbox_preparation import WasmPreparation
 from rlm_desktop.ui.run.starter import RunStarter
 from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.shared.actions import window_action
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
             self.workspace.bridge,
             parent=self,
         )
+        self.preparation = WasmPreparation(self.status, self)
         self._closing = False
         self._painted = False
         self._warm_up = warm_up
@@ -263,6 +265,7 @@ class MainWindow(QMainWindow):
         ws.controls.fix_requested.connect(self.go_to_fix)
         ws.run_changed.connect(self._show_run_figures)
         self.starter.run_starting.connect(lambda: ws.begin_view(None))
+        self.starter.run_starting.connect(self.preparation.step_aside)
         self.starter.run_finished.connect(self._show_run_figures)
         self.starter.run_finished.connect(
             lambda: ws.health.check_session(self.starter.store(), ws.model.tree.run.run_id)
@@ -338,7 +341,13 @@ class MainWindow(QMainWindow):
         from rlm_desktop.ui.settings.dialog import SettingsDialog
 
         before = self.prefs.run_defaults()
-        dialog = SettingsDialog(self.prefs, self, page=page, models=self.starter.models.names())
+        dialog = SettingsDialog(
+            self.prefs,
+            self,
+            page=page,
+            models=self.starter.models.names(),
+            preparation=self.preparation,
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.finished.connect(lambda _code: self._after_settings(before))
         dialog.appearance.theme_changed.connect(self.refresh_console)
@@ -560,6 +569,10 @@ class MainWindow(QMainWindow):
             self.first_painted.emit()
             QTimer.singleShot(0, self._reload_documents)
             QTimer.singleShot(WARM_UP_DELAY_MS, self.conversations.refresh)
+            QTimer.singleShot(
+                WARM_UP_DELAY_MS,
+                lambda: self.preparation.start_if_needed(self.prefs.sandbox_backend),
+            )
             if self._warm_up:
                 QTimer.singleShot(WARM_UP_DELAY_MS, self.starter.warm_up)
                 QTimer.singleShot(WARM_UP_DELAY_MS, self.prime_view)
