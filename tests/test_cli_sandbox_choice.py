@@ -102,3 +102,20 @@ def test_the_scratch_quota_holds_under_the_wasm_sandbox(
     assert "the REPL worker was stopped" in filled["error"]
     assert "may take at most 64 MB (setting scratch_quota_mb)" in filled["error"]
     assert (result["status"], result["answer"]) == ("completed", "7")
+
+
+def test_the_first_wasm_run_on_a_machine_says_it_prepares_the_sandbox(
+    scripted_server: ScriptedServer, document: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    scripted_server.respond_with(scripted(root=[repl("FINAL('7')")]))
+    fresh = {"RLM_DESKTOP_COMPILED": str(tmp_path / "compiled")}
+    first = _run(scripted_server, document, isolated_home, "--sandbox", "wasm", env=fresh)
+    again = _run(scripted_server, document, isolated_home, "--sandbox", "wasm", env=fresh)
+
+    assert first.returncode == again.returncode == 0, first.stderr
+    said = first.stderr.splitlines()
+    assert said[0] == (
+        "rlm-desktop run: preparing the WebAssembly sandbox for this machine (once; a few seconds)"
+    )
+    assert said[1].startswith("rlm-desktop run: the WebAssembly sandbox is ready (compiled in ")
+    assert "preparing" not in again.stderr

@@ -22,6 +22,7 @@ from rlm_desktop.commands.options import (
     flag_names,
 )
 from rlm_desktop.commands.progress import ProgressPrinter
+from rlm_desktop.commands.sandbox_ready import ready_sandbox
 from rlm_desktop.commands.stop_signals import stopped_by_signals
 from rlm_desktop.engine import (
     Budget,
@@ -306,6 +307,7 @@ def run_command(args: argparse.Namespace) -> int:
         config.validate()
         for line in exposure_warnings(config.allow_read, paths.data_dir()):
             say(f"warning: --allow-read {terminal_safe(line)}")
+        ready_sandbox(config, say)
         started = time.monotonic()  # the run's time limit covers loading its documents
         timeout = config.budget.timeout_s
         deadline = None if timeout is None else started + timeout

@@ -54,7 +54,7 @@ def test_the_choice_is_saved_at_once_probed_and_taken_by_the_next_runs(
         lambda: page.report is not None and page.report.level.startswith("wasm"), timeout=60_000
     )
     assert page.level.text() == page.report.describe()
-    assert page.level.text().startswith("Model code runs in a sandbox: wasm+wasmtime")
+    assert page.level.text().startswith("Model code runs in a WebAssembly Python (wasm+wasmtime")
     dialog.accept()
 
     scripted_server.respond_with(scripted({QUESTION: [repl(WHERE)]}))
@@ -219,7 +219,7 @@ def test_the_window_prepares_the_wasm_sandbox_in_the_background(
     dialog = window.show_settings("sandbox")
     page = dialog.sandbox
     qtbot.waitUntil(lambda: page.report is not None, timeout=30_000)
-    assert page.level.text().startswith("Model code runs in a sandbox: wasm+wasmtime")
+    assert page.level.text().startswith("Model code runs in a WebAssembly Python (wasm+wasmtime")
     dialog.accept()
 
 

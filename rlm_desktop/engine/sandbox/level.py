@@ -14,6 +14,8 @@ from rlm_desktop.engine.config import DEFAULT_MAX_TASKS, DEFAULT_SCRATCH_QUOTA_M
 MIB = 2**20
 SCRATCH_FILES = 100_000
 """The most files and folders model code may make in a run's scratch folder."""
+WASM_LEVEL = "wasm"
+"""How the wasm sandbox's level begins (`wasm+wasmtime51.0.0`)."""
 NOT_USED = "unused"
 """The level reported by a run that never started a REPL (a direct answer)."""
 
@@ -56,6 +58,13 @@ class SandboxReport:
 
     def describe(self) -> str:
         """What the sandbox lets model code do, in one sentence, naming what is missing."""
+        if self.level.startswith(WASM_LEVEL):
+            return (
+                f"Model code runs in a WebAssembly Python ({self.level}) — it sees only its "
+                "scratch folder (on disk, checked against its quota) and the folders you open, "
+                "read-only; no network; it can start no process; its memory is bounded per REPL "
+                "and for the run's REPLs together."
+            )
         kernel = self.filesystem or self.network or self.processes
         opening = (
             f"Model code runs in a sandbox: {self.level}"

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from rlm_desktop.engine.sandbox.level import WASM_LEVEL
 from rlm_desktop.engine.sandbox.wasm.compiled import load_component, make_engine, runtime_version
 from rlm_desktop.engine.sandbox.wasm.envelope import CONTROL, control, pack, read_envelope
 
@@ -29,7 +30,6 @@ TICK_S = 0.02
 MEMORY_CHECK_S = 0.05
 """How often the guests' memory together is checked against the run's limit."""
 SCRATCH = "/scratch"
-LEVEL = "wasm"
 
 
 class Output:
@@ -260,7 +260,7 @@ class Host:
 def report() -> dict[str, Any]:
     """What this sandbox isolates, as the launcher reports it (level.SandboxReport)."""
     return {
-        "level": f"{LEVEL}+wasmtime{runtime_version()}",
+        "level": f"{WASM_LEVEL}+wasmtime{runtime_version()}",
         "filesystem": True,
         "network": True,
         "processes": True,
