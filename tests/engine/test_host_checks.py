@@ -8,6 +8,7 @@ which model code can import as the worker does. Every backend must stop the work
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import struct
@@ -267,3 +268,34 @@ async def test_a_sub_call_too_large_to_send_is_an_error_in_the_cell(
     assert "caught llm_query: the request is too large to send" in shown
     assert not of_type(events, WorkerRestarted)
     assert (result.status, result.answer) == ("completed", "ok")
+
+
+async def test_a_flood_of_frames_holds_the_apps_memory(
+    scripted_server: ScriptedServer, sandbox: str
+) -> None:
+    """Valid frames the app drops (progress of another cell), 1.5 GB of them as fast as model
+    code can write: the app reads them no faster than it handles them, so its memory holds."""
+    flood = frame({"type": "cell_progress", "id": 999, "stdout": "x" * 500_000})
+    code = (
+        f"{FIND_SOCKET}\n"
+        f"data = {flood!r}\n"
+        "for _ in range(3_000):\n"
+        "    write_raw(data)\n"
+        "print('flooded')"
+    )
+    scripted_server.respond_with(scripted({QUERY: [repl(code), repl("FINAL('held')")]}))
+    parent = psutil.Process()
+    peak = [parent.memory_info().rss]
+
+    async def watch() -> None:
+        while True:
+            peak.append(parent.memory_info().rss)
+            await asyncio.sleep(0.02)
+
+    watcher = asyncio.create_task(watch())
+    run = make_run(scripted_server, sandbox=sandbox, budget=Budget(cell_timeout_s=120))
+    result, _ = await run_to_end(run)
+    watcher.cancel()
+
+    assert (result.status, result.answer) == ("completed", "held")
+    assert max(peak) - peak[0] < 300 * 1024 * 1024

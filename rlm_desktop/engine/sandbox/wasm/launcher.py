@@ -100,6 +100,7 @@ class GuestControl:
 
     def kill(self) -> None:
         self.discarding = True
+        self._launcher.resume()
         if not self.ended:
             self._launcher.order("end", self.pid)
 
@@ -110,6 +111,22 @@ class GuestControl:
         if self.reason is None or self.reason == "interrupted":
             return None
         return f"the REPL's WebAssembly Python stopped ({self.reason}); its variables are lost"
+
+
+class PipePause(asyncio.BaseTransport):
+    """What a guest's stream reader pauses when model code sends faster than the app reads: the
+    thread that reads the host's pipe waits (the host, then the guest, wait behind it), as a
+    socket's buffer holds a kernel worker back."""
+
+    def __init__(self, flowing: threading.Event) -> None:
+        super().__init__()
+        self._flowing = flowing
+
+    def pause_reading(self) -> None:
+        self._flowing.clear()
+
+    def resume_reading(self) -> None:
+        self._flowing.set()
 
 
 class GuestWriter:
@@ -177,6 +194,8 @@ class WasmLauncher:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready: asyncio.Future[dict[str, Any]] | None = None
         self._guests: dict[int, tuple[GuestControl, asyncio.StreamReader]] = {}
+        self._flowing = threading.Event()
+        self._flowing.set()
         self._numbers = 0
         self._watch: ScratchWatch | None = None
         self.gone = False
@@ -201,6 +220,7 @@ class WasmLauncher:
             number = self._numbers
             control_ = GuestControl(self, number)
             reader = asyncio.StreamReader(limit=STREAM_LIMIT)
+            reader.set_transport(PipePause(self._flowing))
             self._guests[number] = (control_, reader)
             _make_folders(cwd)
             self.order(
@@ -238,6 +258,10 @@ class WasmLauncher:
     def _over_quota(self, reason: str) -> None:
         if self._on_over_quota is not None:
             self._on_over_quota(reason)
+
+    def resume(self) -> None:
+        """Let the pipe flow again (a stopped guest's data is dropped unread)."""
+        self._flowing.set()
 
     def order(self, op: str, number: int, **details: Any) -> None:
         """Send the host a control message about guest `number`."""
@@ -280,6 +304,8 @@ class WasmLauncher:
     def _read(self, stream: BinaryIO) -> None:
         while (envelope := read_envelope(stream)) is not None:
             self._call_soon(self._arrived, *envelope)
+            while not self._flowing.wait(1.0) and not self.gone:
+                pass
         self._call_soon(self._host_exited)
 
     def _call_soon(self, callback: Callable[..., None], *args: Any) -> None:
@@ -318,6 +344,7 @@ class WasmLauncher:
         control_.ended = True
         control_.reason = str(reason) if reason is not None else None
         reader.feed_eof()
+        self._flowing.set()  # a reader that ended reads no more: nothing waits on it
 
     def _host_exited(self) -> None:
         self.gone = True
