@@ -107,6 +107,7 @@ def test_the_bundle_gets_every_file_where_the_app_reads_it() -> None:
     assert set(sandbox.values()) == {
         "rlm_desktop/engine/sandbox",
         "rlm_desktop/engine/sandbox/worker",
+        "rlm_desktop/engine/sandbox/wasm",
     }
 
 
