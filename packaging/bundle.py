@@ -5,7 +5,8 @@ building anything. Paths are relative to the repository; destinations are folder
 laid out as the installed package is: `resources/` beside the `rlm_desktop` package (paths.py looks
 there), litellm's data files inside `litellm/` (litellm_files.py finds them through litellm's
 package folder), and the sandbox's scripts as files in `rlm_desktop/engine/sandbox/`
-(the worker, in its folder `worker/`, loads confine.py from the folder above its own).
+(the worker, in its folder `worker/`, loads confine.py from the folder above its own), with the
+wasm sandbox's guest in `wasm/` (built from the sources first, `build_guest`).
 """
 
 from __future__ import annotations
@@ -35,9 +36,14 @@ SANDBOX_SCRIPTS = (
     "worker/channel.py", "worker/proxy.py", "worker/errors.py", "worker/repl.py",
     "worker/cells.py", "worker/variables.py", "worker/state.py", "worker/cell_module.py",
     "worker/sources.py",
-    # The wasm sandbox's guest (built by `make`; the host compiles it once per machine).
+    # The wasm sandbox's guest (build_guest makes it; the host compiles it once per machine).
     "wasm/guest.wasm",
 )
+# Packages that load a native library of their own with ctypes from a folder of the package, which
+# PyInstaller's analysis does not follow, under a name its collect_dynamic_libs misses (wasmtime's
+# `_libwasmtime.so` is not `lib*.so`); pyinstaller-hooks-contrib has no hook for wasmtime.
+NATIVE_LIBRARY_PACKAGES = ("wasmtime",)
+NATIVE_SUFFIXES = (".so", ".dll", ".dylib")
 LITELLM_DATA = (
     ("model_prices_and_context_window_backup.json", "."),
     ("litellm_core_utils/tokenizers", "litellm_core_utils/tokenizers"),
@@ -173,6 +179,14 @@ def installed(distribution: str) -> bool:
     return True
 
 
+def build_guest() -> None:
+    """Build the wasm sandbox's guest unless it is current (componentize-py, of the dev extra),
+    so a bundle never carries a guest older than its sources, or none."""
+    subprocess.run(
+        [sys.executable, "-m", "rlm_desktop.engine.sandbox.wasm.build"], cwd=ROOT, check=True
+    )
+
+
 def resource_datas() -> list[tuple[str, str]]:
     """The app's own resources: (source folder, bundle folder)."""
     return [(str(ROOT / "resources" / name), f"resources/{name}") for name in RESOURCE_FOLDERS]
@@ -187,20 +201,32 @@ def sandbox_datas() -> list[tuple[str, str]]:
     ]
 
 
-def litellm_folder() -> Path:
-    """The installed litellm package, found without importing it."""
-    spec = importlib.util.find_spec("litellm")
+def package_folder(name: str) -> Path:
+    """An installed package's folder, found without importing it."""
+    spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("litellm is not installed: run `make package` from the project's venv")
+        raise SystemExit(f"{name} is not installed: run `make package` from the project's venv")
     return Path(next(iter(spec.submodule_search_locations)))
 
 
 def litellm_datas() -> list[tuple[str, str]]:
     """litellm's bundled price map and tokenizer files (the app never downloads either)."""
-    package = litellm_folder()
+    package = package_folder("litellm")
     return [
         (str(package / source), f"litellm/{target}".rstrip("/.")) for source, target in LITELLM_DATA
     ]
+
+
+def native_binaries() -> list[tuple[str, str]]:
+    """The native libraries of NATIVE_LIBRARY_PACKAGES, each in the bundle where its package
+    loads it from: (file, bundle folder)."""
+    found = []
+    for name in NATIVE_LIBRARY_PACKAGES:
+        package = package_folder(name)
+        for path in sorted(package.rglob("*")):
+            if path.suffix in NATIVE_SUFFIXES and path.is_file():
+                found.append((str(path), f"{name}/{path.parent.relative_to(package).as_posix()}"))
+    return found
 
 
 def stdlib_modules() -> list[str]:

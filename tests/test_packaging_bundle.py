@@ -2,7 +2,8 @@
 
 Runs dist/rlm-desktop/rlm-desktop (or `RLM_BUNDLE`), built by `make package`: its version, its
 self-check, a real run whose model code imports the analysis packages in the bundle's REPL worker,
-and its window for three seconds, all offscreen and isolated from the user's data and keys.
+a real run in its wasm sandbox (the bundle started as its own wasm host), and its window for three
+seconds, all offscreen and isolated from the user's data and keys.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ import pytest
 
 from rlm_desktop import __version__
 from rlm_desktop.engine.sandbox.launcher import probe_sandbox
-from tests.cli import ROOT, isolated_env
+from rlm_desktop.engine.sandbox.wasm import build, compiled
+from rlm_desktop.engine.sandbox.wasm.compiled import cache_name, digest, runtime_version
+from tests.cli import ROOT
 from tests.conftest import TEST_MODEL
 from tests.documents.makers import make_pdf
+from tests.packaged import MEMOS, first_guest, packaged_env, run_in_wasm
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer, last_user_text
 from tests.test_self_check import check_lines
@@ -38,7 +42,8 @@ print("numpy", numpy.__version__, int(values.sum()), float(statistics.median(val
 print(len(context), "documents,", sum("4242" in text for text in context), "with the total")
 """
 VALUES = [3, 1, 4, 1, 5, 9, 2, 6]
-MEMOS = ROOT / "resources" / "samples" / "memos"
+INTERNAL = BUNDLE.parent / "_internal"
+GUEST = INTERNAL / "rlm_desktop" / "engine" / "sandbox" / "wasm" / "guest.wasm"
 
 
 def bundle(*args: str, home: Path, **options: object) -> subprocess.CompletedProcess[str]:
@@ -47,20 +52,13 @@ def bundle(*args: str, home: Path, **options: object) -> subprocess.CompletedPro
         pytest.fail(f"{BUNDLE} does not exist: run `make package` first")
     return subprocess.run(
         [str(BUNDLE), *args],
-        env=frozen_env(home),
+        env=packaged_env(home),
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
         **options,  # type: ignore[call-overload]
     )
-
-
-def frozen_env(home: Path) -> dict[str, str]:
-    """The tests' isolated environment, without the checkout on PYTHONPATH (the bundle has its own)."""
-    env = isolated_env(home)
-    env.pop("PYTHONPATH")
-    return env
 
 
 def test_the_bundle_says_its_version(tmp_path: Path) -> None:
@@ -80,6 +78,15 @@ def test_the_bundle_passes_its_self_check(tmp_path: Path) -> None:
     assert lines["price map"][0] == "ok"
     assert str(BUNDLE.parent / "_internal" / "litellm") in lines["price map"][1]
     assert "plugin offscreen" in lines["Qt platform"][1]
+    # The bundle starts itself as the wasm host and compiles its guest into the data folder,
+    # keyed by the runtime's version (the bundle carries wasmtime's metadata for it).
+    assert lines["wasm sandbox"][0] == "ok"
+    assert lines["wasm sandbox"][1].startswith(
+        f"ran print(1) in wasm+wasmtime{runtime_version()} (--sandbox wasm); compiled for this "
+        "machine in"
+    ), lines["wasm sandbox"][1]
+    compiled = tmp_path / "compiled" / cache_name(digest(GUEST), runtime_version())
+    assert compiled.is_file()
 
 
 def test_model_code_imports_the_analysis_packages_inside_the_bundles_sandbox(
@@ -118,12 +125,46 @@ def test_model_code_imports_the_analysis_packages_inside_the_bundles_sandbox(
     assert result["sandbox"] == source_level  # the frozen worker is confined as a source one
 
 
+def test_a_run_in_the_bundles_wasm_sandbox_compiles_its_guest_once_and_completes(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    home = tmp_path / "home"
+    if not BUNDLE.is_file():
+        pytest.fail(f"{BUNDLE} does not exist: run `make package` first")
+    assert build.is_current()  # the bundle's guest is the one made from these sources
+    assert digest(GUEST) == digest(compiled.GUEST)
+    first = run_in_wasm([str(BUNDLE)], home, scripted_server)
+    again = run_in_wasm([str(BUNDLE)], home, scripted_server)
+    print(
+        f"bundle, run --sandbox wasm: {first.seconds:.1f} s the first time on this machine "
+        f"(compiling the guest; the run's own wall {first.result['wall_s']:.1f} s), "
+        f"{again.seconds:.1f} s after (wall {again.result['wall_s']:.1f} s)"
+    )
+    assert [path.suffix for path in sorted((home / "compiled").iterdir())] == [".cwasm", ".sha256"]
+
+
+def test_the_bundle_starts_itself_as_the_wasm_host_and_a_guest_in_it(tmp_path: Path) -> None:
+    if not BUNDLE.is_file():
+        pytest.fail(f"{BUNDLE} does not exist: run `make package` first")
+    env = packaged_env(tmp_path / "home")
+    cache = tmp_path / "compiled"
+    first = first_guest([str(BUNDLE)], cache, tmp_path / "scratch", env)
+    again = first_guest([str(BUNDLE)], cache, tmp_path / "scratch", env)
+    print(
+        f"bundle's wasm host: ready in {first.host_s:.2f} s on a new machine (compiling its "
+        f"guest), {again.host_s:.2f} s after; its first guest ready in "
+        f"{first.guest_s * 1000:.0f} ms, {again.guest_s * 1000:.0f} ms"
+    )
+    assert (first.compiled, again.compiled) == (True, False)
+    assert first.level == f"wasm+wasmtime{runtime_version()}"
+
+
 def test_the_window_stays_up_for_three_seconds_without_an_error(tmp_path: Path) -> None:
     if not BUNDLE.is_file():
         pytest.fail(f"{BUNDLE} does not exist: run `make package` first")
     window = subprocess.Popen(
         [str(BUNDLE)],
-        env=frozen_env(tmp_path),
+        env=packaged_env(tmp_path),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -138,13 +179,12 @@ def test_the_window_stays_up_for_three_seconds_without_an_error(tmp_path: Path) 
 
 
 def test_the_bundle_leaves_out_what_the_app_never_uses() -> None:
-    internal = BUNDLE.parent / "_internal"
     files = [
-        path.relative_to(internal).as_posix()
-        for path in internal.rglob("*")
+        path.relative_to(INTERNAL).as_posix()
+        for path in INTERNAL.rglob("*")
         if path.is_file() and not path.is_symlink()
     ]
-    size = sum((internal / name).stat().st_size for name in files) + BUNDLE.stat().st_size
+    size = sum((INTERNAL / name).stat().st_size for name in files) + BUNDLE.stat().st_size
     print(f"bundle: {size / 1e6:.0f} MB in {len(files) + 1} files")
     assert not [name for name in files if "/translations/" in name]
     assert not [name for name in files if "WebEngine" in name or "Qt6Qml" in name]
@@ -160,5 +200,7 @@ def test_the_bundle_leaves_out_what_the_app_never_uses() -> None:
         "PySide6/Qt/plugins/platforms/libqxcb.so",
         "PySide6/Qt/plugins/imageformats/libqsvg.so",
         "pypdfium2_raw/libpdfium.so",
+        "rlm_desktop/engine/sandbox/wasm/guest.wasm",
+        "wasmtime/linux-x86_64/_libwasmtime.so",
     ):
         assert needed in files, needed

@@ -19,11 +19,15 @@ import yaml
 
 from rlm_desktop import __version__
 from rlm_desktop.engine.sandbox.launcher import WORKER_SCRIPT, launcher_command
+from rlm_desktop.engine.sandbox.wasm import build
+from rlm_desktop.engine.sandbox.wasm.compiled import GUEST
+from rlm_desktop.engine.sandbox.wasm.launcher import HOST_MODULE
 from rlm_desktop.engine.sandbox.worker.launch import FROZEN_LAUNCHER_FLAG
 from rlm_desktop.litellm_files import PRICE_MAP_FILE, litellm_package_dir
 from rlm_desktop.paths import RESOURCES
 from rlm_desktop.ui.app import DESKTOP_ID
-from tests.cli import ROOT, run_python
+from tests.cli import ROOT, isolated_env, run_python
+from tests.packaged import first_guest
 
 PACKAGING = ROOT / "packaging"
 SPECS = ("rlm-desktop.spec", "rlm-desktop-macos.spec", "rlm-desktop-windows.spec")
@@ -59,6 +63,7 @@ def test_each_spec_file_is_python_that_takes_its_contents_from_bundle_py(name: s
     assert not missing, f"{name} uses bundle.{missing}, which bundle.py lacks"
     assert {"ENTRY", "resource_datas", "litellm_datas", "sandbox_datas", "stdlib_modules"} <= used
     assert {"HIDDEN_IMPORTS", "QT_LEFT_OUT", "METADATA", "is_dropped"} <= used
+    assert {"build_guest", "native_binaries"} <= used  # the wasm sandbox's guest and runtime
     called = {
         node.func.id
         for node in ast.walk(tree)
@@ -66,6 +71,19 @@ def test_each_spec_file_is_python_that_takes_its_contents_from_bundle_py(name: s
     }
     assert called - {"str", "Path", "copy_metadata", "collect_submodules"} <= SPEC_GLOBALS
     assert {"Analysis", "PYZ", "EXE", "COLLECT"} <= called
+    first_line = {
+        name: min(
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and (
+                (isinstance(node.func, ast.Name) and node.func.id == name)
+                or (isinstance(node.func, ast.Attribute) and node.func.attr == name)
+            )
+        )
+        for name in ("build_guest", "Analysis")
+    }
+    assert first_line["build_guest"] < first_line["Analysis"], "the guest is built first"
 
 
 def test_the_platform_recipes_name_their_icons_and_the_app_id() -> None:
@@ -104,11 +122,31 @@ def test_the_bundle_gets_every_file_where_the_app_reads_it() -> None:
     assert {sandbox[str(path)] for path in worker.glob("*.py")} == {
         "rlm_desktop/engine/sandbox/worker"
     }
+    assert sandbox[str(GUEST)] == GUEST.parent.relative_to(ROOT).as_posix()
     assert set(sandbox.values()) == {
         "rlm_desktop/engine/sandbox",
         "rlm_desktop/engine/sandbox/worker",
         "rlm_desktop/engine/sandbox/wasm",
     }
+
+
+def test_a_bundle_carries_the_wasm_sandbox_its_host_and_wasmtimes_native_library() -> None:
+    from wasmtime import _ffi
+
+    assert HOST_MODULE in bundle.HIDDEN_IMPORTS
+    assert {"wasmtime", "wasmtime.component"} <= set(bundle.HIDDEN_IMPORTS)
+    # wasmtime loads `_libwasmtime.so` with ctypes from a folder of its package: PyInstaller's
+    # analysis does not follow that, and collect_dynamic_libs looks for lib*.so only.
+    loaded = Path(_ffi.filename)
+    binaries = dict(bundle.native_binaries())
+    assert binaries[str(loaded)] == f"wasmtime/{loaded.parent.name}"
+    assert all(Path(source).is_file() for source in binaries)
+
+
+def test_the_recipes_build_the_guest_from_the_sources_as_they_are() -> None:
+    bundle.build_guest()
+    assert build.is_current()
+    assert GUEST.is_file()
 
 
 def test_model_code_in_a_bundle_gets_the_standard_library_but_what_it_never_needs() -> None:
@@ -161,15 +199,24 @@ def test_the_flatpak_manifest_runs_on_kde_with_pyside_network_and_the_secret_ser
     assert all((ROOT / word).exists() for word in packaged)
 
 
-def test_the_flatpak_requirements_are_the_projects_but_pyside6(tmp_path: Path) -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+def test_the_flatpak_requirements_are_the_projects_but_pyside6_and_what_builds_the_guest(
+    tmp_path: Path,
+) -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    dependencies = pyproject["project"]["dependencies"]
     done = run_python(str(FLATPAK.parent / "requirements.py"), home=tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
     listed = done.stdout.splitlines()
     assert not [line for line in listed if "pyside6" in line.lower()]
-    assert set(listed) | {d for d in project["dependencies"] if "PySide6" in d} == set(
-        project["dependencies"]
-    )
+    # The app's module is built with --no-build-isolation: what setup.py's build needs beyond the
+    # SDK's setuptools (componentize-py, the wasm guest's builder) is installed first, and the
+    # manifest removes it from the app once everything is built.
+    builders = [r for r in pyproject["build-system"]["requires"] if not r.startswith("setuptools")]
+    assert [r.split("==")[0] for r in builders] == ["componentize-py"]
+    assert set(listed) | {d for d in dependencies if "PySide6" in d} == {*dependencies, *builders}
+    cleanup = yaml.safe_load(FLATPAK.read_text(encoding="utf-8"))["cleanup"]
+    assert "/bin/componentize-py" in cleanup
+    assert "/lib/python3*/site-packages/componentize_py*" in cleanup
 
 
 def test_the_wheel_installs_the_desktop_files_it_names() -> None:
@@ -245,6 +292,16 @@ def test_the_entry_point_hands_the_repl_launcher_flag_to_the_worker(tmp_path: Pa
         "--launcher",
         "7",
     ]
+
+
+def test_the_entry_point_serves_as_the_wasm_host_with_its_flag(
+    tmp_path: Path, wasm_guest: Path, compiled_guest_folder: Path
+) -> None:
+    command = [sys.executable, str(bundle.ENTRY)]
+    started = first_guest(
+        command, compiled_guest_folder, tmp_path / "scratch", isolated_env(tmp_path)
+    )
+    assert started.level.startswith("wasm+wasmtime")
 
 
 def test_the_bundle_takes_every_document_reader_the_loader_imports_by_name() -> None:
