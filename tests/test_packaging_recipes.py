@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from rlm_desktop import __version__
-from rlm_desktop.engine.sandbox.launcher import WORKER_SCRIPT, launcher_command
+from rlm_desktop.engine.sandbox.kernel.launcher import WORKER_SCRIPT, launcher_command
 from rlm_desktop.engine.sandbox.worker.launch import FROZEN_LAUNCHER_FLAG
 from rlm_desktop.litellm_files import PRICE_MAP_FILE, litellm_package_dir
 from rlm_desktop.paths import RESOURCES
