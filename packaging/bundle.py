@@ -31,7 +31,8 @@ ICNS = ICONS / "rlm-desktop.icns"
 
 RESOURCE_FOLDERS = ("profiles", "samples", "icons", "style")
 SANDBOX_SCRIPTS = (
-    "confine.py", "mounts.py", "seccomp.py", "pipes.py", "seatbelt.py",
+    "kernel/confine.py", "kernel/mounts.py", "kernel/seccomp.py", "kernel/pipes.py",
+    "kernel/seatbelt.py",
     "worker/__init__.py", "worker/__main__.py", "worker/launch.py", "worker/serve.py",
     "worker/channel.py", "worker/proxy.py", "worker/errors.py", "worker/repl.py",
     "worker/cells.py", "worker/variables.py", "worker/state.py", "worker/cell_module.py",

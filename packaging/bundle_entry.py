@@ -1,7 +1,7 @@
 """The frozen bundle's entry point: `rlm-desktop`, the REPL worker's launcher, or the wasm host.
 
 A frozen bundle has no separate Python to start worker/__main__.py with, so the app starts itself
-with `--repl-launcher FD` (engine/sandbox/launcher.py) and this hands over to the worker before
+with `--repl-launcher FD` (engine/sandbox/kernel/launcher.py) and this hands over to the worker before
 anything of the application is imported: the launcher stays as small as `python -I -S
 worker/__main__.py` would be.
 """

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from rlm_desktop import __version__
-from rlm_desktop.engine.sandbox.launcher import probe_sandbox
+from rlm_desktop.engine.sandbox.kernel.launcher import probe_sandbox
 from rlm_desktop.engine.sandbox.wasm import build, compiled
 from rlm_desktop.engine.sandbox.wasm.compiled import cache_name, digest, runtime_version
 from tests.cli import ROOT
@@ -196,7 +196,7 @@ def test_the_bundle_leaves_out_what_the_app_never_uses() -> None:
         "litellm/model_prices_and_context_window_backup.json",
         "rlm_desktop/engine/sandbox/worker/__main__.py",
         "rlm_desktop/engine/sandbox/worker/launch.py",
-        "rlm_desktop/engine/sandbox/confine.py",
+        "rlm_desktop/engine/sandbox/kernel/confine.py",
         "PySide6/Qt/plugins/platforms/libqxcb.so",
         "PySide6/Qt/plugins/imageformats/libqsvg.so",
         "pypdfium2_raw/libpdfium.so",

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from rlm_desktop import __version__
-from rlm_desktop.engine.sandbox.launcher import WORKER_SCRIPT, launcher_command
+from rlm_desktop.engine.sandbox.kernel.launcher import WORKER_SCRIPT, launcher_command
 from rlm_desktop.engine.sandbox.wasm import build
 from rlm_desktop.engine.sandbox.wasm.compiled import GUEST
 from rlm_desktop.engine.sandbox.wasm.launcher import HOST_MODULE
@@ -124,7 +124,7 @@ def test_the_bundle_gets_every_file_where_the_app_reads_it() -> None:
     }
     assert sandbox[str(GUEST)] == GUEST.parent.relative_to(ROOT).as_posix()
     assert set(sandbox.values()) == {
-        "rlm_desktop/engine/sandbox",
+        "rlm_desktop/engine/sandbox/kernel",
         "rlm_desktop/engine/sandbox/worker",
         "rlm_desktop/engine/sandbox/wasm",
     }

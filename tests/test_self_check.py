@@ -34,7 +34,7 @@ def check_lines(stdout: str) -> dict[str, tuple[str, str]]:
 
 
 def test_a_working_installation_passes_every_check(tmp_path: Path) -> None:
-    from rlm_desktop.engine.sandbox.confine import landlock_abi
+    from rlm_desktop.engine.sandbox.kernel.confine import landlock_abi
 
     done = run_cli("--self-check", home=tmp_path / "home")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -56,7 +56,7 @@ def reader_folders() -> list[str]:
     (the user's own site-packages too, where Python uses it), this application's code and, in a
     frozen bundle, the bundle's folder."""
     import rlm_desktop
-    from rlm_desktop.engine.sandbox.launcher import bundle_folders
+    from rlm_desktop.engine.sandbox.kernel.launcher import bundle_folders
     from rlm_desktop.engine.sandbox.level import python_folders
 
     user_site = [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
@@ -93,7 +93,7 @@ def _report(pieces: list[str], *, filesystem: bool, network: bool) -> dict[str, 
 
 
 def _confine_linux(folders: Sequence[str]) -> dict[str, Any]:
-    from rlm_desktop.engine.sandbox import confine, seccomp
+    from rlm_desktop.engine.sandbox.kernel import confine, seccomp
 
     libc = confine.load_libc()
     pieces = _enter_namespaces(libc)
@@ -122,7 +122,7 @@ def _enter_namespaces(libc: Any) -> list[str]:
     """A user namespace holding network and IPC namespaces of this process's own; the pieces
     that hold (none where unprivileged user namespaces are refused). Ids stay unmapped: the
     reader creates no file, and the kernel checks access by the real ids."""
-    from rlm_desktop.engine.sandbox.confine import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER
+    from rlm_desktop.engine.sandbox.kernel.confine import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER
 
     options = (
         (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC, ["netns", "ipcns"]),
@@ -132,7 +132,7 @@ def _enter_namespaces(libc: Any) -> list[str]:
 
 
 def _confine_macos(folders: Sequence[str]) -> dict[str, Any]:
-    from rlm_desktop.engine.sandbox import confine, seatbelt
+    from rlm_desktop.engine.sandbox.kernel import confine, seatbelt
 
     profile = seatbelt.seatbelt_profile({"read": list(folders)}).encode()
     try:

@@ -29,8 +29,8 @@ from rlm_desktop.engine.parsing import extract_code_blocks, find_prose_final, pr
 from rlm_desktop.engine.prompts import first_user_message, system_prompt
 from rlm_desktop.engine.reply_stream import CodeBlockStop
 from rlm_desktop.engine.runtime import Runtime, internal_error
+from rlm_desktop.engine.sandbox.connection import WorkerDied
 from rlm_desktop.engine.sandbox.given_sources import GivenSource
-from rlm_desktop.engine.sandbox.launcher import WorkerDied
 from rlm_desktop.engine.sandbox.process import CellOutcome, SubCallFailure, WorkerProcess
 from rlm_desktop.engine.subcalls import BUDGET_ERROR, CHILD_ERROR, SubCallDispatcher
 from rlm_desktop.engine.truncation import truncate_middle

@@ -49,7 +49,7 @@ from rlm_desktop.engine.reply_stream import StreamTimes
 from rlm_desktop.engine.rlm_call import CallOutcome, RLMCall
 from rlm_desktop.engine.runtime import Runtime, internal_error
 from rlm_desktop.engine.sandbox.choice import Backend, backend_for, make_launcher
-from rlm_desktop.engine.sandbox.launcher import WorkerDied
+from rlm_desktop.engine.sandbox.connection import WorkerDied
 from rlm_desktop.engine.sandbox.level import NOT_USED, refuse_unless_isolated
 from rlm_desktop.engine.sandbox.untrusted_files import remove_tree
 from rlm_desktop.engine.sandbox.wasm.bounds import refuse_oversized_context

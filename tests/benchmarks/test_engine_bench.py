@@ -21,7 +21,7 @@ from rlm_desktop import paths
 from rlm_desktop.engine import Budget, ContextDocument, Credentials, Run, RunConfig, RunResult
 from rlm_desktop.engine.config import SandboxChoice
 from rlm_desktop.engine.events import CallStarted, CellExecuted, Event, TurnExecuted
-from rlm_desktop.engine.sandbox.launcher import Launcher
+from rlm_desktop.engine.sandbox.kernel.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
 from rlm_desktop.store import Store
 from tests.benchmarks.report import record_figure

@@ -24,8 +24,12 @@ import pytest
 from rlm_desktop.documents.decoding import Unreadable
 from rlm_desktop.documents.extract import COMPRESSED_TYPES
 from rlm_desktop.documents.reader import BoundedReader
-from rlm_desktop.engine.sandbox import seccomp
-from rlm_desktop.engine.sandbox.confine import SYS_LANDLOCK_CREATE_RULESET, landlock_abi, load_libc
+from rlm_desktop.engine.sandbox.kernel import seccomp
+from rlm_desktop.engine.sandbox.kernel.confine import (
+    SYS_LANDLOCK_CREATE_RULESET,
+    landlock_abi,
+    load_libc,
+)
 from tests.cli import run_python
 from tests.documents.conftest import EXPECTED
 from tests.engine.test_confinement import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlm_desktop.documents.reader_sandbox import reader_folders
-from rlm_desktop.engine.sandbox import seatbelt
+from rlm_desktop.engine.sandbox.kernel import seatbelt
 from tests.engine.test_seatbelt import allowed, operations, read_sbpl
 
 

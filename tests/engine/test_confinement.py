@@ -23,9 +23,9 @@ import pytest
 from rlm_desktop import paths
 from rlm_desktop.engine import Budget, ConfigError, RunResult
 from rlm_desktop.engine.events import RunFinished
-from rlm_desktop.engine.sandbox.confine import landlock_abi
+from rlm_desktop.engine.sandbox.kernel.confine import landlock_abi
+from rlm_desktop.engine.sandbox.kernel.run_bounds import make_shared_bounds
 from rlm_desktop.engine.sandbox.level import SandboxReport, refuse_unless_isolated
-from rlm_desktop.engine.sandbox.run_bounds import make_shared_bounds
 from rlm_desktop.store import Store
 from tests.cli import run_cli
 from tests.engine.scripting import (

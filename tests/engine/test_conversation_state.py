@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rlm_desktop.engine.sandbox.launcher import Launcher
+from rlm_desktop.engine.sandbox.kernel.launcher import Launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
 
 FIRST_QUESTION = """

@@ -20,7 +20,7 @@ def test_starting_a_worker_makes_the_application_non_dumpable(
         f"""
         import asyncio
         from pathlib import Path
-        from rlm_desktop.engine.sandbox.hardening import is_protected
+        from rlm_desktop.engine.sandbox.kernel.hardening import is_protected
         from rlm_desktop.engine.sandbox.process import WorkerProcess
 
         async def handler(op, args):

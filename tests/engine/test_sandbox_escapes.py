@@ -22,7 +22,7 @@ import pytest
 from rlm_desktop import paths
 from rlm_desktop.engine.config import DEFAULT_MAX_TASKS
 from rlm_desktop.engine.conversation import STATE_FILE, kept_folder
-from rlm_desktop.engine.sandbox.run_bounds import hierarchies
+from rlm_desktop.engine.sandbox.kernel.run_bounds import hierarchies
 from rlm_desktop.store import Store
 from tests.cli import ROOT, isolated_env, run_python
 from tests.engine.scripting import (

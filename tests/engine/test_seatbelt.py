@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rlm_desktop.engine.sandbox import seatbelt
+from rlm_desktop.engine.sandbox.kernel import seatbelt
 from rlm_desktop.engine.sandbox.level import sandbox_spec
 
 Form = list["Form | str"]

@@ -71,7 +71,7 @@ def make_launcher(
             scratch_quota_mb=scratch_quota_mb,
             on_over_quota=on_over_quota,
         )
-    from rlm_desktop.engine.sandbox.launcher import Launcher
+    from rlm_desktop.engine.sandbox.kernel.launcher import Launcher
 
     return Launcher(
         scratch_dir,

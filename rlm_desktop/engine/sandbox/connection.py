@@ -20,6 +20,10 @@ STREAM_LIMIT = 1 << 20
 """The reader's buffer size; a frame larger than this is still read whole (up to the frame limit)."""
 
 
+class WorkerDied(Exception):
+    """A worker (or the sandbox that starts workers) exited while it was needed."""
+
+
 class WorkerControl(Protocol):
     """Interrupting and stopping one worker."""
 

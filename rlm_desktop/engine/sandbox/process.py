@@ -14,9 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rlm_desktop.engine.sandbox.connection import FrameWriter, WorkerControl, WorkerLauncher
+from rlm_desktop.engine.sandbox.connection import (
+    FrameWriter,
+    WorkerControl,
+    WorkerDied,
+    WorkerLauncher,
+)
 from rlm_desktop.engine.sandbox.given_sources import GivenSource, given_sources
-from rlm_desktop.engine.sandbox.launcher import Launcher, WorkerDied
 from rlm_desktop.engine.sandbox.worker.variables import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
 from rlm_desktop.engine.truncation import truncate_middle
 
@@ -197,7 +201,11 @@ class WorkerProcess:
         """Why the app stopped the worker (`stop`), for the cell it was running."""
         self._scratch = scratch_dir
         self._own_launcher = launcher is None
-        self._launcher: WorkerLauncher = launcher or Launcher(scratch_dir, output_cap_chars)
+        if launcher is None:  # a worker of its own, in the kernel sandbox (tests, benchmarks)
+            from rlm_desktop.engine.sandbox.kernel.launcher import Launcher
+
+            launcher = Launcher(scratch_dir, output_cap_chars)
+        self._launcher: WorkerLauncher = launcher
         self._handler = handler
         self._pid: int | None = None
         self._handle: WorkerControl | None = None

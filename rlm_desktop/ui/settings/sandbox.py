@@ -181,7 +181,7 @@ class SandboxPage(QWidget):
         self.probe = asyncio.ensure_future(self._probe(backend))
 
     async def _probe(self, backend: Backend) -> None:
-        from rlm_desktop.engine.sandbox.launcher import WorkerDied
+        from rlm_desktop.engine.sandbox.connection import WorkerDied
         from rlm_desktop.ui.settings.sandbox_probe import probe_backend
 
         if backend == "wasm" and self.preparation is not None and self.preparation.busy:

@@ -18,7 +18,7 @@ async def probe_backend(backend: Backend) -> SandboxReport:
     """The sandbox `backend` gives model code here (the kernel's in ~40 ms; the WebAssembly
     host's in about a second, longer when it must compile its guest first). Raises OSError or
     WorkerDied when it cannot start."""
-    from rlm_desktop.engine.sandbox.launcher import probe_sandbox
+    from rlm_desktop.engine.sandbox.kernel.launcher import probe_sandbox
 
     if backend == "kernel":
         return await probe_sandbox(paths.scratch_root())

@@ -21,9 +21,13 @@ from pathlib import Path, PurePath, PureWindowsPath
 from typing import Any, BinaryIO
 
 from rlm_desktop.engine.config import DEFAULT_MEMORY_LIMIT_MB, DEFAULT_SCRATCH_QUOTA_MB
-from rlm_desktop.engine.sandbox.connection import STREAM_LIMIT, WorkerConnection, start_once
+from rlm_desktop.engine.sandbox.connection import (
+    STREAM_LIMIT,
+    WorkerConnection,
+    WorkerDied,
+    start_once,
+)
 from rlm_desktop.engine.sandbox.environment import worker_environment
-from rlm_desktop.engine.sandbox.launcher import WorkerDied
 from rlm_desktop.engine.sandbox.level import MIB, SandboxReport
 from rlm_desktop.engine.sandbox.scratch_quota import ScratchWatch
 from rlm_desktop.engine.sandbox.wasm.envelope import CHUNK, CONTROL, control, pack, read_envelope

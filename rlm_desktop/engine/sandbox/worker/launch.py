@@ -89,11 +89,12 @@ def launcher(control: socket.socket) -> None:
 
 
 def _confine_module() -> Any:
-    """confine.py from the sandbox's folder, this package's parent, by path (`python -I -S`)."""
+    """confine.py from the kernel sandbox's folder (`kernel/` beside this package), by path
+    (`python -I -S`)."""
     import importlib.util
 
     package = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(os.path.dirname(package), "confine.py")
+    path = os.path.join(os.path.dirname(package), "kernel", "confine.py")
     spec = importlib.util.spec_from_file_location("rlm_worker_confine", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")

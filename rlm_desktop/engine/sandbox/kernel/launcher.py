@@ -20,17 +20,22 @@ from rlm_desktop.engine.config import (
     DEFAULT_MEMORY_LIMIT_MB,
     DEFAULT_SCRATCH_QUOTA_MB,
 )
-from rlm_desktop.engine.sandbox import seatbelt
-from rlm_desktop.engine.sandbox.connection import STREAM_LIMIT, WorkerConnection, start_once
+from rlm_desktop.engine.sandbox.connection import (
+    STREAM_LIMIT,
+    WorkerConnection,
+    WorkerDied,
+    start_once,
+)
 from rlm_desktop.engine.sandbox.environment import worker_environment
-from rlm_desktop.engine.sandbox.hardening import protect_application_process
+from rlm_desktop.engine.sandbox.kernel import seatbelt
+from rlm_desktop.engine.sandbox.kernel.hardening import protect_application_process
+from rlm_desktop.engine.sandbox.kernel.run_bounds import SharedBounds, make_shared_bounds
+from rlm_desktop.engine.sandbox.kernel.worker_handle import WorkerHandle
 from rlm_desktop.engine.sandbox.level import MIB, SandboxReport, sandbox_spec
-from rlm_desktop.engine.sandbox.run_bounds import SharedBounds, make_shared_bounds
 from rlm_desktop.engine.sandbox.scratch_quota import ScratchWatch, megabytes
 from rlm_desktop.engine.sandbox.worker.launch import FROZEN_LAUNCHER_FLAG
-from rlm_desktop.engine.sandbox.worker_handle import WorkerHandle
 
-WORKER_SCRIPT = Path(__file__).with_name("worker") / "__main__.py"
+WORKER_SCRIPT = Path(__file__).resolve().parent.parent / "worker" / "__main__.py"
 
 
 def launcher_command(control_fd: int) -> list[str]:
@@ -54,10 +59,6 @@ def bundle_folders() -> list[str]:
         return []
     folder = Path(sys.executable).resolve().parent
     return [str(folder.parent if folder.name == "MacOS" else folder)]
-
-
-class WorkerDied(Exception):
-    """A worker (or the launcher) exited while it was needed."""
 
 
 _UCRED = struct.Struct("=iII")  # struct ucred: pid, uid, gid
