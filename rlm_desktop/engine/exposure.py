@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,11 +164,12 @@ def known_secrets(data_dir: Path, homes: Sequence[Path]) -> list[Secret]:
 
 def _homes() -> list[Path]:
     homes = [Path.home()]
-    if sys.platform != "win32":
+    try:
         import pwd
-
-        with contextlib.suppress(KeyError):  # an account without an entry
-            homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    except ImportError:  # Windows keeps no account database of this kind
+        return homes
+    with contextlib.suppress(KeyError):  # an account without an entry
+        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
     return list(dict.fromkeys(homes))
 
 

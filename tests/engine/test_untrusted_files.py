@@ -1,20 +1,40 @@
-"""The app takes files from sandboxed folders only as regular files, never through a link."""
+"""The app takes files from sandboxed folders only as regular files, never through a link: by
+descriptors where the system has them (POSIX `dir_fd`, `O_NOFOLLOW`), by names where it has not
+(Windows; forced here with `RLM_DESKTOP_PORTABLE`). Every test runs on both paths."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
-from pathlib import Path
+import time
+from collections import Counter
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import pytest
 
 from rlm_desktop.engine.sandbox.untrusted_files import (
     UntrustedFile,
+    by_descriptor,
+    extended_length,
     open_new,
     read_regular,
     remove_tree,
 )
+from rlm_desktop.portability import PORTABLE_ENV
 from tests.cli import run_python, unprivileged
+
+
+@pytest.fixture(autouse=True, params=["descriptors", "names"])
+def path_taken(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The path under test, also as the environment that makes a child take it."""
+    if request.param == "names":
+        monkeypatch.setenv(PORTABLE_ENV, "1")
+    else:
+        monkeypatch.delenv(PORTABLE_ENV, raising=False)
+    assert by_descriptor() is (request.param == "descriptors")
+    return {PORTABLE_ENV: "1"} if request.param == "names" else {}
 
 
 @pytest.fixture
@@ -50,7 +70,7 @@ def test_a_hard_link_is_refused(tmp_path: Path, secret: Path) -> None:
 def test_a_folder_that_is_a_link_is_refused(tmp_path: Path, secret: Path) -> None:
     (tmp_path / "worker").symlink_to(tmp_path)
 
-    with pytest.raises(OSError, match="Not a directory|Too many levels"):
+    with pytest.raises(OSError, match="Not a directory|Too many levels|a link, not a folder"):
         read_regular(tmp_path / "worker" / secret.name, 100)
 
 
@@ -95,6 +115,49 @@ def test_a_file_growing_while_it_is_read_stops_at_the_limit(tmp_path: Path) -> N
         grower.join()
 
 
+SWAPPER = """
+import os, sys
+state, secret = sys.argv[1], sys.argv[2]
+n = 0
+while True:
+    spare = f"{state}.{n % 2}"
+    if n % 2:
+        os.symlink(secret, spare)
+    else:
+        with open(spare, "wb") as file:
+            file.write(b"mine")
+    os.replace(spare, state)
+    n += 1
+"""
+
+
+def test_a_file_swapped_for_a_link_while_it_is_opened_is_never_read_through_it(
+    tmp_path: Path, secret: Path
+) -> None:
+    """Model code still running swaps the file the app reads for a link to the user's key and
+    back, as fast as it can: each read gets the file or a refusal, never the key (by names, the
+    file opened is not the one looked at: without that check the key was read 25 to 105 times
+    in two seconds)."""
+    state = tmp_path / "state"
+    state.write_bytes(b"mine")
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(state), str(secret)])
+    outcomes: Counter[bytes | str] = Counter()
+    try:
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            try:
+                outcomes[read_regular(state, 100)] += 1
+            except (UntrustedFile, FileNotFoundError) as refused:
+                outcomes[type(refused).__name__] += 1
+    finally:
+        swapper.kill()
+        swapper.wait()
+
+    assert b"PRIVATE" not in outcomes, outcomes
+    assert outcomes[b"mine"] > 0, outcomes
+    assert outcomes["UntrustedFile"] > 0, outcomes
+
+
 def test_a_new_file_is_never_opened_through_a_link_planted_at_its_name(
     tmp_path: Path, secret: Path
 ) -> None:
@@ -120,7 +183,61 @@ def test_remove_tree_removes_everything_and_follows_no_link(tmp_path: Path, secr
     assert secret.read_text() == "PRIVATE"
 
 
-def test_remove_tree_takes_back_folders_model_code_locked(tmp_path: Path, secret: Path) -> None:
+def test_a_tree_deeper_than_a_name_can_reach_is_removed_without_following_its_links(
+    tmp_path: Path, secret: Path
+) -> None:
+    """3,000 folders deep: past Python's recursion limit and past the longest name Linux takes
+    (4,096 bytes); links to a file and a folder outside every seventh level."""
+    root = tmp_path / "scratch"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for depth in range(3000):
+        os.mkdir("d", dir_fd=fd)
+        if depth % 7 == 0:
+            os.symlink(secret, "to-secret", dir_fd=fd)
+            os.symlink(tmp_path, "to-folder", dir_fd=fd)
+        deeper = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = deeper
+    os.close(fd)
+
+    remove_tree(root)
+
+    assert not root.exists()
+    assert secret.read_text() == "PRIVATE"
+
+
+def test_a_tree_that_is_a_link_is_not_removed_through_it(tmp_path: Path, secret: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "kept").write_text("kept")
+    (tmp_path / "scratch").symlink_to(elsewhere, target_is_directory=True)
+
+    with pytest.raises(OSError, match="Not a directory|Too many levels|a link, not a folder"):
+        remove_tree(tmp_path / "scratch")
+    assert (elsewhere / "kept").read_text() == "kept"
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        (PureWindowsPath("C:/Users/ana/AppData/Local/rlm-desktop/scratch/r1"),
+         "\\\\?\\C:\\Users\\ana\\AppData\\Local\\rlm-desktop\\scratch\\r1"),
+        (PureWindowsPath("//server/share/scratch"), "\\\\?\\UNC\\server\\share\\scratch"),
+        (PureWindowsPath("\\\\?\\C:\\scratch"), "\\\\?\\C:\\scratch"),
+        (PureWindowsPath("scratch/r1"), "scratch\\r1"),
+        (PurePosixPath("/home/ana/scratch"), "/home/ana/scratch"),
+    ],
+)  # fmt: skip
+def test_windows_is_given_absolute_names_past_its_260_character_limit(
+    path: PureWindowsPath | PurePosixPath, name: str
+) -> None:
+    assert extended_length(path) == name
+
+
+def test_remove_tree_takes_back_folders_model_code_locked(
+    tmp_path: Path, secret: Path, path_taken: dict[str, str]
+) -> None:
     """Model code, as an ordinary user, fills its folder, then `chmod 000` a subfolder and
     `chmod 500` its parent (issue #41): the clean-up gives them back to their owner and removes
     everything, and a link to a folder outside is neither followed nor changed."""
@@ -140,7 +257,9 @@ def test_remove_tree_takes_back_folders_model_code_locked(tmp_path: Path, secret
         "from rlm_desktop.engine.sandbox.untrusted_files import remove_tree\n"
         "remove_tree(Path(sys.argv[1]))\n"
     )
-    done = run_python("-c", code, str(root), home=tmp_path / "home", **unprivileged())
+    done = run_python(
+        "-c", code, str(root), home=tmp_path / "home", env=path_taken, **unprivileged()
+    )
     assert done.returncode == 0, done.stderr
     assert not root.exists()
     assert secret.read_text() == "PRIVATE"
