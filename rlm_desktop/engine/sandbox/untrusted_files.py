@@ -19,8 +19,9 @@ removed by moving its folders up to its top one by one, so that no name gets lon
 top's own and no recursion is needed however deep it goes. What names cannot close is a race
 with model code still running: a folder on the way swapped for a link between the check and the
 use (and swapped back before the check after it) is read or listed through that link. The app
-removes and reads a worker's files after the worker has stopped, and an ordinary Windows user
-cannot make symbolic links (a privilege) nor a WebAssembly guest junctions.
+reads and removes a worker's files once the worker has stopped; a WebAssembly guest can make
+symbolic links (relative ones, which may lead out of its folder) but no junction, and on Windows
+only with Developer Mode or the privilege to make links.
 """
 
 from __future__ import annotations
