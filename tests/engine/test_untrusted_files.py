@@ -17,6 +17,7 @@ import pytest
 from rlm_desktop.engine.sandbox.untrusted_files import (
     UntrustedFile,
     by_descriptor,
+    empty_folder,
     extended_length,
     open_new,
     read_regular,
@@ -277,3 +278,28 @@ def test_without_its_owner_taking_folders_back_the_lock_holds(tmp_path: Path) ->
     os.chmod(root / "locked", 0o700)
     assert done.returncode != 0
     assert "Permission denied" in done.stderr
+
+
+def test_emptying_a_scratch_folder_keeps_it_and_follows_no_link(
+    tmp_path: Path, secret: Path
+) -> None:
+    """What a run's scratch quota empties: files (one read-only, as model code may leave one),
+    a deep folder, links to a file and to a folder outside; the folder stays, empty, and
+    nothing outside is touched."""
+    folder = tmp_path / "scratch"
+    (folder / "deep" / "er").mkdir(parents=True)
+    (folder / "deep" / "er" / "fill").write_bytes(b"x" * 1024)
+    (folder / "kept.bin").write_bytes(b"y")
+    os.chmod(folder / "kept.bin", 0o444)
+    (folder / "to-secret").symlink_to(secret)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mine.txt").write_text("the user's")
+    (folder / "to-folder").symlink_to(outside, target_is_directory=True)
+
+    assert empty_folder(folder) == []
+
+    assert folder.is_dir()
+    assert list(folder.iterdir()) == []
+    assert secret.read_text() == "PRIVATE"
+    assert (outside / "mine.txt").read_text() == "the user's"

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rlm_desktop.engine.sandbox.level import MIB, SCRATCH_FILES
-from rlm_desktop.engine.sandbox.untrusted_files import remove_tree
+from rlm_desktop.engine.sandbox.untrusted_files import empty_folder
 
 log = logging.getLogger(__name__)
 
@@ -192,21 +192,5 @@ class ScratchWatch:
         log.warning("scratch %s: %s", self.folder, problem)
         self._stop(reason)
         async with self._hold:
-            await asyncio.to_thread(empty_folder, self.folder)
-
-
-def empty_folder(folder: Path) -> None:
-    """Remove what `folder` holds (never through a link), keeping the folder itself."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
-        path = Path(entry.path)
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                remove_tree(path)
-            else:
-                path.unlink()
-        except OSError as error:
-            log.info("scratch %s: %s not removed: %s", folder, entry.name, error)
+            for line in await asyncio.to_thread(empty_folder, self.folder):
+                log.info("scratch %s: %s", self.folder, line)

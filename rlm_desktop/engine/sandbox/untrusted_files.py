@@ -261,6 +261,28 @@ def _first_emptied(fd: int) -> str | None:
     return None
 
 
+def empty_folder(folder: Path) -> list[str]:
+    """Remove what `folder` holds, never through a link, keeping the folder itself; returns one
+    line for each entry that could not be removed. A link (a junction too) is removed as a link,
+    a folder as a tree (`remove_tree`), a file given back to its owner when its mode (on
+    Windows: its read-only attribute) keeps it."""
+    try:
+        entries = _entries(str(folder))
+    except OSError:
+        return []
+    failed = []
+    for name, info in entries:
+        path = os.path.join(folder, name)
+        try:
+            if stat.S_ISDIR(info.st_mode) and not _is_link(info):
+                remove_tree(Path(path))
+            else:
+                _owned_by_name(_unlink_link_or_file, path, owners=(str(folder), path))
+        except OSError as error:
+            failed.append(f"{name} not removed: {error}")
+    return failed
+
+
 def extended_length(path: PurePath) -> str:
     """The name the system should be given for `path`: on Windows an absolute path with the
     `\\\\?\\` prefix, which lifts the 260-character limit (and Windows' rewriting of names);
