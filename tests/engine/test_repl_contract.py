@@ -254,3 +254,14 @@ def test_a_context_too_large_for_a_webassembly_python_is_refused_before_the_run(
     assert "--sandbox kernel" in str(refused.value)
     assert scripted_server.chat_requests() == []
     make_run(scripted_server, sandbox="kernel", documents=[big], memory_limit_mb=256)
+
+
+def test_a_memory_limit_too_small_for_a_webassembly_python_is_refused_before_the_run(
+    scripted_server: ScriptedServer,
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        make_run(scripted_server, sandbox="wasm", memory_limit_mb=1)
+
+    assert refused.value.setting == "memory_limit_mb"
+    assert "too small for the WebAssembly sandbox" in str(refused.value)
+    assert scripted_server.chat_requests() == []

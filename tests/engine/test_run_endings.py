@@ -107,7 +107,8 @@ async def test_a_repl_that_cannot_start_ends_the_run_as_an_error(
     scripted_server: ScriptedServer,
 ) -> None:
     scripted_server.enqueue(repl("FINAL('never run')"))
-    run = make_run(scripted_server, memory_limit_mb=1)  # too little for Python to start
+    # too little for Python to start (the wasm sandbox refuses it before the run: its test)
+    run = make_run(scripted_server, sandbox="kernel", memory_limit_mb=1)
     result, events = await run_to_end(run)
 
     assert result.status == "error"

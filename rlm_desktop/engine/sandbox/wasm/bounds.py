@@ -27,8 +27,14 @@ def guest_ceiling(memory_limit_mb: int | None) -> int:
 
 def refuse_oversized_context(texts: Iterable[str], memory_limit_mb: int | None) -> None:
     """Raise `ConfigError` (setting `sandbox`) when the documents' text cannot fit a guest."""
-    size = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts)
     ceiling = guest_ceiling(memory_limit_mb)
+    if ceiling < HEADROOM_BYTES:
+        raise ConfigError(
+            f"is too small for the WebAssembly sandbox ({_size(ceiling)}): a WebAssembly Python "
+            f"needs at least {_size(HEADROOM_BYTES)}",
+            "memory_limit_mb",
+        )
+    size = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts)
     if size * CONTEXT_FACTOR + HEADROOM_BYTES <= ceiling:
         return
     raise ConfigError(
