@@ -44,7 +44,7 @@ from rlm_desktop.engine.exposure import exposure_warnings
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
 from rlm_desktop.engine.pricing import parse_prices
-from rlm_desktop.engine.run_choices import RunChoices, build_run_config
+from rlm_desktop.engine.run_choices import RunChoices, build_run_config, free_local_models
 from rlm_desktop.formatting import (
     ending_title,
     not_an_answer,
@@ -176,8 +176,9 @@ def choices_from_args(args: argparse.Namespace) -> RunChoices:
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
-    """The run configuration the flags describe."""
-    return build_run_config(choices_from_args(args))
+    """The run configuration the flags describe (a model the `--api-base` server serves without
+    a price counted at $0 under a dollar cap, as the window counts it)."""
+    return build_run_config(choices_from_args(args), local_models_free=True)
 
 
 def load_documents(
@@ -303,8 +304,13 @@ def run_command(args: argparse.Namespace) -> int:
 
     try:
         choices = choices_from_args(args)
-        config = build_run_config(choices)
+        config = build_run_config(choices, local_models_free=True)
         config.validate()
+        for model in free_local_models(choices):
+            say(
+                f"{model} counted at $0 under the dollar cap: served at --api-base and not "
+                f"priced (--price {model}=IN,OUT prices it)"
+            )
         for line in exposure_warnings(config.allow_read, paths.data_dir()):
             say(f"warning: --allow-read {terminal_safe(line)}")
         ready_sandbox(config, say)
@@ -317,7 +323,7 @@ def run_command(args: argparse.Namespace) -> int:
             follow_up = dataclasses.replace(
                 choices, follows=earlier.session_id, conversation_id=earlier.conversation_id
             )
-            config = build_run_config(follow_up)
+            config = build_run_config(follow_up, local_models_free=True)
             documents = earlier.documents
         if args.doc or not documents:
             documents += load_documents(args.doc, config.model, deadline, args.ocr)

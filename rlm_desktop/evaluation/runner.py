@@ -115,7 +115,9 @@ def setting_config(
         budget=budget,
         auto_direct_max_tokens=setting.auto_max_tokens,
     )
-    return build_run_config(choices)
+    # A model the endpoint's server serves without a price counts at $0, as in `run` and the
+    # window; a provider's own API (no endpoint) without a price is still refused.
+    return build_run_config(choices, local_models_free=True)
 
 
 def check_settings(
@@ -124,7 +126,6 @@ def check_settings(
     """Raise `ConfigError` for a setting the engine would refuse for every task (a dollar cap
     over a model without a price, an unknown profile, a sandbox this system does not give),
     before anything is sent."""
-    prices = PriceBook(options.prices)
     for setting in settings:
         choose_profile(
             folders.profiles, setting.model, setting.profile, local_server=bool(options.api_base)
@@ -136,7 +137,7 @@ def check_settings(
         grant = Grant(options.max_cost_usd, options.max_tokens)
         config = run_config(setting, PROBE, options, grant)
         config.validate()
-        refuse_unpriced_under_cap(config, prices)
+        refuse_unpriced_under_cap(config, PriceBook(config.prices))
 
 
 def run_floor(

@@ -51,10 +51,6 @@ FILES = {
         f'question,documents\n"Who signed,\nand when?",contracts/c0\n{ROW},nope\n',
         ":4: 3 cells but the header has 2 columns",
     ),
-    "unpriced_row.csv": (
-        f"question,documents,model\n{ROW},\n{ROW},openai/other-model\n",
-        ":3: --price has none for openai/other-model",
-    ),
 }
 """Each file's text and what its one line of error must say (after the file's path)."""
 

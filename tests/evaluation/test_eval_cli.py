@@ -126,6 +126,20 @@ def test_the_total_budget_holds_and_what_it_cannot_cover_is_not_started(
     assert sum(row["failures"] for row in settings) == 0  # no run started that the cap then cut
 
 
+def test_a_local_servers_unpriced_models_count_at_zero_under_a_dollar_cap(
+    server: ScriptedServer, tasks_file: Path, isolated_home: Path
+) -> None:
+    flags, tasks = task_set(tasks_file, needles=1)
+    server.respond_with(responder(tasks))
+    args = ["eval", *flags, "--setting", GOOD_SETTING, "--api-base", server.base_url,
+            "--max-cost", "0.50", "--concurrency", "1", "--json"]  # fmt: skip
+    done = run_cli(*args, home=isolated_home, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["settings"]
+    assert row["runs"] == len(tasks)
+    assert query(isolated_home, "SELECT SUM(cost_usd) FROM llm_requests")[0][0] == 0
+
+
 def finished_rows(home: Path) -> dict[tuple[str, str], str]:
     try:
         rows = query(home, "SELECT setting, task_id, session_id FROM evaluation_results")
@@ -186,7 +200,6 @@ def test_bad_input_is_one_line_and_nothing_is_recorded(
         (["--task", "needle", "--setting", "model=openai/x,speed=fast"], "'speed=fast' is not understood"),
         (["--task", "needle"], "--setting is missing"),
         (["--task", "needle", "--setting", "model=openai/x", "--setting", "model=openai/x"], "given twice"),
-        (["--task", "needle", "--setting", "model=openai/good-model", "--max-cost", "1"], "--price has none for openai/good-model"),
         (["--task", str(tmp_path), "--setting", "model=openai/good-model"], "has no tasks.jsonl"),
         (["--resume", "nope"], "--resume 'nope' is not a stored evaluation"),
     ]  # fmt: skip
@@ -206,4 +219,9 @@ def test_bad_input_is_one_line_and_nothing_is_recorded(
         assert message in done.stderr, (flags, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1
         assert "Traceback" not in done.stderr
+    # Without an endpoint the model is a provider's own, and a dollar cap needs its price.
+    hosted = run_cli("eval", "--task", "needle", "--setting", "model=openai/good-model",
+                     "--max-cost", "1", home=isolated_home)  # fmt: skip
+    assert hosted.returncode == 2
+    assert "--price has none for openai/good-model" in hosted.stderr
     assert query(isolated_home, "SELECT COUNT(*) FROM evaluations")[0][0] == 0
