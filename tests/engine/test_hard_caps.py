@@ -162,9 +162,14 @@ def cli_run(server: ScriptedServer, home: Path, document: Path, *flags: str) -> 
 def test_the_command_line_refuses_an_unpriced_model_under_a_dollar_cap_in_one_line(
     scripted_server: ScriptedServer, tmp_path: Path, isolated_home: Path
 ) -> None:
+    """A provider's own model (no --api-base: a model served there counts at $0, see
+    tests/test_cli_local_free.py)."""
     document = tmp_path / "notes.txt"
     document.write_text("The meeting is on Tuesday.\n")
-    result = cli_run(scripted_server, isolated_home, document, "--max-cost", "1")
+    result = run_cli(
+        "run", "--query", QUERY, "--doc", str(document), "--model", TEST_MODEL, "--mode", "rlm",
+        "--max-cost", "1", home=isolated_home,
+    )  # fmt: skip
 
     assert (result.returncode, result.stdout) == (2, "")
     (line,) = result.stderr.splitlines()
