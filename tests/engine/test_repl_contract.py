@@ -14,11 +14,10 @@ from typing import Any
 
 import pytest
 
-from rlm_desktop import paths
 from rlm_desktop.engine import ConfigError, ContextDocument
-from rlm_desktop.engine.sandbox.choice import make_launcher
 from rlm_desktop.engine.sandbox.connection import WorkerLauncher
 from rlm_desktop.engine.sandbox.process import CellOutcome, SubCallFailure, WorkerProcess
+from tests.engine.sandboxes import launcher_for
 from tests.engine.scripting import make_run
 from tests.scripted_server import ScriptedServer
 
@@ -42,17 +41,7 @@ async def answer(op: str, args: dict[str, Any]) -> Any:
 
 @pytest.fixture
 async def launcher(sandbox: str, tmp_path: Path) -> AsyncIterator[WorkerLauncher]:
-    made = make_launcher(
-        sandbox,  # type: ignore[arg-type]
-        tmp_path / "run",
-        CAP,
-        compiled_dir=paths.compiled_root(),
-        allow_read=(),
-        max_tasks=64,
-        memory_limit_mb=512,
-        scratch_quota_mb=64,
-        on_over_quota=lambda reason: None,
-    )
+    made = launcher_for(sandbox, tmp_path / "run", CAP)
     yield made
     await made.close()
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from rlm_desktop import paths
-from rlm_desktop.engine.sandbox.choice import make_launcher
 from rlm_desktop.engine.sandbox.process import WorkerProcess
+from tests.engine.sandboxes import launcher_for
 
 PROBE = (
     "def probe(name, action):\n"
@@ -34,17 +34,7 @@ async def nothing(op: str, args: dict[str, object]) -> str:
 
 @pytest.fixture
 async def attacker(sandbox: str, tmp_path: Path) -> AsyncIterator[WorkerProcess]:
-    launcher = make_launcher(
-        sandbox,  # type: ignore[arg-type]
-        tmp_path / "run",
-        100_000,
-        compiled_dir=paths.compiled_root(),
-        allow_read=(),
-        max_tasks=64,
-        memory_limit_mb=512,
-        scratch_quota_mb=64,
-        on_over_quota=lambda reason: None,
-    )
+    launcher = launcher_for(sandbox, tmp_path / "run")
     worker = WorkerProcess(
         "ctx",
         [],
@@ -182,17 +172,7 @@ async def test_keys_in_the_apps_environment_never_reach_model_code(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-4242")
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-4242-private")
-    launcher = make_launcher(
-        sandbox,  # type: ignore[arg-type]
-        tmp_path / "run",
-        100_000,
-        compiled_dir=paths.compiled_root(),
-        allow_read=(),
-        max_tasks=64,
-        memory_limit_mb=512,
-        scratch_quota_mb=64,
-        on_over_quota=lambda reason: None,
-    )
+    launcher = launcher_for(sandbox, tmp_path / "run")
     worker = WorkerProcess(
         "ctx",
         [],
@@ -217,17 +197,7 @@ async def test_a_folder_opened_to_model_code_is_read_only(sandbox: str, tmp_path
     opened = tmp_path / "opened"
     opened.mkdir()
     (opened / "note.txt").write_text("shared with the model")
-    launcher = make_launcher(
-        sandbox,  # type: ignore[arg-type]
-        tmp_path / "run",
-        100_000,
-        compiled_dir=paths.compiled_root(),
-        allow_read=(str(opened),),
-        max_tasks=64,
-        memory_limit_mb=512,
-        scratch_quota_mb=64,
-        on_over_quota=lambda reason: None,
-    )
+    launcher = launcher_for(sandbox, tmp_path / "run", allow_read=(str(opened),))
     worker = WorkerProcess(
         "ctx",
         [],
