@@ -5,7 +5,7 @@ screen's size is fixed when Qt starts).
 `{"screen": [x, y, w, h], "frame": [...], "window": [...], "states": {state: {control:
 {"rect": [...], "visible": bool}}}}`: rectangles in global coordinates, `screen` being the
 available area; one state with the budget folded, one with it open and a problem shown, one with
-the timeline shown too, and one with the conversations sidebar as well. A run setting the window had no room for is scrolled into view (the
+the timeline shown in the detail pane (in the console's place), and one with the conversations sidebar as well. A run setting the window had no room for is scrolled into view (the
 settings scroll when the window is short) and marked `scrolled`. On a real X display the report waits for the window manager to frame the
 window (`framed` says whether it did), since the frame is what must fit.
 """
@@ -20,6 +20,7 @@ from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QApplication, QWidget
 
 from rlm_desktop.ui.app import create_application
+from rlm_desktop.ui.window.detail_tabs import TIMELINE
 from rlm_desktop.ui.window.main_window import MainWindow
 
 
@@ -57,6 +58,9 @@ def _controls(window: MainWindow) -> dict[str, dict[str, object]]:
         widgets["conversations"] = ws.conversations
     if ws.documents.isHidden():  # folded to make room for the conversations, and said so
         del widgets["documents"]
+    if ws.detail_tabs.currentIndex() == TIMELINE:  # the timeline takes the console's place
+        del widgets["console"]
+        widgets["timeline"] = ws.timeline
     if ws.controls.budget.is_open:
         widgets["max_cost"] = ws.controls.max_cost
         widgets["timeout"] = ws.controls.timeout

@@ -20,6 +20,7 @@ from rlm_desktop.ui.documents.pane import DocumentsPane
 from rlm_desktop.ui.documents.passage import PASSAGE_PROPERTY
 from rlm_desktop.ui.run.answer_panel import AnswerPanel
 from rlm_desktop.ui.run.source_markers import fragments
+from rlm_desktop.ui.window.detail_tabs import CONSOLE
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.documents.test_spreadsheets import _workbook
 from tests.review.health_runs import recorded
@@ -337,16 +338,23 @@ def test_a_live_run_and_its_replay_show_the_sources(
     assert sorted(text for text, *_ in markers(card.text.document())) == ["[1]", "[2]", "[3]"]
 
 
-def test_the_card_with_sources_leaves_the_console_room_on_a_small_screen(
+def test_the_answer_reads_first_and_the_console_gets_the_height_on_a_small_screen(
     window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
 ) -> None:
     window.resize(1024, 640)
     open_recorded(window, qtbot, scripted_server)
     qtbot.wait(50)
-    card = window.workspace.answer
+    ws = window.workspace
+    card = ws.answer
+    assert card.isVisible()  # a run in view that has ended shows its answer
     assert card.sources_list.isVisible()
-    assert card.height() <= 400
-    assert window.workspace.console.height() >= 60
+    assert card.text.geometry().top() < card.sources_list.geometry().top()
+    assert card.sources_list.geometry().bottom() < card.stats.geometry().top()  # figures last
+    assert card.text.height() >= card.sources_list.height()
+    ws.detail_tabs.show_tab(CONSOLE)
+    qtbot.wait(50)
+    assert ws.console.isVisible()
+    assert ws.console.height() >= 0.8 * ws.run_splitter.height()  # not 3-4 lines under a card
 
 
 def test_a_source_in_a_later_sheet_opens_at_its_part(

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QProgressBar
 from pytestqt.qtbot import QtBot
 
+from rlm_desktop.ui.window.detail_tabs import HEALTH
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.health_runs import NOTE, recorded
 from tests.scripted_rlm import repl, scripted
@@ -41,6 +42,9 @@ def test_a_reopened_session_shows_findings_linked_to_calls(
     )
     open_checked(window, qtbot, session_id)
     panel = window.workspace.health
+    assert not panel.isHidden()
+    assert window.workspace.detail_tabs.tabText(HEALTH) == "Health ⚠ 3"  # seen from any tab
+    window.workspace.detail_tabs.show_tab(HEALTH)
     assert panel.isVisible()
     assert panel.report is not None
     assert panel.summary.text() == "3 warnings"
@@ -98,6 +102,7 @@ def test_a_live_run_shows_its_health_when_it_ends(
     panel = window.workspace.health
     assert window.start_run()
     qtbot.waitUntil(lambda: panel.report is not None, timeout=60_000)
+    window.workspace.detail_tabs.show_tab(HEALTH)
     assert panel.isVisible()
     assert panel.report is not None
     assert {f.rule for f in panel.report.findings} == {

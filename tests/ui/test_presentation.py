@@ -11,6 +11,7 @@ from rlm_desktop.engine.events import TurnExecuted
 from rlm_desktop.ui.appearance.theme import monospace_font
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.tree.columns import COLUMNS
+from rlm_desktop.ui.window.detail_tabs import ANSWER, CONSOLE
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.review.recorded_runs import TURNS
 from tests.ui.test_replay import opened, recorded
@@ -22,7 +23,7 @@ def _layout(window: MainWindow) -> dict[str, object]:
         "points": window.zoom.points,
         "documents": ws.documents_shown(),
         "settings": ws.controls.settings_area.isVisible(),
-        "details": ws.details.isVisible(),
+        "tab": ws.detail_tabs.currentIndex(),
         "presenting": window.presentation.active,
         "window state": window.windowState(),
         "splitters": [s.sizes() for s in ws.splitters()],
@@ -34,11 +35,12 @@ def test_presenting_enlarges_the_type_and_gives_the_room_to_the_tree_and_console
     window: MainWindow, qtbot: QtBot
 ) -> None:
     window.pages.setCurrentWidget(window.workspace)
+    window.workspace.detail_tabs.show_tab(ANSWER)
     qtbot.wait(300)  # the page's layouts settle
     before = _layout(window)
     assert before["documents"]
     assert before["settings"]
-    assert before["details"]
+    assert before["tab"] == ANSWER
     saved_size = window.prefs.get_int("appearance/ui_font_size")
     console_before = window.workspace.console.width()
     code_points = monospace_font().pointSize()
@@ -49,7 +51,7 @@ def test_presenting_enlarges_the_type_and_gives_the_room_to_the_tree_and_console
     assert now["points"] > before["points"]  # type: ignore[operator]
     assert not now["documents"]
     assert not now["settings"]
-    assert not now["details"]
+    assert now["tab"] == CONSOLE  # the console shown large
     assert monospace_font().pointSize() > code_points  # the code grows with the text
     assert window.workspace.tree_panel.view.isVisible()
     view = window.workspace.tree_panel.view

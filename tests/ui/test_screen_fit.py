@@ -14,7 +14,12 @@ import pytest
 
 from tests.cli import run_python
 
-USABLE = {"tree": (200, 100), "console": (150, 100), "question": (300, 40)}
+USABLE = {
+    "tree": (200, 100),
+    "console": (150, 100),
+    "timeline": (150, 100),
+    "question": (300, 40),
+}
 """Sizes (width, height) below which a pane is there but not really usable; others need 30×16."""
 SCREENS: dict[str, tuple[dict[str, int], dict[str, str]]] = {
     "1024x640": ({"width": 1024, "height": 640}, {}),

@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.review.call_tree import CallNode
 from rlm_desktop.ui.timeline.view import TimelineView
+from rlm_desktop.ui.window.detail_tabs import TIMELINE
 from rlm_desktop.ui.window.main_window import MainWindow
 from rlm_desktop.ui.window.workspace import Workspace
 from tests.review.recorded_runs import FANOUT, LOOP, Recorded, Script, record
@@ -120,7 +121,6 @@ def test_cells_are_drawn_inside_their_calls_bar(window: MainWindow, qtbot: QtBot
 def test_hover_tells_and_a_click_selects_the_call(window: MainWindow, qtbot: QtBot) -> None:
     ws, view = timeline_of(window, qtbot, recorded(qtbot, FANOUT).session_id)
     window.resize(1400, 900)
-    ws.timeline_splitter.setSizes([400, 400])
     qtbot.waitUntil(lambda: view.plot.height() > 200)
     view.fit()
     QApplication.processEvents()
@@ -137,11 +137,11 @@ def test_hover_tells_and_a_click_selects_the_call(window: MainWindow, qtbot: QtB
     assert ws.tree_panel.selected() is target
     assert ws.console.node is target
     assert ws.details.node is target
+    assert ws.detail_tabs.currentIndex() == TIMELINE  # choosing on the timeline stays there
 
 
 def test_zoom_and_pan(window: MainWindow, qtbot: QtBot) -> None:
     ws, view = timeline_of(window, qtbot, recorded(qtbot, FANOUT).session_id)
-    ws.timeline_splitter.setSizes([400, 400])
     view.fit()
     (left, right), _rows = view.visible_range()
     qtbot.mouseClick(ws.timeline.zoom_in_button, Qt.MouseButton.LeftButton)
@@ -164,12 +164,10 @@ def test_rows_are_labelled_with_their_calls_and_the_pane_opens_usable(
     window: MainWindow, qtbot: QtBot
 ) -> None:
     fan_out = recorded(qtbot, FANOUT)
-    splitter = window.workspace.timeline_splitter
     window.pages.setCurrentWidget(window.workspace)
-    splitter.setSizes([sum(splitter.sizes()), 0])  # as a pane dragged to a strip was left
     ws, view = timeline_of(window, qtbot, fan_out.session_id)
     ticks = view.rows_axis._tickLevels  # what the left axis was given to draw
     assert ticks is not None
     labels = dict(ticks[0])
     assert labels == {row: node.call_id for row, node in enumerate(ws.model.tree.walk())}
-    assert ws.timeline.height() >= 0.29 * sum(splitter.sizes())
+    assert ws.timeline.height() >= 0.8 * ws.run_splitter.height()  # the pane's whole height

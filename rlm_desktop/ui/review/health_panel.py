@@ -33,17 +33,17 @@ MARKS = {"warning": "⚠", "info": "ℹ"}
 SHOWN_EVIDENCE = 50
 
 
-BARS_SHOWN = 2
+BARS_SHOWN = 6
 """Coverage bars shown at once; more documents scroll."""
 
 
 FINDING_ROWS_SHOWN = 6
-"""Rows of findings shown before the list scrolls: the console below keeps the room."""
+"""Rows of findings the list asks for; it takes the room left when there is more."""
 
 
 class FindingsTree(QTreeWidget):
-    """The findings, as high as their rows (up to `FINDING_ROWS_SHOWN`), not a fixed block:
-    one finding takes one line, and the console under the panel keeps the rest."""
+    """The findings, asking for the height of their rows (up to `FINDING_ROWS_SHOWN`), not a
+    fixed block: one finding takes one line."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -79,8 +79,8 @@ class HealthPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("Health")
-        title = QLabel("Health")
-        title.setObjectName("cardTitle")
+        self.title = QLabel("Health")
+        self.title.setObjectName("cardTitle")
         self.summary = plain_label()
         self.summary.setWordWrap(True)
         self.bars = QWidget()
@@ -100,10 +100,11 @@ class HealthPanel(QWidget):
         self.findings.itemClicked.connect(self._on_clicked)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(title)
+        layout.addWidget(self.title)
         layout.addWidget(self.summary)
         layout.addWidget(self.bars_area)
-        layout.addWidget(self.findings)
+        layout.addWidget(self.findings, 1)
+        layout.addStretch(0)
         self.report: HealthReport | None = None
         self._asked = 0
         self.checking: asyncio.Task[HealthReport | None] | None = None

@@ -1,4 +1,5 @@
-"""The run's final answer, shown prominently with its cost, tokens, time and sandbox level.
+"""The run's final answer, read first, with its sources under it and its figures last (cost,
+tokens, time, sub-calls, depth, sandbox level).
 
 The card's colour, icon and title follow how the run ended (`formatting.status_tone`): green
 only for a completed run, the warning colour for a run stopped by the user or a limit, the error
@@ -54,9 +55,9 @@ MARKDOWN = (
     QTextDocument.MarkdownFeature.MarkdownDialectGitHub
     | QTextDocument.MarkdownFeature.MarkdownNoHTML
 )
-MAX_HEIGHT = 260
-"""The card's answer and its Sources list together are at most this high (then they scroll)."""
-LEAST_ANSWER_HEIGHT = 120
+SOURCES_SHARE = 0.4
+"""The most of the card's height the Sources list takes (then it scrolls); the answer keeps the
+rest."""
 ICON_SIZE = 16
 KEY_ADVICE = "Check the API key in Settings → Providers (Ctrl+,)."
 
@@ -108,14 +109,12 @@ class AnswerPanel(QFrame):
         layout.setContentsMargins(10, 6, 10, 6)
         layout.setSpacing(2)
         layout.addLayout(header)
-        layout.addWidget(self.stats)
         layout.addWidget(self.warnings)
-        layout.addWidget(self.text)
+        layout.addWidget(self.text, 1)
         self.sources_list = SourcesList()
         self.sources_list.chosen.connect(self.source_chosen)
-        self.sources_list.itemExpanded.connect(self._refit)
-        self.sources_list.itemCollapsed.connect(self._refit)
         layout.addWidget(self.sources_list)
+        layout.addWidget(self.stats)
         self.answer = ""
         self._error = ""
         self._answered = False
@@ -170,7 +169,6 @@ class AnswerPanel(QFrame):
             self._show_why_first(error, fmt.not_an_answer(finished.answer_kind, finished.answer))
         self.show_warnings(finished.warnings)
         self.show()
-        self._fit()
 
     def _show_text(self, answer: str, error: str) -> None:
         """The answer as Markdown (raw HTML in it shown as text: a model's output is untrusted),
@@ -200,8 +198,6 @@ class AnswerPanel(QFrame):
         if self._answered:
             self._show_text(self.answer, self._error)
         self.sources_list.show_sources(self.sources, self.read)
-        if self.isVisible():
-            self._fit()
 
     def choose_source(self, number: int) -> None:
         """Do what source `number`'s marker does: show its row, and open its passage."""
@@ -223,24 +219,10 @@ class AnswerPanel(QFrame):
         self.warnings.setText("\n".join(f"⚠ {line}" for line in lines))
         self.warnings.setVisible(bool(lines))
 
-    def _fit(self) -> None:
-        """As tall as the answer, up to `MAX_HEIGHT` less the Sources list (then it scrolls)."""
-        doc = self.text.document()
-        doc.setTextWidth(max(200, self.text.viewport().width()))
-        height = int(doc.size().height()) + 2 * self.text.frameWidth() + 4
-        listed = self.sources_list.sizeHint().height() if not self.sources_list.isHidden() else 0
-        room = max(LEAST_ANSWER_HEIGHT, MAX_HEIGHT - listed)
-        self.text.setFixedHeight(min(room, max(40, height)))
-
-    def _refit(self, *_args: object) -> None:
-        if self.isVisible():
-            self._fit()
-
     def resizeEvent(self, event: QResizeEvent) -> None:
-        """Refit the answer to the new width."""
+        """Keep the Sources list to its share of the new height."""
         super().resizeEvent(event)
-        if self.isVisible():
-            self._fit()
+        self.sources_list.setMaximumHeight(max(60, round(event.size().height() * SOURCES_SHARE)))
 
     def clear(self) -> None:
         """Hide the panel (a new run started)."""

@@ -6,19 +6,10 @@ short lines, so the run area stays narrow and low enough for a small screen.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QDoubleSpinBox,
-    QHBoxLayout,
-    QLabel,
-    QSizePolicy,
-    QSpinBox,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QDoubleSpinBox, QSpinBox, QVBoxLayout, QWidget
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.ui.shared.fold_line import FoldLine
 from rlm_desktop.ui.shared.preferences import RunDefaults
 from rlm_desktop.ui.shared.reflow_grid import ReflowGrid
 
@@ -71,20 +62,10 @@ class BudgetSection(QWidget):
     def __init__(self, fields: BudgetFields, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.fields = fields
-        self.toggle = QToolButton()
-        self.toggle.setObjectName("disclosure")
-        self.toggle.setText("&Budget")
-        self.toggle.setAccessibleName("Budget")
-        self.toggle.setToolTip("Show or hide the run's limits")
-        self.toggle.setCheckable(True)
-        self.toggle.setAutoRaise(True)
-        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
-        self.toggle.toggled.connect(self.set_open)
-        self.summary = QLabel()
-        self.summary.setObjectName("muted")
-        self.summary.setAccessibleName("Budget summary")
-        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.line = FoldLine("&Budget", "Show or hide the run's limits")
+        self.toggle = self.line.toggle
+        self.summary = self.line.summary
+        self.line.toggled.connect(self._show_limits)
         self.limits = ReflowGrid(
             [
                 ("Cost", fields.max_cost),
@@ -101,29 +82,24 @@ class BudgetSection(QWidget):
         )  # fmt: skip
         self.limits.setAccessibleName("Budget limits")
         self.limits.hide()
-        line = QHBoxLayout()
-        line.setContentsMargins(0, 0, 0, 0)
-        line.addWidget(self.toggle)
-        line.addWidget(self.summary, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
-        layout.addLayout(line)
+        layout.addWidget(self.line)
         layout.addWidget(self.limits)
 
     @property
     def is_open(self) -> bool:
         """True while the fields are shown."""
-        return self.toggle.isChecked()
+        return self.line.is_open
 
     def set_open(self, shown: bool) -> None:
         """Open or fold the fields."""
-        self.toggle.setChecked(shown)
-        self.toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.line.set_open(shown)
+
+    def _show_limits(self, shown: bool) -> None:
         self.limits.setVisible(shown)
 
     def summarise(self, defaults: RunDefaults) -> None:
         """Show `defaults`' limits in the folded line."""
-        text = budget_summary(defaults)
-        self.summary.setText(text)
-        self.summary.setToolTip(text)
+        self.line.summarise(budget_summary(defaults))

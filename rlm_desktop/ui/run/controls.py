@@ -1,8 +1,9 @@
 """The question box, model pickers, endpoint, mode, depth, profile and budget fields, Run and Stop.
 
-Laid out to fit a small screen: the settings in a grid of two lines, the budget folded into one
-line that opens on demand, and a line under them for a problem (with a button that leads to its
-fix) or a notice.
+Laid out to fit a small screen: the settings in a grid of two lines under a line that folds them
+(folded when a run starts, so the run gets the height, and saying in a sentence what they are),
+the budget folded into one line that opens on demand, and a line under them for a problem (with a
+button that leads to its fix) or a notice.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop.ui.appearance.theme import repolish
-from rlm_desktop.ui.run.budget import BudgetFields, BudgetSection
+from rlm_desktop.ui.run.budget import BudgetFields, BudgetSection, budget_summary
 from rlm_desktop.ui.run.endpoint import EndpointPicker
 from rlm_desktop.ui.run.follow_up import FollowUpBar
 from rlm_desktop.ui.run.model_picker import ModelPicker, short_names
+from rlm_desktop.ui.shared.fold_line import FoldLine
 from rlm_desktop.ui.shared.preferences import RunDefaults
 from rlm_desktop.ui.shared.reflow_grid import ReflowGrid
 from rlm_desktop.ui.shared.scroll_when_short import ScrollWhenShort
@@ -171,10 +173,17 @@ class RunControls(QWidget):
         self.follow_up = FollowUpBar()
         self.follow_up.began.connect(self._follow_up_began)
         self.budget = BudgetSection(limits)
+        self.settings_line = FoldLine("&Settings", "Show or hide the run's settings (Alt+S)")
         for spin in (self.max_tokens, self.max_sub_calls, self.max_turns, self.timeout):
-            spin.valueChanged.connect(self._summarise_budget)
-        self.max_cost.valueChanged.connect(self._summarise_budget)
-        self._summarise_budget()
+            spin.valueChanged.connect(self._summarise)
+        self.max_cost.valueChanged.connect(self._summarise)
+        self.max_depth.valueChanged.connect(self._summarise)
+        for picker in (self.model, self.sub_model):
+            picker.currentTextChanged.connect(self._summarise)
+        for combo in (self.mode, self.profile):
+            combo.currentIndexChanged.connect(self._summarise)
+        self.endpoint.chosen.connect(self._summarise)
+        self._summarise()
         self._run_layout()
 
     def _run_layout(self) -> None:
@@ -209,7 +218,12 @@ class RunControls(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addLayout(top)
-        layout.addWidget(self.follow_up)
+        self.below_question = QWidget()
+        below = QVBoxLayout(self.below_question)
+        below.setContentsMargins(0, 0, 0, 0)
+        below.setSpacing(4)
+        layout.addWidget(self.below_question)
+        below.addWidget(self.follow_up)
         settings = QWidget()
         settings_layout = QVBoxLayout(settings)
         settings_layout.setContentsMargins(0, 0, 0, 0)
@@ -217,8 +231,22 @@ class RunControls(QWidget):
         settings_layout.addWidget(self.settings_grid)
         settings_layout.addWidget(self.budget)
         self.settings_area = ScrollWhenShort(settings, keep=self.model)
-        layout.addWidget(self.settings_area)
-        layout.addLayout(problem)
+        self.settings_line.toggled.connect(self._show_settings)
+        self.settings_line.set_open(True)
+        below.addWidget(self.settings_line)
+        below.addWidget(self.settings_area)
+        below.addLayout(problem)
+        QWidget.setTabOrder(self.question, self.run_button)
+        QWidget.setTabOrder(self.run_button, self.stop_button)
+        QWidget.setTabOrder(self.stop_button, self.settings_line.toggle)
+
+    def set_compact(self, compact: bool) -> None:
+        """Only the question and its buttons (presenting), or everything back."""
+        self.below_question.setVisible(not compact)
+
+    def _show_settings(self, shown: bool) -> None:
+        self.settings_area.setVisible(shown)
+        self.settings_line.summary.setVisible(not shown)
 
     def hasHeightForWidth(self) -> bool:  # noqa: N802 (Qt's name)
         """False, so that the window's layout may give the controls less than their full
@@ -273,8 +301,20 @@ class RunControls(QWidget):
         self.question.clear()
         self.question.setFocus()
 
-    def _summarise_budget(self) -> None:
-        self.budget.summarise(self.defaults())
+    def _summarise(self, *_args: object) -> None:
+        """The budget's line, and the settings' sentence for when they are folded."""
+        fields = self.defaults()
+        self.budget.summarise(fields)
+        settings = [
+            self.model.currentText().strip() or "no model",
+            *([f"sub-model {fields.sub_model}"] if fields.sub_model else []),
+            self.mode.currentText(),
+            f"depth {fields.max_depth}",
+            self.endpoint.currentText(),
+            *([f"profile {fields.profile}"] if fields.profile else []),
+            budget_summary(fields),
+        ]
+        self.settings_line.summarise(" · ".join(settings))
 
     def show_error(self, message: str) -> None:
         """Show a one-line problem under the fields ("" hides it)."""

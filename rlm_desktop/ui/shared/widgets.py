@@ -84,11 +84,14 @@ def resize_within_screen(widget: QWidget, width: int, height: int) -> None:
     widget.resize(QSize(width, height).boundedTo(screen * SCREEN_SHARE))
 
 
-def tool_button(text: str, tip: str, slot: Callable[[], object]) -> QToolButton:
-    """A flat button for a pane's tools, named for screen readers by its text."""
+def tool_button(
+    text: str, tip: str, slot: Callable[[], object], mark: str | None = None
+) -> QToolButton:
+    """A flat button for a pane's tools, named for screen readers by its text; `mark` (a short
+    sign such as "+") is shown in place of the text where a narrow pane has no room for words."""
     button = QToolButton()
-    button.setText(text)
-    button.setToolTip(tip)
+    button.setText(mark or text)
+    button.setToolTip(tip if mark is None else f"{text}: {tip[:1].lower()}{tip[1:]}")
     button.setAccessibleName(text.rstrip("…"))
     button.clicked.connect(slot)
     return button

@@ -1,4 +1,4 @@
-"""The timeline pane under the tree and console: its tools, a legend, and the plot.
+"""The timeline pane (a tab beside the call tree): its tools, a legend, and the plot.
 
 The plot (pyqtgraph, slow to import) is made the first time the pane is shown, so the window
 starts as fast without it. While shown, the pane redraws from the call tree a moment after it
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from rlm_desktop.review.call_tree import CallNode
 from rlm_desktop.review.timeline import layout
@@ -46,23 +46,30 @@ class TimelinePane(QWidget):
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(REFRESH_MS)
         self._refresh_timer.timeout.connect(self.refresh)
-        title = QLabel("Timeline")
-        title.setObjectName("cardTitle")
+        self.title = QLabel("Timeline")
+        self.title.setObjectName("cardTitle")
         self.legend = QLabel()
         self.legend.setObjectName("muted")
         self.legend.setWordWrap(True)  # on a narrow pane (two runs compared) it takes two lines
-        self.zoom_in_button = tool_button("Zoom in", "Zoom into the time axis", self.zoom_in)
-        self.zoom_out_button = tool_button("Zoom out", "Zoom out of the time axis", self.zoom_out)
+        # Its own line, as wide as the pane lets it be: it never sets the window's least width.
+        self.legend.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.zoom_in_button = tool_button(
+            "Zoom in", "Zoom into the time axis", self.zoom_in, mark="+"
+        )
+        self.zoom_out_button = tool_button(
+            "Zoom out", "Zoom out of the time axis", self.zoom_out, mark="−"
+        )
         self.fit_button = tool_button("Fit", "Show the whole run", self.fit)
         tools = QHBoxLayout()
         tools.setContentsMargins(0, 0, 0, 0)
-        tools.addWidget(title)
-        tools.addWidget(self.legend, 1)
+        tools.addWidget(self.title)
+        tools.addStretch(1)
         for button in (self.zoom_in_button, self.zoom_out_button, self.fit_button):
             tools.addWidget(button)
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.addLayout(tools)
+        self._layout.addWidget(self.legend)
         model.changed.connect(self.schedule)
         model.modelReset.connect(self.schedule)
 

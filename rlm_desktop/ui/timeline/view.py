@@ -8,6 +8,7 @@ a call's tokens, cost and latency; clicking a bar emits `call_clicked` with its 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -59,11 +60,20 @@ LABELLED_ROWS = 80
 legible and cheap."""
 
 
-def row_labels(timeline: Timeline) -> list[tuple[int, str]]:
-    """The left axis's labels: each row's call id (of a large run, every n-th row's)."""
+def row_labels(timeline: Timeline, least_step: int = 1) -> list[tuple[int, str]]:
+    """The left axis's labels: each row's call id (of a large run, or rows lower than a line of
+    text, every n-th row's, n being at least `least_step`)."""
     bars = timeline.bars
-    step = max(1, -(-len(bars) // LABELLED_ROWS))
+    step = max(least_step, -(-len(bars) // LABELLED_ROWS))
     return [(bar.row, fmt.short_id(bar.node.call_id)) for bar in bars[::step]]
+
+
+def label_step(rows_in_view: float, pixels: float, line: float) -> int:
+    """Label every n-th row so that two labels are at least a `line` of text apart, when
+    `rows_in_view` rows share `pixels` of height."""
+    if rows_in_view <= 0 or pixels <= 0:
+        return 1
+    return max(1, math.ceil(line * rows_in_view / pixels))
 
 
 def legend_html() -> str:
@@ -135,6 +145,10 @@ class TimelineView(QWidget):
         self.box.invertY(True)
         self.box.setMenuEnabled(False)
         self.box.sigRangeChangedManually.connect(self._range_changed)
+        self._step = 0
+        self._labelled: Timeline | None = None
+        self.box.sigRangeChanged.connect(self._label_rows)
+        self.box.sigResized.connect(self._label_rows)
         self.selection = _bar_item([], QColor(Qt.GlobalColor.transparent), self._ink())
         self.selection.setZValue(10)
         self.plot.addItem(self.selection)
@@ -161,9 +175,18 @@ class TimelineView(QWidget):
         for failed, rects in cells.items():
             color = QColor(colors().error) if failed else kind_color("rlm").darker(160)
             self._draw(self.cell_items, failed, rects, color, z=5)
-        self.rows_axis.setTicks([row_labels(timeline)])
         if self.followed:
             self.fit()
+        self._label_rows()
+
+    def _label_rows(self, *_args: object) -> None:
+        """Label as many rows as their height lets be read (at a large type size, or with many
+        rows in a short pane, labels of every row would print over each other)."""
+        _times, (top, bottom) = self.box.viewRange()
+        step = label_step(bottom - top, self.box.height(), self.fontMetrics().height())
+        if step != self._step or self.timeline is not self._labelled:
+            self._step, self._labelled = step, self.timeline
+            self.rows_axis.setTicks([row_labels(self.timeline, step)])
 
     def _draw(
         self,

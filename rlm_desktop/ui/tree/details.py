@@ -10,7 +10,6 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -148,15 +147,3 @@ class DetailPanel(QWidget):
         if error != self.error.toPlainText():
             self.error.setPlainText(error)
         self.tabs.setTabText(2, "Error ●" if error else "Error")
-
-
-class CallInspector(QSplitter):
-    """The detail panel under the tree, as one widget for the main window's splitter."""
-
-    def __init__(self, tree: QWidget, details: DetailPanel) -> None:
-        super().__init__(Qt.Orientation.Vertical)
-        self.setObjectName("inspectorSplitter")
-        self.addWidget(tree)
-        self.addWidget(details)
-        self.setStretchFactor(0, 3)
-        self.setStretchFactor(1, 1)

@@ -10,6 +10,7 @@ actions.
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QRect, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QVBoxLayout, QWidget
 
 from rlm_desktop import formatting as fmt
@@ -26,6 +27,8 @@ TICKING = tuple(number for number, column in enumerate(COLUMNS) if column.ticks)
 FILTER_SETTLE_MS = 150
 LEAST_ROWS = 4
 ROW_PADDING = 4
+SEARCH_LEAST_WIDTH = 160
+"""The search box's least width beside the buttons; narrower, they go under it."""
 """Pixels a tree row takes beyond its text's height."""
 
 
@@ -52,8 +55,12 @@ class TreePanel(QWidget):
         self.matches.setObjectName("muted")
         self.matches.setAccessibleName("Filter matches")
         self.matches.hide()
-        self.expand_button = tool_button("Expand all", "Expand every call", self.expand_all)
-        self.collapse_button = tool_button("Collapse all", "Collapse every call", self.collapse_all)
+        self.expand_button = tool_button(
+            "Expand all", "Expand every call", self.expand_all, mark="⊞"
+        )
+        self.collapse_button = tool_button(
+            "Collapse all", "Collapse every call", self.collapse_all, mark="⊟"
+        )
         self.next_error_button = tool_button(
             "Next error",
             "Select the next call that failed or whose code raised",
@@ -74,17 +81,41 @@ class TreePanel(QWidget):
         model.changed.connect(self._on_changes)
         model.modelReset.connect(self._on_reset)
 
-        tools = QHBoxLayout()
-        tools.setContentsMargins(0, 0, 0, 0)
-        tools.addWidget(self.filter, 1)
-        tools.addWidget(self.matches)
-        for button in (self.expand_button, self.collapse_button, self.next_error_button):
-            tools.addWidget(button)
+        self._tools = QHBoxLayout()
+        self._tools.setContentsMargins(0, 0, 0, 0)
+        self._tools.addWidget(self.filter, 1)
+        self._tools.addWidget(self.matches)
+        self._buttons = QHBoxLayout()
+        self._buttons.setContentsMargins(0, 0, 0, 0)
+        self._buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(tools)
+        layout.addLayout(self._tools)
+        layout.addLayout(self._buttons)
         layout.addWidget(self.view, 1)
+        self._buttons_below = True
+        self._place_buttons(below=False)
         self._fit_view()
+
+    def _place_buttons(self, below: bool) -> None:
+        """The buttons beside the search box, or on a line of their own under it when the
+        pane is too narrow for both (the search box would be squeezed to nothing)."""
+        if below == self._buttons_below:
+            return
+        self._buttons_below = below
+        buttons = (self.next_error_button, self.expand_button, self.collapse_button)
+        for index, button in enumerate(buttons):
+            if below:
+                self._buttons.insertWidget(index, button)
+            else:
+                self._tools.addWidget(button)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        """Put the buttons where the width has room for them."""
+        super().resizeEvent(event)
+        buttons = (self.expand_button, self.collapse_button, self.next_error_button)
+        needed = sum(b.sizeHint().width() for b in buttons) + SEARCH_LEAST_WIDTH
+        self._place_buttons(below=event.size().width() < needed)
 
     def _fit_view(self) -> None:
         """Keep room for the header and `LEAST_ROWS` calls, so a short window takes its room

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtGui import (
+    QAction,
     QCloseEvent,
     QKeySequence,
     QMoveEvent,
@@ -32,6 +34,7 @@ from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.shared.actions import window_action
 from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.window.conversations_link import ConversationsLink
+from rlm_desktop.ui.window.detail_tabs import TAB_NAMES
 from rlm_desktop.ui.window.layout_memory import WindowLayout
 from rlm_desktop.ui.window.presentation import Presentation
 from rlm_desktop.ui.window.welcome import WelcomePage
@@ -49,6 +52,11 @@ if TYPE_CHECKING:
 TITLE = "RLM Desktop"
 WARM_UP_DELAY_MS = 800
 """Start-up work waits this long after the first paint, so the window settles first."""
+
+
+def _opener(workspace: Workspace, tab: int) -> Callable[[], None]:
+    """A slot showing the detail pane's tab `tab`."""
+    return lambda: workspace.detail_tabs.show_tab(tab)
 
 
 class MainWindow(QMainWindow):
@@ -130,6 +138,26 @@ class MainWindow(QMainWindow):
             self, "&Run", [QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")], self.start_run
         )
         self.stop_action = window_action(self, "&Stop", QKeySequence("Esc"), self.stop_run)
+        self.question_action = window_action(
+            self, "Go to the &question", QKeySequence("Ctrl+L"), self.focus_question
+        )
+        self.follow_up_action = window_action(
+            self,
+            "Ask a &follow-up",
+            QKeySequence("Ctrl+Shift+F"),
+            ws.controls.follow_up.begin,
+            ws.controls.follow_up.ask_button,
+        )
+        self.new_question_action = window_action(
+            self, "&New question", QKeySequence("Ctrl+N"), self.new_question
+        )
+        self.copy_answer_action = window_action(
+            self,
+            "&Copy the answer",
+            QKeySequence("Ctrl+Shift+A"),
+            self.copy_answer,
+            ws.answer.copy_button,
+        )
         self.add_files_action = window_action(
             self,
             "Add &files…",
@@ -160,7 +188,7 @@ class MainWindow(QMainWindow):
         self.quit_action = window_action(self, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         self.welcome_action = window_action(self, "&Welcome page", None, self.show_welcome)
         self.about_action = window_action(self, "&About RLM Desktop", None, self.show_about)
-        view_actions = [
+        view_actions: list[QAction | None] = [
             window_action(
                 self,
                 "&Expand all",
@@ -184,10 +212,18 @@ class MainWindow(QMainWindow):
             self,
             "&Timeline",
             QKeySequence("Ctrl+T"),
-            ws.timeline.toggle,
+            ws.detail_tabs.toggle_timeline,
         )
         self.timeline_action.setCheckable(True)
+        ws.detail_tabs.timeline_shown.connect(self.timeline_action.setChecked)
         view_actions.append(self.timeline_action)
+        view_actions.append(None)
+        for number, name in enumerate(TAB_NAMES):
+            view_actions.append(
+                window_action(
+                    self, f"{name} tab", QKeySequence(f"Ctrl+{number + 1}"), _opener(ws, number)
+                )
+            )
         self.zoom = Zoom(self, self.prefs)
         zoom_actions = [
             window_action(
@@ -226,9 +262,20 @@ class MainWindow(QMainWindow):
         run_menu = bar.addMenu("&Run")
         run_menu.addAction(self.run_action)
         run_menu.addAction(self.stop_action)
+        run_menu.addSeparator()
+        for action in (
+            self.question_action,
+            self.follow_up_action,
+            self.new_question_action,
+            self.copy_answer_action,
+        ):
+            run_menu.addAction(action)
         view_menu = bar.addMenu("&View")
-        for action in view_actions:
-            view_menu.addAction(action)
+        for entry in view_actions:
+            if entry is None:
+                view_menu.addSeparator()
+            else:
+                view_menu.addAction(entry)
         view_menu.addSeparator()
         for action in zoom_actions:
             view_menu.addAction(action)
@@ -265,6 +312,7 @@ class MainWindow(QMainWindow):
         ws.controls.fix_requested.connect(self.go_to_fix)
         ws.run_changed.connect(self._show_run_figures)
         self.starter.run_starting.connect(lambda: ws.begin_view(None))
+        self.starter.run_starting.connect(lambda: ws.controls.settings_line.set_open(False))
         self.starter.run_starting.connect(self.preparation.step_aside)
         self.starter.run_finished.connect(self._show_run_figures)
         self.starter.run_finished.connect(
@@ -278,6 +326,7 @@ class MainWindow(QMainWindow):
         self.pages.currentChanged.connect(
             lambda _i: self.status.setVisible(self.pages.currentWidget() is self.workspace)
         )
+        self.pages.currentChanged.connect(lambda _i: self.focus_question())
 
     # Runs -----------------------------------------------------------------------------------
 
@@ -297,6 +346,34 @@ class MainWindow(QMainWindow):
     def stop_run(self) -> None:
         """Stop the run in progress (the whole tree)."""
         self.starter.stop()
+
+    def focus_question(self) -> None:
+        """Put the cursor in the question box, its text selected (not while reviewing a saved
+        session, which has none)."""
+        controls = self.workspace.controls
+        if self.pages.currentWidget() is self.workspace and not controls.isHidden():
+            controls.question.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            controls.question.selectAll()
+
+    def new_question(self) -> None:
+        """Back to a new run: out of a saved session, or a question of its own after a run (the
+        last run stays in view until the next starts)."""
+        self.pages.setCurrentWidget(self.workspace)
+        if self.workspace.reviewing:
+            self.leave_review()
+        controls = self.workspace.controls
+        controls.follow_up.end()
+        controls.question.clear()
+        controls.question.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def copy_answer(self) -> None:
+        """Put the answer in view on the clipboard, and say so."""
+        answer = self.workspace.answer
+        if answer.isHidden():
+            self.status.showMessage("No answer to copy yet.", 4000)
+            return
+        answer.copy()
+        self.status.showMessage("Answer copied.", 4000)
 
     def go_to_fix(self, setting: str) -> None:
         """Lead to where a pre-flight problem about `setting` is fixed."""
@@ -551,10 +628,12 @@ class MainWindow(QMainWindow):
         self.prefs.set_workspace(ws.controls.defaults(), ws.documents.kept())
 
     def showEvent(self, event: QShowEvent) -> None:
-        """Fit the window to its screen again once shown, when its frame's size is known."""
+        """Fit the window to its screen again once shown, when its frame's size is known; the
+        cursor starts in the question."""
         super().showEvent(event)
         if not self._painted:
             self.fit_to_screen()
+            self.focus_question()
 
     def moveEvent(self, event: QMoveEvent) -> None:
         """A window manager frames the window after it is shown, moving it: fit it again."""

@@ -1,7 +1,7 @@
 """The Presentation view (View → Presentation, F5), for showing a run on a projector: the window
 full screen, the type as large as the screen allows (up to `PRESENT_POINTS`), the call tree and
-the console given the room (the documents pane, the run settings and the call details put
-away), and a clicker's Page Down / Page Up stepping a replay turn by turn.
+the console given the room (the documents pane and the run settings put away, the detail pane
+on its Console tab), and a clicker's Page Down / Page Up stepping a replay turn by turn.
 
 Leaving it (F5 again) puts back exactly what was there: the window's state, the type size, the
 panes and the splitters. Nothing of it is saved: the interface size chosen in Settings or by
@@ -19,6 +19,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow
 
 from rlm_desktop.ui.tree.columns import COLUMNS
+from rlm_desktop.ui.window.detail_tabs import CONSOLE
 from rlm_desktop.ui.window.workspace import Workspace
 from rlm_desktop.ui.window.zoom import Zoom
 
@@ -42,8 +43,7 @@ class _Before:
     header: QByteArray = field(default_factory=QByteArray)
     documents_shown: bool = True
     conversations_shown: bool = False
-    settings_shown: bool = True
-    details_shown: bool = True
+    tab: int = CONSOLE
 
 
 class Presentation:
@@ -81,7 +81,7 @@ class Presentation:
 
     def _enter(self) -> None:
         window, ws = self._window, self._workspace
-        splitters = [*ws.splitters(), ws.timeline_splitter]
+        splitters = ws.splitters()
         self._before = _Before(
             points=self._zoom.points,
             window_state=window.windowState(),
@@ -90,15 +90,14 @@ class Presentation:
             header=ws.tree_panel.view.header().saveState(),
             documents_shown=not ws.documents.isHidden(),
             conversations_shown=not ws.conversations.isHidden(),
-            settings_shown=not ws.controls.settings_area.isHidden(),
-            details_shown=not ws.details.isHidden(),
+            tab=ws.detail_tabs.currentIndex(),
         )
         self._zoom.persist = False
         window.showFullScreen()
         ws.documents.hide()  # hidden, not folded: its least width then leaves room for type
         ws.conversations.hide()
-        ws.controls.settings_area.hide()
-        ws.details.hide()
+        ws.controls.set_compact(True)
+        ws.detail_tabs.show_tab(CONSOLE)
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # restyling takes a moment
         try:
             self._zoom.enlarge_to(max(PRESENT_POINTS, self._zoom.points), self._console_has_room)
@@ -125,7 +124,7 @@ class Presentation:
     def _console_has_room(self) -> bool:
         """True while the tree, at its least, leaves the console its share of the width."""
         ws = self._workspace
-        least = ws.inspector.minimumSizeHint().width()
+        least: int = ws.tree_panel.minimumSizeHint().width()
         return least <= ws.run_splitter.width() * (1 - CONSOLE_SHARE)
 
     def _leave(self, before: _Before) -> None:
@@ -136,8 +135,8 @@ class Presentation:
         self._zoom.persist = True
         ws.documents.setVisible(before.documents_shown)
         ws.conversations.setVisible(before.conversations_shown)
-        ws.controls.settings_area.setVisible(before.settings_shown)
-        ws.details.setVisible(before.details_shown)
+        ws.controls.set_compact(False)
+        ws.detail_tabs.show_tab(before.tab)
         if before.window_state & Qt.WindowState.WindowFullScreen:
             pass  # it was full screen before presenting: it stays so
         elif before.window_state & Qt.WindowState.WindowMaximized:
@@ -146,7 +145,7 @@ class Presentation:
             window.showNormal()
             window.setGeometry(before.geometry)
         ws.tree_panel.view.header().restoreState(before.header)
-        for splitter in [*ws.splitters(), ws.timeline_splitter]:
+        for splitter in ws.splitters():
             state = before.splitters.get(splitter.objectName())
             if state is not None:
                 splitter.restoreState(state)

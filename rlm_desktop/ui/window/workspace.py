@@ -1,6 +1,7 @@
-"""The working area: documents on the left, run controls on top, the call tree with its details
-in the middle, and the console with the answer on the right; the replay bar above them for a
-saved session, and the timeline below them when shown.
+"""The working area, laid out around the run (`docs/layout.md`): documents on the left, the
+question and run settings on top, then the call tree beside the detail pane, whose tabs (answer,
+console, call, health, timeline) each get the run area's whole height; the replay bar above them
+for a saved session.
 
 Every run in view, live or saved, reaches these widgets the same way: event batches from the
 `EventBridge` folded into the `CallTreeModel`, then the selected call's console and details are
@@ -17,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from rlm_desktop.engine.events import Event
 from rlm_desktop.review.call_tree import CallNode, Changes
@@ -33,9 +34,10 @@ from rlm_desktop.ui.sessions.conversations import ConversationsPane
 from rlm_desktop.ui.shared.pacer import Pacer
 from rlm_desktop.ui.shared.widgets import ElidedLabel, splitter
 from rlm_desktop.ui.timeline.pane import TimelinePane
-from rlm_desktop.ui.tree.details import CallInspector, DetailPanel
+from rlm_desktop.ui.tree.details import DetailPanel
 from rlm_desktop.ui.tree.model import CallTreeModel
 from rlm_desktop.ui.tree.panel import TreePanel
+from rlm_desktop.ui.window.detail_tabs import ANSWER, CONSOLE, DetailTabs
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health import HealthReport
@@ -43,15 +45,6 @@ if TYPE_CHECKING:
 
 TICK_MS = 500
 FIGURES_MS = 200
-
-
-class TakesWhatIsLeft(QSplitter):
-    """The tree, console and timeline: they ask only for their least height, so that the run
-    controls above them get their full height first, and they take all that is left."""
-
-    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
-        """The least height (and the natural width)."""
-        return QSize(super().sizeHint().width(), self.minimumSizeHint().height())
 
 
 class Workspace(QWidget):
@@ -71,7 +64,6 @@ class Workspace(QWidget):
         self.controls = RunControls()
         self.tree_panel = TreePanel(self.model)
         self.details = DetailPanel()
-        self.inspector = CallInspector(self.tree_panel, self.details)
         self.console = ConsoleView()
         self.answer = AnswerPanel()
         self.details.clock = lambda: self.model.tree.run.now()
@@ -89,27 +81,19 @@ class Workspace(QWidget):
         self.review_bar.hide()
         self.reviewing: str | None = None
 
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        console_title = QLabel("Console")
-        console_title.setObjectName("cardTitle")
-        right_layout.addWidget(self.answer)
         self.health = HealthPanel()
-        right_layout.addWidget(self.health)
-        right_layout.addWidget(console_title)
-        right_layout.addWidget(self.console, 1)
-
-        self.run_splitter = splitter(
-            Qt.Orientation.Horizontal, "runSplitter", [(self.inspector, 3), (right, 2)]
-        )
+        self.health.title.hide()  # its tab names it
         self.timeline = TimelinePane(self.model)
-        self.timeline.hide()
-        self.timeline_splitter = TakesWhatIsLeft(Qt.Orientation.Vertical)
-        self.timeline_splitter.setObjectName("timelineSplitter")
-        for index, (pane, stretch) in enumerate([(self.run_splitter, 3), (self.timeline, 1)]):
-            self.timeline_splitter.addWidget(pane)
-            self.timeline_splitter.setStretchFactor(index, stretch)
+        self.timeline.title.hide()
+        self.detail_tabs = DetailTabs(
+            self.answer, self.console, self.details, self.health, self.timeline
+        )
+        self.run_splitter = splitter(
+            Qt.Orientation.Horizontal,
+            "callSplitter",
+            [(self.tree_panel, 2), (self.detail_tabs, 3)],
+        )
+        self.run_splitter.setChildrenCollapsible(False)
         self.replay = ReplayController(self)
 
         center = QWidget()
@@ -118,13 +102,13 @@ class Workspace(QWidget):
         center_layout.addWidget(self.review_bar)
         center_layout.addWidget(self.replay.bar)
         center_layout.addWidget(self.controls)
-        center_layout.addWidget(self.timeline_splitter, 1)
+        center_layout.addWidget(self.run_splitter, 1)
 
         self.main_splitter = splitter(
             Qt.Orientation.Horizontal, "mainSplitter", [(self.documents, 1), (center, 4)]
         )
-        self.main_splitter.setSizes([360, 1080])
-        self.run_splitter.setSizes([620, 460])
+        self.main_splitter.setSizes([300, 1140])
+        self.run_splitter.setSizes([440, 700])
         self.conversations = ConversationsPane()
         self.conversations.hide()
         self.outer_splitter = splitter(
@@ -145,6 +129,8 @@ class Workspace(QWidget):
         self.tree_panel.error_reached.connect(self.console.reveal_error)
         self.health.call_chosen.connect(self._choose_call)
         self.health.reported.connect(self._on_report)
+        self.tree_panel.view.clicked.connect(lambda _index: self.detail_tabs.call_chosen())
+        self.tree_panel.view.activated.connect(lambda _index: self.detail_tabs.call_chosen())
         self.checked: HealthReport | None = None
         """The last health report: its sources go on the answer card of its run."""
         self.answer.source_chosen.connect(self._show_passage)
@@ -176,7 +162,6 @@ class Workspace(QWidget):
             self.outer_splitter,
             self.main_splitter,
             self.run_splitter,
-            self.inspector,
             self.documents.splitter,
         ]
 
@@ -195,6 +180,7 @@ class Workspace(QWidget):
         self.reviewing = review
         self.review_bar.setVisible(review is not None)
         self.controls.setVisible(review is None)
+        self.detail_tabs.show_tab(CONSOLE)
         if review is not None:
             self.review_label.setText(review)
             self._tick.stop()
@@ -216,9 +202,10 @@ class Workspace(QWidget):
             if isinstance(limit, int) and limit > 0:
                 self.console.limit = limit
         finished = self.model.tree.run.finished
-        if finished is not None and changes.run and not self.answer.isVisible():
+        if finished is not None and changes.run and self.answer.isHidden():
             retries = sum(node.retries for node in self.model.tree.walk())
             self.answer.show_result(finished, retries)
+            self.detail_tabs.show_tab(ANSWER)
             self._show_sources()
             self._tick.stop()
         if changes.run:
@@ -241,11 +228,13 @@ class Workspace(QWidget):
         node = self.model.tree.nodes.get(call_id)
         if node is not None:
             self.tree_panel.select(node)
+            self.detail_tabs.call_chosen()
 
     def _on_report(self, report: HealthReport | None) -> None:
         """Show a report's coverage in the documents and its sources on the answer card (a
         cleared report keeps its sources, for its run's answer replayed)."""
         self.documents.show_coverage(None if report is None else report.coverage)
+        self.detail_tabs.mark_health(0 if report is None else len(report.warnings))
         if report is not None:
             self.checked = report
             self._show_sources()
