@@ -39,7 +39,7 @@ def start_xvfb() -> subprocess.Popen[bytes] | None:
     if os.environ.get("DISPLAY") and not os.environ.get("RLM_SCREENSHOTS_OWN_XVFB"):
         return None
     if shutil.which("Xvfb") is None:
-        sys.exit("Xvfb is missing: apt-get install xvfb (and the libxcb-* set in the README)")
+        sys.exit("Xvfb is missing: apt-get install xvfb (and the libxcb-* set in docs/development.md)")
     read, write = os.pipe()
     server = subprocess.Popen(
         [

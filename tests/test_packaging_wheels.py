@@ -55,7 +55,7 @@ TARGETS = [
          **PYTHON},
     ),
     # macOS 14 is the oldest our pins have wheels for (onnxruntime 1.32; PySide6 and pypdfium2
-    # need 13): README's install table says so.
+    # need 13): docs/install.md's table says so.
     Target(
         "macOS 14+ on Apple silicon",
         "macosx_14_0_arm64",

@@ -208,7 +208,7 @@ SYSCALL_CELL = (
 async def test_cells_in_the_sandbox(tmp_path: Path) -> None:
     """Reported, not asserted: a trivial cell's round trip and a system-call-heavy cell (200,000
     calls, each one through the seccomp filter) in a confined worker, against an unconfined one;
-    run at two revisions to compare rule sets (the README gives both)."""
+    run at two revisions to compare rule sets (docs/figures.md gives both)."""
 
     async def no_calls(op: str, args: dict[str, Any]) -> Any:
         raise AssertionError("no sub-calls expected")
