@@ -95,6 +95,7 @@ SCREENSHOT_DEBS := $(DESKTOP_DEBS)
 screenshots: $(STAMP)
 	@tools/debian-packages screenshots $(SCREENSHOT_DEBS)
 	$(PY) -m tests.screenshots
+	$(PY) -m tests.screenshots --large
 
 # The frozen one-folder bundle dist/rlm-desktop/ (PyInstaller, pinned in the `package` extra).
 PACKAGE_STAMP := $(VENV)/.packaging-installed

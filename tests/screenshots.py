@@ -21,6 +21,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"
 SIZE = (1440, 900)
+LARGE_SIZE = (1280, 720)
+"""A 2560×1440 screen at twice the scale, in logical pixels."""
 
 
 def _die_with_parent() -> None:
@@ -34,8 +36,9 @@ def _die_with_parent() -> None:
         return
 
 
-def start_xvfb() -> subprocess.Popen[bytes] | None:
-    """Start Xvfb on a free display and export DISPLAY; None when a display is already set."""
+def start_xvfb(large: bool = False) -> subprocess.Popen[bytes] | None:
+    """Start Xvfb on a free display and export DISPLAY; None when a display is already set.
+    `large` makes it a 2560×1440 screen."""
     if os.environ.get("DISPLAY") and not os.environ.get("RLM_SCREENSHOTS_OWN_XVFB"):
         return None
     if shutil.which("Xvfb") is None:
@@ -48,7 +51,7 @@ def start_xvfb() -> subprocess.Popen[bytes] | None:
             str(write),
             "-screen",
             "0",
-            f"{SIZE[0] + 160}x{SIZE[1] + 100}x24",
+            "2560x1440x24" if large else f"{SIZE[0] + 160}x{SIZE[1] + 100}x24",
             "-nolisten",
             "tcp",
         ],
@@ -192,6 +195,7 @@ async def main_async(window: Any, server: Any) -> None:
     save(window, "answer-sources")
     child = next(n for n in ws.model.tree.walk() if n.kind == "rlm" and n.level == 1)
     ws.tree_panel.select(child)
+    ws.detail_tabs.call_chosen()  # as a click in the tree does: the call's console
     await pump(0.3)
     save(window, "child-call")
     dialog = window.show_sessions()
@@ -390,9 +394,37 @@ def messy_folder() -> Path:
     return folder
 
 
+async def large_screen(window: Any, server: Any) -> None:
+    """The same run on a 2560×1440 screen at twice the scale, maximised: the answer, then a
+    call's console."""
+    ws = window.workspace
+    window.showMaximized()
+    window.prefs.set_base_url("local", server.base_url)
+    window.starter.apply_preferences()
+    window.pages.setCurrentWidget(ws)
+    await window.starter.refresh_models()
+    await scripted_run(
+        window,
+        server,
+        "Which incidents happened in this log, and when did each start and end?",
+        0.5,
+        None,
+    )
+    await pump(1.0)
+    save(window, "large-answer")
+    ws.tree_panel.select(ws.model.tree.root)
+    ws.detail_tabs.call_chosen()
+    await pump(0.5)
+    save(window, "large-console")
+
+
 def main() -> int:
-    """Take the screenshots; the process exit code."""
-    xvfb = start_xvfb()
+    """Take the screenshots (`--large`: those of a 2560×1440 screen at twice the scale); the
+    process exit code."""
+    large = "--large" in sys.argv[1:]
+    if large:
+        os.environ["QT_SCALE_FACTOR"] = "2"
+    xvfb = start_xvfb(large)
     home = tempfile.mkdtemp(prefix="rlm-screenshots-")
     os.environ.update(
         QT_QPA_PLATFORM="xcb", RLM_DESKTOP_HOME=home, LITELLM_LOCAL_MODEL_COST_MAP="True"
@@ -412,11 +444,13 @@ def main() -> int:
         asyncio.set_event_loop(loop)
         server = ScriptedServer(models=("test-model", "llama-3.1-8b-instruct")).start()
         window = MainWindow(warm_up=False)
-        window.resize(*SIZE)
+        window.resize(*(LARGE_SIZE if large else SIZE))
         window.show()
         try:
             with loop:
-                loop.run_until_complete(main_async(window, server))
+                loop.run_until_complete(
+                    large_screen(window, server) if large else main_async(window, server)
+                )
         finally:
             window.shutdown()
             server.stop()
