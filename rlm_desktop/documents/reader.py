@@ -136,8 +136,8 @@ def _keep_freed_memory() -> None:
 
 def serve(connection: Connection, memory_bytes: int, folders: list[str]) -> None:
     """The worker's loop: confine itself (reading only `folders` and the system's libraries)
-    and say how, then read `(type, bytes, settings, inflate)` requests and send back `(status, value)`
-    answers (reader_answers.py)."""
+    and say how, then read `(type, bytes, settings, inflate)` requests and send back
+    `(status, value)` answers (reader_answers.py)."""
     _confine(memory_bytes)
     _keep_freed_memory()
     logging.getLogger("pypdf").setLevel(logging.CRITICAL)
