@@ -12,7 +12,8 @@ import dataclasses
 import importlib
 from dataclasses import dataclass
 
-from rlm_desktop.documents.decoding import Unreadable, decode
+from rlm_desktop.documents.decoding import Unreadable, decode, normalize_newlines
+from rlm_desktop.documents.inflate import Inflate
 from rlm_desktop.engine.context import ContextSection as Section
 
 COMPRESSED_TYPES = frozenset(
@@ -91,8 +92,18 @@ _TAKE_SETTINGS = frozenset(("pdf", "image", "email"))
 """The readers that also take the `ReadSettings` (OCR, or documents inside documents)."""
 
 
-def extract(kind: str, data: bytes, settings: ReadSettings | None = None) -> Extracted:
-    """The text of a file of type `kind`; raises `Unreadable` when it has none to give."""
+def extract(
+    kind: str,
+    data: bytes,
+    settings: ReadSettings | None = None,
+    inflate: Inflate | None = None,
+) -> Extracted:
+    """The text of a file of type `kind`, decompressed first where `inflate` says how; raises
+    `Unreadable` when it has none to give."""
+    if inflate is not None:
+        data = inflate.apply(data)
+        if kind not in COMPRESSED_TYPES:
+            data = normalize_newlines(data)
     reader = _READERS.get(kind)
     if reader is not None:
         module, function = reader.split(":")
@@ -165,6 +176,7 @@ def sections_between(text: str, separator: str, kind: str) -> tuple[Section, ...
 __all__ = [
     "COMPRESSED_TYPES",
     "Extracted",
+    "Inflate",
     "Inner",
     "ReadSettings",
     "Section",

@@ -1,6 +1,9 @@
 """Which files we read, as what, and which we refuse — decided from the file name alone.
 
 Content sniffing (binary bytes, encodings) happens later, in `decoding`; this module opens no file.
+A single compressed file (`app.log.1.gz`, `report.pdf.xz`) is judged by its name without the
+compression suffix, and decompressed by the bounded reader (`inflate`); archives that hold
+several files (`.tar.gz`, `.zip`) are refused.
 """
 
 from __future__ import annotations
@@ -143,6 +146,7 @@ _TYPE_BY_NAME: dict[str, str] = {
     ),
 }
 
+_ARCHIVE = "compressed archive"
 _BINARY_KINDS: dict[str, tuple[str, ...]] = {
     "image": (
         ".gif",
@@ -158,12 +162,13 @@ _BINARY_KINDS: dict[str, tuple[str, ...]] = {
     ),
     "audio": (".mp3", ".wav", ".flac", ".ogg", ".m4a", ".aac", ".wma", ".opus", ".mid"),
     "video": (".mp4", ".mkv", ".mov", ".avi", ".wmv", ".webm", ".flv", ".m4v"),
-    "compressed archive": (
+    _ARCHIVE: (
         ".zip",
-        ".gz",
         ".tgz",
-        ".bz2",
-        ".xz",
+        ".tbz",
+        ".tbz2",
+        ".txz",
+        ".tlz",
         ".zst",
         ".7z",
         ".rar",
@@ -228,7 +233,7 @@ _BINARY_ADVICE = {
     "image": "save it as .png or .jpg to have its text recognised",
     "audio": "load a transcript instead",
     "video": "load a transcript instead",
-    "compressed archive": "extract it and load the folder",
+    _ARCHIVE: "extract it and load the folder",
     "program or library": "load its source code instead",
     "font": "fonts hold no document text",
     "database or data blob": "export the data to CSV or JSON and load that",
@@ -263,8 +268,27 @@ _GENERATED_NAMES = frozenset(
 _GENERATED_SUFFIXES = (".min.js", ".min.css", ".js.map", ".css.map", ".map")
 
 
+COMPRESSIONS: dict[str, str] = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".lzma": "lzma"}
+"""The compressions a single file may come in, by suffix, each read as the file inside it."""
+
+
+def compression(path: Path) -> str | None:
+    """The compression of a single compressed file (`gzip` for `app.log.1.gz`), or None."""
+    return COMPRESSIONS.get(path.suffix.lower())
+
+
+def _inside(path: Path) -> Path:
+    """The name of the file a single compressed file holds (`app.log.1` for `app.log.1.gz`);
+    any other name as it is."""
+    return path.with_suffix("") if compression(path) is not None else path
+
+
 def type_for(path: Path) -> str | None:
-    """The document type for this name, or None when only the content can tell (then: text)."""
+    """The document type for this name, or None when only the content can tell (then: text).
+
+    A compressed file has the type of the file inside it.
+    """
+    path = _inside(path)
     name = path.name.lower()
     if name in _TYPE_BY_NAME:
         return _TYPE_BY_NAME[name]
@@ -273,6 +297,8 @@ def type_for(path: Path) -> str | None:
 
 def refusal(path: Path) -> str | None:
     """Why a file of this name cannot be loaded at all (binary or unsupported format), or None."""
+    if compression(path) is not None:
+        return _compressed_refusal(path)
     suffix = path.suffix.lower()
     if suffix in _UNSUPPORTED:
         return f"{suffix} files are not supported; {_UNSUPPORTED[suffix]} and load that"
@@ -282,9 +308,21 @@ def refusal(path: Path) -> str | None:
     return None
 
 
+def _compressed_refusal(path: Path) -> str | None:
+    """Why a single compressed file cannot be loaded: it holds an archive, is compressed twice,
+    or the file inside it is refused by its own name."""
+    inner = _inside(path)
+    suffixes = f"{inner.suffix}{path.suffix}".lower()
+    if compression(inner) is not None:
+        return f"compressed twice ({suffixes}); decompress it once and load the {inner.suffix} file"
+    if _BINARY_KIND_BY_SUFFIX.get(inner.suffix.lower()) == _ARCHIVE:
+        return f"{_ARCHIVE} file ({suffixes}), not a text document; {_BINARY_ADVICE[_ARCHIVE]}"
+    return refusal(inner)
+
+
 def generated(path: Path) -> str | None:
     """Why a file found in a folder is machine-generated noise (lock file, minified), or None."""
-    name = path.name.lower()
+    name = _inside(path).name.lower()
     if name in _GENERATED_NAMES:
         return "generated lock file"
     if name.endswith(_GENERATED_SUFFIXES):

@@ -2,9 +2,10 @@
 
 A path the user named that cannot be loaded becomes a `LoadError` (the CLI names it and goes on
 with the rest); a file found inside a named folder that cannot or should not be loaded becomes a
-`Skipped`. PDF, office, e-book, mail and image files are read by a `BoundedReader` (a worker
-process with a time and a memory bound); a file that passes a bound, or the run's time limit
-(`LoadOptions.deadline`), is not loaded and says which.
+`Skipped`. PDF, office, e-book, mail and image files, and single compressed files (`.gz`,
+`.bz2`, `.xz`: decompressed there up to the size limits, which apply to what they inflate to),
+are read by a `BoundedReader` (a worker process with a time and a memory bound); a file that
+passes a bound, or the run's time limit (`LoadOptions.deadline`), is not loaded and says which.
 
 A file is opened once: its size is checked on that descriptor (`fstat`) and at most that many
 bytes are read from it, plus one to see whether it grew. A file replaced after it was opened is
@@ -33,6 +34,7 @@ from rlm_desktop.documents.decoding import Unreadable, normalize_newlines
 from rlm_desktop.documents.extract import (
     COMPRESSED_TYPES,
     Extracted,
+    Inflate,
     Inner,
     ReadSettings,
     extract,
@@ -215,9 +217,27 @@ class _Loader:
             )
         return None
 
-    def extract(self, kind: str, data: bytes) -> Extracted:
-        """The file's text; compressed formats are read by the bounded worker."""
-        if kind not in COMPRESSED_TYPES:
+    def inflate(self, compression: str | None) -> Inflate | None:
+        """How far a compressed file may inflate: the per-file size limit, or what is left of
+        the total size limit where that is less."""
+        if compression is None:
+            return None
+        limits = self.options
+        left = limits.max_total_bytes - self.total_bytes
+        if limits.max_file_bytes <= left:
+            return Inflate(compression, limits.max_file_bytes)
+        return Inflate(
+            compression,
+            left,
+            f"inflates past {human_size(left)} when decompressed, over the total size limit "
+            f"({human_size(limits.max_total_bytes)} for all documents together); raise the "
+            "limit or load fewer files",
+        )
+
+    def extract(self, kind: str, data: bytes, inflate: Inflate | None) -> Extracted:
+        """The file's text; compressed formats and compressed files are read by the bounded
+        worker."""
+        if kind not in COMPRESSED_TYPES and inflate is None:
             return extract(kind, data)
         per_file = self.options.max_read_seconds
         remaining = self.remaining_s()
@@ -227,7 +247,9 @@ class _Loader:
             ocr_seconds = max(0.0, min(ocr_seconds, remaining - per_file))
         settings = ReadSettings(ocr=self.options.ocr, ocr_seconds=ocr_seconds)
         try:
-            return self.reader.read(kind, data, seconds, settings, longest=seconds + ocr_seconds)
+            return self.reader.read(
+                kind, data, seconds, settings, longest=seconds + ocr_seconds, inflate=inflate
+            )
         except ReadTimedOut:
             if seconds < per_file:
                 raise Unreadable(
@@ -245,8 +267,10 @@ class _Loader:
         kind = formats.type_for(path) or "text"
         if kind == "image" and not self.options.ocr:
             return OCR_OFF
+        inflate = self.inflate(formats.compression(path))
+        whole = kind in COMPRESSED_TYPES or inflate is not None
         cut: tuple[str, ...] = ()
-        if grew and kind in COMPRESSED_TYPES:
+        if grew and whole:
             return (
                 f"it changed while it was being read (it grew past the {len(data):,} bytes it "
                 "had when checked); load it again once it is complete"
@@ -257,10 +281,10 @@ class _Loader:
                 "checked, were loaded",
             )
         size, digest = len(data), hashlib.sha256(data).hexdigest()
-        if kind not in COMPRESSED_TYPES:
+        if not whole:
             data = normalize_newlines(data)  # rebinding frees the original: memory stays ~2x
         try:
-            extracted = self.extract(kind, data)
+            extracted = self.extract(kind, data, inflate)
         except Unreadable as exc:
             return str(exc)
         except MemoryError:
@@ -272,7 +296,7 @@ class _Loader:
         has_text = _has_text(text)
         if not has_text and not any(inner.extracted for inner in extracted.inner):
             return "no text in it (only whitespace); nothing to load"
-        self.total_bytes += size
+        self.total_bytes += size if inflate is None else max(size, len(text))
         if has_text:
             self.add(name, path, kind, size, digest, extracted, cut, None)
         self.add_inner(name, path, extracted.inner, name if has_text else None, name)

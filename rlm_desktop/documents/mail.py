@@ -32,9 +32,11 @@ from pathlib import Path
 from rlm_desktop.documents import formats
 from rlm_desktop.documents.decoding import Unreadable, normalize_newlines
 from rlm_desktop.documents.extract import COMPRESSED_TYPES, Extracted, Inner, ReadSettings, extract
+from rlm_desktop.documents.inflate import Inflate
 from rlm_desktop.documents.mail_mbox import looks_like_mbox, messages
 from rlm_desktop.documents.mail_message import Attachment, Message
 from rlm_desktop.documents.mail_mime import read_mime
+from rlm_desktop.documents.model import MIB, human_size
 from rlm_desktop.documents.package import OLE_MAGIC
 
 MAX_DEPTH = 5
@@ -50,6 +52,8 @@ within the per-file time limit (the mail benchmark measures a 1,000-message mbox
 
 _SUBJECT_CHARS = 80
 _SAVE_APART = "save it from the message and load it on its own"
+INFLATED_ATTACHMENT_BYTES = 256 * MIB
+"""The most a compressed attachment (`app.log.1.gz`) may inflate to: the default per-file limit."""
 
 
 @dataclass
@@ -141,7 +145,8 @@ def _attachment(attachment: Attachment, settings: ReadSettings, budget: _Budget)
     if refused is not None:
         return Inner(name, kind, size, digest, reason=refused)
     try:
-        extracted = _extract(kind, data, settings.inside(), budget)
+        inflate = None if attachment.message else _inflate(name)
+        extracted = _extract(kind, data, settings.inside(), budget, inflate)
     except Unreadable as error:
         return Inner(name, kind, size, digest, reason=str(error))
     except MemoryError:
@@ -156,7 +161,23 @@ def _attachment(attachment: Attachment, settings: ReadSettings, budget: _Budget)
     return Inner(name, kind, size, digest, reason="no text in it (only whitespace)")
 
 
-def _extract(kind: str, data: bytes, settings: ReadSettings, budget: _Budget) -> Extracted:
+def _inflate(name: str) -> Inflate | None:
+    compression = None if not name else formats.compression(Path(name))
+    if compression is None:
+        return None
+    limit = human_size(INFLATED_ATTACHMENT_BYTES)
+    too_big = (
+        f"inflates past {limit} when decompressed; the limit is {limit} an attachment; "
+        f"{_SAVE_APART}"
+    )
+    return Inflate(compression, INFLATED_ATTACHMENT_BYTES, too_big)
+
+
+def _extract(
+    kind: str, data: bytes, settings: ReadSettings, budget: _Budget, inflate: Inflate | None
+) -> Extracted:
+    if inflate is not None:
+        data = inflate.apply(data)
     if kind == "email":
         return _read(data, settings, budget)
     if kind not in COMPRESSED_TYPES:

@@ -1,5 +1,5 @@
-"""Reading compressed formats (PDF, office files, e-books, mail, images) in a worker process that
-has a time and a memory bound.
+"""Reading compressed formats (PDF, office files, e-books, mail, images, and any document in a
+single `.gz`, `.bz2` or `.xz` file) in a worker process that has a time and a memory bound.
 
 Their bytes are compressed: a file of a few hundred kilobytes can inflate to gigabytes, or keep a
 parser busy for hours. So their text is extracted in a worker process (started with "spawn", like
@@ -40,7 +40,7 @@ import psutil
 
 from rlm_desktop.documents import progress, reader_processes
 from rlm_desktop.documents.decoding import Unreadable
-from rlm_desktop.documents.extract import Extracted, ReadSettings, extract
+from rlm_desktop.documents.extract import Extracted, Inflate, ReadSettings, extract
 from rlm_desktop.documents.model import MIB, human_size
 from rlm_desktop.documents.reader_answers import BadAnswer, decode, encode
 from rlm_desktop.documents.reader_sandbox import PROCESS_ONLY, confine_reader, reader_folders
@@ -91,9 +91,11 @@ def _ran_out_of_memory(error: BaseException) -> bool:
     return False
 
 
-def _answer(kind: str, data: bytes, settings: ReadSettings) -> tuple[str, Any]:
+def _answer(
+    kind: str, data: bytes, settings: ReadSettings, inflate: Inflate | None
+) -> tuple[str, Any]:
     try:
-        return "ok", extract(kind, data, settings)
+        return "ok", extract(kind, data, settings, inflate)
     except Exception as error:
         if _ran_out_of_memory(error):
             return "memory", None
@@ -134,8 +136,8 @@ def _keep_freed_memory() -> None:
 
 def serve(connection: Connection, memory_bytes: int, folders: list[str]) -> None:
     """The worker's loop: confine itself (reading only `folders` and the system's libraries)
-    and say how, then read `(type, bytes, settings)` requests and send back `(status, value)`
-    answers (reader_answers.py)."""
+    and say how, then read `(type, bytes, settings, inflate)` requests and send back
+    `(status, value)` answers (reader_answers.py)."""
     _confine(memory_bytes)
     _keep_freed_memory()
     logging.getLogger("pypdf").setLevel(logging.CRITICAL)
@@ -146,11 +148,11 @@ def serve(connection: Connection, memory_bytes: int, folders: list[str]) -> None
     connection.send_bytes(encode("sandbox", sandbox))
     while True:
         try:
-            kind, data, settings = connection.recv()
+            kind, data, settings, inflate = connection.recv()
         except (EOFError, OSError):  # the application closed the pipe or is gone
             return
         progress.report_to(lambda: connection.send_bytes(_WORKING))
-        answer = _answer(kind, data, settings)
+        answer = _answer(kind, data, settings, inflate)
         progress.report_to(None)
         del data
         try:
@@ -179,8 +181,10 @@ class BoundedReader:
         seconds: float,
         settings: ReadSettings | None = None,
         longest: float | None = None,
+        inflate: Inflate | None = None,
     ) -> Extracted:
-        """The text of `data`, read within `seconds` and the memory bound.
+        """The text of `data` (decompressed first where `inflate` says how), read within
+        `seconds` and the memory bound.
 
         Work done piece by piece (OCR, page by page: `progress.working`) has `seconds` from its
         last piece, up to `longest` in all. Raises `ReadTimedOut` when the time ran out and
@@ -190,11 +194,11 @@ class BoundedReader:
         settings = settings or ReadSettings()
         connection = self._connection or self._start()
         if connection is None:
-            return extract(kind, data, settings)
+            return extract(kind, data, settings, inflate)
         started = time.monotonic()
         until = started + max(seconds, longest or 0.0)
         try:
-            connection.send((kind, data, settings))
+            connection.send((kind, data, settings, inflate))
             while True:
                 wait = min(seconds, until - time.monotonic())
                 if not self._poll(connection, max(0.0, wait)):
