@@ -49,6 +49,7 @@ def test_a_narrow_pane_shows_each_name_whole_before_its_folder_even_with_the_rea
         Coverage(tuple(DocumentCoverage(d.name, d.chars, d.chars // 2, ()) for d in documents))
     )
     assert not pane.view.isColumnHidden(READ)
+    assert pane.view.isColumnHidden(FOLDER)  # drawn in grey after the name instead
     names = _column(pane, NAME)
     assert sorted(names) == sorted(LICENCES)  # the file's own name, not "analyst/…opyright"
     assert _column(pane, FOLDER) == [d.name.rsplit("/", 1)[0] for d in documents]

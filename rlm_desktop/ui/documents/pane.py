@@ -51,6 +51,7 @@ from rlm_desktop.ui.documents.coverage import CoverageBarDelegate, shade_read
 from rlm_desktop.ui.documents.listing import DocumentsProxy, FolderDelegate, NameDelegate
 from rlm_desktop.ui.documents.loading import LoadingBar, LoadWatch
 from rlm_desktop.ui.documents.model import (
+    CHARS,
     COLUMNS,
     FOLDER,
     NAME,
@@ -75,6 +76,8 @@ GONE = "no longer there: moved or deleted since the last session"
 """Below this width the list drops its Folder (drawn after the name then), Type, Size and Chars
 columns so that names stay readable."""
 OPTIONAL_COLUMNS = ("Folder", "Type", "Size", "Chars")
+MEDIUM_PX = 640
+"""Below this width the Chars column is left out too (the totals give the characters)."""
 FIT_ROWS = 100
 """Columns fit the widest of this many rows (Qt's default, 1,000, asked 4,000 files' rows for
 ~190,000 values each time the list changed: most of a second)."""
@@ -155,7 +158,7 @@ class DocumentsPane(QWidget):
             Qt.ItemDataRole.ToolTipRole,
         )  # fmt: skip
         self.view.setItemDelegateForColumn(
-            NAME, NameDelegate(lambda: self.view.isColumnHidden(FOLDER), self.view)
+            NAME, NameDelegate(lambda: not self.view.isColumnHidden(FOLDER), self.view)
         )
         self.view.setItemDelegateForColumn(FOLDER, FolderDelegate(self.view))
         self.view.setItemDelegateForColumn(READ, CoverageBarDelegate(self.view))
@@ -300,6 +303,7 @@ class DocumentsPane(QWidget):
         self._loads[future] = watch
         self.loading_changed.emit(True)
         self.loading_bar.start(len(paths))
+        self._update_totals()
         roots = list(paths)
         future.add_done_callback(lambda done: self._loaded(done, roots))
         return future
@@ -320,6 +324,7 @@ class DocumentsPane(QWidget):
         self._loads.clear()
         self.loading_bar.hide()
         self.loading_changed.emit(False)
+        self._update_totals()
 
     def _loaded(self, future: asyncio.Future[LoadResult], roots: list[Path]) -> None:
         if self._loads.pop(future, None) is None or future.cancelled():
@@ -538,7 +543,7 @@ class DocumentsPane(QWidget):
 
     def _update_totals(self, *_args: object) -> None:
         totals = DocumentTotals.of(self.model.listed())
-        self.empty_hint.setVisible(not self.model.entries)
+        self.empty_hint.setVisible(not self.model.entries and not self.loading)
         errors = sum(1 for e in self.model.entries if not e.ok)
         skipped = 0 if self.read_only else len(self.skipped)
         if not totals.documents and not errors and not skipped:
@@ -622,14 +627,17 @@ class DocumentsPane(QWidget):
         self.set_read_only(False)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        """On a narrow pane keep the name, size and tokens, and leave out the rest."""
+        """On a narrow pane keep the number, name (its folder after it), tokens and share read;
+        the rest as the width allows, the folder taking at most a quarter."""
         super().resizeEvent(event)
-        narrow = self.view.width() < NARROW_PX
+        width = event.size().width()  # the view's own width may not be laid out yet
+        narrow = width < NARROW_PX
         for column in (COLUMNS.index(name) for name in OPTIONAL_COLUMNS):
             self.view.setColumnHidden(column, narrow)
+        self.view.setColumnHidden(CHARS, width < MEDIUM_PX)
         if not narrow:
             wanted = self.view.sizeHintForColumn(FOLDER)
-            self.view.setColumnWidth(FOLDER, max(48, min(wanted, self.view.width() // 3)))
+            self.view.setColumnWidth(FOLDER, max(48, min(wanted, width // 4)))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         """Accept files and folders dragged from a file manager, and outline the list so the
