@@ -177,7 +177,7 @@ async def main_async(window: Any, server: Any) -> None:
     await scripted_run(window, server, "Which request returned HTTP 507, and when?", 0.0, None)
     ws.documents.add_paths([resource("samples", "memos")])
     await wait_for(lambda: not ws.documents.loading)
-    ws.documents.view.setCurrentIndex(ws.documents.model.index(0, 0))
+    ws.documents.select_row(0)
     await scripted_run(
         window,
         server,
@@ -341,7 +341,7 @@ async def office_files(window: Any) -> None:
     await wait_for(lambda: not documents.loading)
     names = [entry.name for entry in documents.model.entries]
     deck = names.index("kestrel/heron-steering.pptx")
-    documents.view.setCurrentIndex(documents.model.index(deck, 0))
+    documents.select_row(deck)
     documents.parts.setCurrentIndex(2)
     documents.parts.activated.emit(2)
     await pump(0.5)

@@ -39,6 +39,7 @@ from rlm_desktop.documents.extract import (
     ReadSettings,
     extract,
 )
+from rlm_desktop.documents.load_progress import LoadProgress
 from rlm_desktop.documents.model import (
     MIB,
     Document,
@@ -101,10 +102,39 @@ class _Loader:
         self.total_bytes = 0
         self.seen: dict[str, Path] = {}
         self.reader = BoundedReader(options.max_read_memory_bytes)
+        self.found = 0
+        self.files_read = 0
 
-    def named(self, path: Path) -> None:
+    def report(self, listing: bool = False) -> None:
+        """Tell `on_progress` the counts so far (it may raise `LoadCancelled`)."""
+        if self.options.on_progress is not None:
+            left_out = len(self.result.skipped) + len(self.result.errors)
+            self.options.on_progress(
+                LoadProgress(self.found, listing, self.files_read, len(self.seen), left_out)
+            )
+
+    def listed(self, path: Path) -> list[Found | Skipped] | None:
+        """What a named folder holds (counted as found as it is listed); None for a file."""
+        if not path.is_dir():
+            self.found += 1
+            return None
+        items: list[Found | Skipped] = []
+        for item in iter_folder(path, self.options):
+            items.append(item)
+            if isinstance(item, Found):
+                self.found += 1
+            else:
+                self.result.skipped.append(item)
+            self.report(listing=True)
+        return items
+
+    def named(self, path: Path, items: list[Found | Skipped] | None) -> None:
+        """Load a path the user named: a folder, whose `items` were listed, or a file."""
+        if items is not None:
+            self.folder(path, items)
+            return
         if path.is_dir():
-            self.folder(path)
+            self.fail(path, "it turned into a folder while loading; add it again", named=True)
         elif not path.exists():
             self.fail(path, "no such file or folder; check the path", named=True)
         elif not path.is_file():
@@ -117,18 +147,23 @@ class _Loader:
             self.fail(path, reason, named=True)
         else:
             self.file(path, path.name, named=True)
+        self.read_one()
 
-    def folder(self, root: Path) -> None:
+    def read_one(self) -> None:
+        self.files_read += 1
+        self.report()
+
+    def folder(self, root: Path, items: list[Found | Skipped]) -> None:
         before = len(self.result.documents)
         skipped_before = len(self.result.skipped)
-        for item in iter_folder(root, self.options):
+        for item in items:
             if isinstance(item, Found):
                 self.file(item.path, item.name, named=False)
-            else:
-                self.result.skipped.append(item)
+                self.read_one()
         if len(self.result.documents) > before:
             return
-        skipped = self.result.skipped[skipped_before:]
+        skipped = [item for item in items if isinstance(item, Skipped)]
+        skipped += self.result.skipped[skipped_before:]
         if not skipped:
             self.fail(root, "the folder is empty; choose a folder that holds documents", named=True)
             return
@@ -347,6 +382,8 @@ class _Loader:
         """Load the documents found inside `outer` as documents of their own, named under it
         (`mail.eml/report.pdf`), each linked to the document that held it; one that could not be
         read is listed as skipped. `root` is the name of the file they all came from."""
+        if not inner:
+            return  # most files: no set of every name so far (quadratic over a big folder)
         taken = {document.name for document in self.result.documents}
         for found in inner:
             own = " ".join(_NOT_IN_A_NAME.sub(" ", found.name).split()) or "unnamed"
@@ -377,12 +414,16 @@ def load_paths(paths: Iterable[Path | str], options: LoadOptions | None = None) 
 
     Never raises for bad input: problems come back in `errors` (paths the user named) and
     `skipped` (files inside folders), one line each. The reader process started for PDF and
-    Word files is stopped before this returns.
+    Word files is stopped before this returns. Folders are listed first, then the files read;
+    `LoadOptions.on_progress` hears the counts as it goes and may stop it (`LoadCancelled`).
     """
     loader = _Loader(options or LoadOptions())
     try:
-        for raw in paths:
-            loader.named(Path(os.path.abspath(Path(raw).expanduser())))
+        named = [Path(os.path.abspath(Path(raw).expanduser())) for raw in paths]
+        listed = [(path, loader.listed(path)) for path in named]
+        loader.report()
+        for path, items in listed:
+            loader.named(path, items)
     finally:
         loader.reader.close()
     return loader.result

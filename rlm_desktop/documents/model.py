@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rlm_desktop.engine.config import DEFAULT_MODEL
 from rlm_desktop.engine.context import ContextDocument, ContextSection
 from rlm_desktop.formatting import plural
+
+if TYPE_CHECKING:
+    from rlm_desktop.documents.load_progress import LoadProgress
 
 MIB = 1024 * 1024
 
@@ -58,6 +61,11 @@ class LoadOptions:
     """Called with each file's path just before it is read (it is open and its size checked):
     progress for long loads. An exception raised here ends the load and propagates to the caller
     (a way to cancel)."""
+    on_progress: Callable[[LoadProgress], None] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """Called with the counts so far after each entry listed and each file read (in the loading
+    thread); raising `LoadCancelled` stops the load (`load_progress`)."""
 
     def __post_init__(self) -> None:
         if self.max_file_bytes <= 0 or self.max_total_bytes <= 0:

@@ -174,7 +174,7 @@ def test_clicking_a_marker_opens_its_passage_in_the_preview(
     with qtbot.waitSignal(card.source_chosen, timeout=2000):
         click_text_at(qtbot, card, position + 1)
 
-    assert pane.view.currentIndex().row() == 0  # minutes.txt
+    assert pane.current_row() == 0  # minutes.txt
     start = MINUTES.text.index(CLOSING)
     end = start + len(CLOSING)
     [(first, last, shade)] = passage_shades(pane)
@@ -197,7 +197,7 @@ def test_clicking_a_marker_opens_its_passage_in_the_preview(
     rect = card.sources_list.visualItemRect(two)
     with qtbot.waitSignal(card.source_chosen, timeout=2000):
         qtbot.mouseClick(card.sources_list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    assert pane.view.currentIndex().row() == 1
+    assert pane.current_row() == 1
     [(first, last, _shade)] = passage_shades(pane)
     assert pane.preview.toPlainText()[first:last] == LATE
     assert pane.passage_label.text().startswith("Source [2]: found word for word — letter.txt")
@@ -231,12 +231,12 @@ def test_a_passage_read_to_answer_opens_too_and_leaving_clears_it(
             Qt.MouseButton.LeftButton,
             pos=card.sources_list.visualItemRect(row).center(),
         )
-    assert pane.view.currentIndex().row() == 0
+    assert pane.current_row() == 0
     assert [(first, last) for first, last, _ in passage_shades(pane)] == [(0, 300)]
     assert pane.passage_label.text().startswith("Read by sub-call ")
     assert pane.passage_label.text().endswith("minutes.txt, characters 0–300")
 
-    pane.view.setCurrentIndex(pane.model.index(1, 0))  # another document: no passage on it
+    pane.select_row(1)  # another document: no passage on it
     assert passage_shades(pane) == []
     assert not pane.passage_label.isVisible()
 
@@ -320,7 +320,7 @@ def test_a_live_run_and_its_replay_show_the_sources(
     with qtbot.waitSignal(card.source_chosen, timeout=2000):
         card.choose_source(2)
     pane = window.workspace.documents
-    assert pane.model.entries[pane.view.currentIndex().row()].name == "letter.txt"
+    assert pane.model.entries[pane.current_row()].name == "letter.txt"
     [(first, last, _shade)] = passage_shades(pane)
     assert pane.preview.toPlainText()[first:last] == LATE
 

@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop.documents.ocr import OCR_OFF
 from rlm_desktop.paths import database_path
 from rlm_desktop.store import Store
+from rlm_desktop.ui.documents.model import TYPE
 from rlm_desktop.ui.documents.pane import PREVIEW_CHARS, DocumentsPane
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.window.main_window import MainWindow
@@ -43,7 +44,7 @@ def test_choosing_a_sheet_scrolls_the_preview_to_it(
     pane.add_paths([_workbook(tmp_path / "figures.xlsx"), long_notes])
     qtbot.waitUntil(lambda: not pane.loading, timeout=20_000)
 
-    pane.view.setCurrentIndex(pane.model.index(0, 0))
+    pane.select_row(0)
     assert pane.parts.isVisible()
     names = [pane.parts.itemText(i) for i in range(pane.parts.count())]
     assert names == ["Sheet Summary", "Sheet Q3 detail", "Sheet Archive"]
@@ -51,7 +52,7 @@ def test_choosing_a_sheet_scrolls_the_preview_to_it(
         pane.parts.activated.emit(2)
         assert _line_shown(pane) == "## Sheet: Archive (A1:A1, hidden)"
 
-        pane.view.setCurrentIndex(pane.model.index(1, 0))
+        pane.select_row(1)
         assert not pane.parts.isVisible()
     finally:
         pane.shutdown()
@@ -74,7 +75,7 @@ def test_a_part_past_the_preview_is_previewed_from_its_start(
     pane = _pane(qtbot)
     pane.add_paths([path])
     qtbot.waitUntil(lambda: not pane.loading, timeout=60_000)
-    pane.view.setCurrentIndex(pane.model.index(0, 0))
+    pane.select_row(0)
     try:
         assert "the last sheet's only cell" not in pane.preview.toPlainText()
 
@@ -149,8 +150,8 @@ def test_a_saved_sessions_documents_keep_their_type_and_parts(
     pane = _pane(qtbot)
     try:
         pane.show_saved(head["documents"], texts)
-        pane.view.setCurrentIndex(pane.model.index(0, 0))
-        assert pane.model.data(pane.model.index(0, 1)) == "spreadsheet"
+        pane.select_row(0)
+        assert pane.model.data(pane.model.index(0, TYPE)) == "spreadsheet"
         names = [pane.parts.itemText(i) for i in range(pane.parts.count())]
         assert names == ["Sheet Summary", "Sheet Q3 detail", "Sheet Archive"]
         pane.parts.activated.emit(1)
@@ -187,7 +188,7 @@ def test_in_a_narrow_pane_the_chosen_slide_starts_the_preview(qtbot: QtBot, qloo
     try:
         pane.add_paths([resource("samples", "kestrel", "heron-steering.pptx")])
         qtbot.waitUntil(lambda: not pane.loading, timeout=20_000)
-        pane.view.setCurrentIndex(pane.model.index(0, 0))
+        pane.select_row(0)
         pane.parts.activated.emit(2)
         assert _top_line(pane) == "## Slide 3: Pilot"
     finally:

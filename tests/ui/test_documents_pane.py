@@ -7,15 +7,15 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.paths import resource
-from rlm_desktop.ui.documents.model import COLUMNS
+from rlm_desktop.ui.documents.model import CHARS, COLUMNS, NAME, TYPE
 from rlm_desktop.ui.documents.pane import DocumentsPane
 from tests.documents.makers import make_pdf
 
 
-def _pane(qtbot: QtBot) -> DocumentsPane:
+def _pane(qtbot: QtBot, width: int = 420) -> DocumentsPane:
     pane = DocumentsPane()
     qtbot.addWidget(pane)
-    pane.resize(420, 600)
+    pane.resize(width, 600)
     pane.show()
     return pane
 
@@ -32,17 +32,17 @@ def test_loads_files_and_shows_errors_inline(qtbot: QtBot, qloop: object, tmp_pa
     model = pane.model
     assert model.rowCount() == 2
     assert [e.name for e in model.entries] == ["notes.md", "blob.bin"]
-    assert model.data(model.index(0, 1)) == "markdown"
-    assert model.data(model.index(0, 3)) == f"{len(good.read_text()):,}"
-    error_text = model.data(model.index(1, 1))
+    assert model.data(model.index(0, TYPE)) == "markdown"
+    assert model.data(model.index(0, CHARS)) == f"{len(good.read_text()):,}"
+    error_text = model.data(model.index(1, TYPE))
     assert "not a text document" in error_text
     assert "1 document" in pane.totals.text()
     assert "1 failed" in pane.totals.text()
     assert "direct call" in pane.hint.text()
     assert len(pane.documents()) == 1
-    pane.view.setCurrentIndex(model.index(0, 0))
+    pane.select_row(0)
     assert "launch is on Tuesday" in pane.preview.toPlainText()
-    pane.view.setCurrentIndex(model.index(1, 0))
+    pane.select_row(1)
     assert "not a text document" in pane.preview.toPlainText()
     pane.shutdown()
 
@@ -53,11 +53,11 @@ def test_folder_reorder_and_remove(qtbot: QtBot, qloop: object) -> None:
     qtbot.waitUntil(lambda: not pane.loading, timeout=20_000)
     names = [e.name for e in pane.model.entries]
     assert len(names) == 7
-    pane.view.setCurrentIndex(pane.model.index(1, 0))
+    pane.select_row(1)
     pane.move_selected(-1)
     assert [e.name for e in pane.model.entries][:2] == [names[1], names[0]]
     pane.view.selectionModel().clearSelection()
-    pane.view.setCurrentIndex(pane.model.index(0, 0))
+    pane.select_row(0)
     pane.remove_selected()
     assert [e.name for e in pane.model.entries] == [names[0], *names[2:]]
     pane.shutdown()
@@ -141,7 +141,7 @@ def _inbox(folder: Path) -> Path:
 
 def _load(qtbot: QtBot, pane: DocumentsPane, *paths: Path) -> None:
     pane.add_paths(list(paths))
-    qtbot.waitUntil(lambda: not pane.loading, timeout=20_000)
+    qtbot.waitUntil(lambda: not pane.loading, timeout=60_000)
 
 
 def test_files_skipped_in_a_folder_are_listed_with_their_reasons(
@@ -235,7 +235,7 @@ def test_a_partly_scanned_pdf_loads_with_a_warning_on_its_row(
     pdf = make_pdf(tmp_path / "mixed.pdf", [["Typed cover"], []], scanned=[1])
     pane = _pane(qtbot)
     _load(qtbot, pane, pdf)
-    index = pane.model.index(0, 0)
+    index = pane.model.index(0, NAME)
     assert pane.model.data(index, Qt.ItemDataRole.DecorationRole) is not None
     tip = pane.model.data(index, Qt.ItemDataRole.ToolTipRole)
     assert "no text recognised by OCR on page 2" in tip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt
 from PySide6.QtGui import QColor
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.documents.display_names import own_name_and_folder, shown
 from rlm_desktop.documents.model import Document, human_size
 from rlm_desktop.engine.context import ContextSection, sections_from_json
 from rlm_desktop.ui.appearance.theme import colors, icon
@@ -19,10 +21,14 @@ from rlm_desktop.ui.shared.indexes import Index
 if TYPE_CHECKING:
     from rlm_desktop.review.health.coverage import DocumentCoverage
 
-COLUMNS = ("Name", "Type", "Size", "Chars", "Tokens", "Read")
-READ = COLUMNS.index("Read")
+COLUMNS = ("#", "Name", "Folder", "Type", "Size", "Chars", "Tokens", "Read")
+NUMBER, NAME, FOLDER, TYPE, SIZE, CHARS, TOKENS, READ = range(len(COLUMNS))
 SHARE_ROLE = Qt.ItemDataRole.UserRole + 1
 """The share of a document that reached a model in the run shown (None when not known)."""
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+"""What a column sorts by: the row (the run's order) for "#", numbers for sizes, folded names."""
+FOLDER_ROLE = Qt.ItemDataRole.UserRole + 3
+"""The folder as shown, for the name column to show after the name when its own is hidden."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,12 @@ class Entry:
     coverage: DocumentCoverage | None = None
     """What of the document reached a model in the run shown (None: no run checked)."""
 
+    @cached_property
+    def own_and_folder(self) -> tuple[str, str]:
+        """The file's own name and its folder, as shown (escaped: `shown`)."""
+        own, folder = own_name_and_folder(self.name, self.path.parent.name)
+        return shown(own), shown(folder)
+
     @property
     def ok(self) -> bool:
         """True for a loaded document."""
@@ -90,6 +102,8 @@ class DocumentsModel(QAbstractTableModel):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.entries: list[Entry] = []
+        self._numbers: list[int | None] = []
+        """Each row's index in `context` (None for a file that failed)."""
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.entries)
@@ -110,60 +124,106 @@ class DocumentsModel(QAbstractTableModel):
         entry = self.entries[index.row()]
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(entry, column)
+            return self._display(entry, column, index.row())
+        if role == SORT_ROLE:
+            return self._sort_key(entry, column, index.row())
+        if role == FOLDER_ROLE:
+            return entry.own_and_folder[1]
         if role == SHARE_ROLE:
             return None if entry.coverage is None else entry.coverage.share
         if role == Qt.ItemDataRole.ToolTipRole and column == READ and entry.coverage is not None:
             return _coverage_tip(entry.coverage)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return "\n".join([str(entry.path), *([entry.error] if entry.error else entry.notes)])
+            notes = [entry.error] if entry.error else list(entry.notes)
+            return "\n".join([shown(str(entry.path)), *notes])
         if role == Qt.ItemDataRole.ForegroundRole and not entry.ok:
             return QColor(colors().error)
-        if role == Qt.ItemDataRole.DecorationRole and column == 0:
+        if role == Qt.ItemDataRole.DecorationRole and column == NAME:
             if not entry.ok:
                 return icon("status-error")
             if entry.notes:
                 return icon("status-limit")
-        if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (NUMBER, SIZE, CHARS, TOKENS):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
-    def _display(self, entry: Entry, column: int) -> str:
-        if column == 0:
-            return entry.name
+    def _display(self, entry: Entry, column: int, row: int) -> str:
+        if column == NUMBER:
+            number = self._numbers[row] if row < len(self._numbers) else None
+            return "" if number is None else str(number)
+        if column in (NAME, FOLDER):
+            return entry.own_and_folder[column - NAME]
         doc = entry.document
         if doc is None:
-            return entry.error or "" if column == 1 else ""
+            return entry.error or "" if column == TYPE else ""
         if column == READ:
             return "" if entry.coverage is None else f"{entry.coverage.share:.0%}"
-        if column == 1:
+        if column == TYPE:
             return str(doc.type)
-        if column == 2:
+        if column == SIZE:
             return human_size(doc.size)
-        if column == 3:
+        if column == CHARS:
             return f"{doc.chars:,}"
         return ("~" if doc.tokens_estimated else "") + f"{doc.tokens:,}"
+
+    def _sort_key(self, entry: Entry, column: int, row: int) -> object:
+        """The value `column` sorts by; failed files sort as zero."""
+        own, folder = entry.own_and_folder
+        doc = entry.document
+        if column == NUMBER:
+            return row
+        if column == NAME:
+            return f"{own.casefold()}\0{folder.casefold()}"
+        if column == FOLDER:
+            return f"{folder.casefold()}\0{own.casefold()}"
+        if column == TYPE:
+            return "" if doc is None else str(doc.type)
+        if column == READ:
+            return -1.0 if entry.coverage is None else entry.coverage.share
+        if doc is None:
+            return -1
+        return {SIZE: doc.size, CHARS: doc.chars, TOKENS: doc.tokens}[column]
+
+    def _renumber(self, emit: bool = True) -> None:
+        """Number the loaded rows as the run's `context` holds them (and show the numbers)."""
+        numbers: list[int | None] = []
+        count = 0
+        for entry in self.entries:
+            numbers.append(count if entry.document is not None else None)
+            count += entry.document is not None
+        self._numbers = numbers
+        if emit and self.entries:
+            self.dataChanged.emit(self.index(0, NUMBER), self.index(len(self.entries) - 1, NUMBER))
 
     def add(self, documents: list[Document], errors: list[tuple[Path, str]]) -> None:
         """Append loaded documents and failures; one already listed (the same path, and the same
         part of it for a document found inside another) is replaced in place."""
         fresh = [Entry(path=Path(d.path), name=d.name, document=d) for d in documents]
         fresh += [Entry(path=Path(p), name=Path(p).name, error=m) for p, m in errors]
+        rows = {(e.path, e.part): row for row, e in enumerate(self.entries)}
+        count = len(self.entries)
+        appended: list[Entry] = []
+        replaced: list[int] = []
         for entry in fresh:
             key = (entry.path, entry.part)
-            existing = next(
-                (i for i, e in enumerate(self.entries) if (e.path, e.part) == key), None
-            )
-            if existing is not None:
-                self.entries[existing] = entry
-                self.dataChanged.emit(
-                    self.index(existing, 0), self.index(existing, len(COLUMNS) - 1)
-                )
+            row = rows.get(key)
+            if row is None:
+                rows[key] = count + len(appended)
+                appended.append(entry)
+            elif row >= count:  # twice in this one load: the later one
+                appended[row - count] = entry
             else:
-                row = len(self.entries)
-                self.beginInsertRows(QModelIndex(), row, row)
-                self.entries.append(entry)
-                self.endInsertRows()
+                self.entries[row] = entry
+                replaced.append(row)
+        if replaced:
+            last = len(COLUMNS) - 1
+            self.dataChanged.emit(self.index(min(replaced), 0), self.index(max(replaced), last))
+        if appended:  # one insertion, not one a row: a view lays out 4,000 rows once
+            self.beginInsertRows(QModelIndex(), count, count + len(appended) - 1)
+            self.entries.extend(appended)
+            self._renumber(emit=False)
+            self.endInsertRows()
+        self._renumber()
 
     def remove_rows(self, rows: list[int]) -> None:
         """Remove the given rows."""
@@ -172,6 +232,7 @@ class DocumentsModel(QAbstractTableModel):
                 self.beginRemoveRows(QModelIndex(), row, row)
                 del self.entries[row]
                 self.endRemoveRows()
+        self._renumber()
 
     def move(self, row: int, delta: int) -> int:
         """Move a row up (-1) or down (+1); returns its new row."""
@@ -182,12 +243,14 @@ class DocumentsModel(QAbstractTableModel):
         self.beginMoveRows(QModelIndex(), row, row, QModelIndex(), destination)
         self.entries.insert(target, self.entries.pop(row))
         self.endMoveRows()
+        self._renumber()
         return target
 
     def replace(self, entries: list[Entry]) -> None:
         """Show `entries` instead of the current rows."""
         self.beginResetModel()
         self.entries = list(entries)
+        self._renumber(emit=False)
         self.endResetModel()
 
     def set_coverage(self, documents: Sequence[DocumentCoverage]) -> None:

@@ -1,7 +1,10 @@
 """The documents pane: add files and folders, see each one's size and tokens, preview it.
 
-Loading runs in a worker thread (parsing a PDF can take seconds); the window stays live and the
-results are added when the thread is done. A source of an answer, or a passage read to answer,
+Loading runs in a worker thread (parsing a PDF can take seconds); the window stays live, shows
+the files found, loaded and skipped as it goes, and adds the results when the thread is done
+(Cancel adds none: the list stays as it was). The list shows each file's own name, then its
+folder; it sorts by any column and filters by name or type without changing the run's order
+(the "#" column, `context[i]`). A source of an answer, or a passage read to answer,
 opens in the preview (`show_passage`): scrolled to, shaded, and labelled with how it was found. Failures show inline, in the list, with the reason;
 files left out of folders are listed under it ("3 skipped ▸"), each with its reason.
 """
@@ -16,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import (
     QDragEnterEvent,
     QDragLeaveEvent,
@@ -40,16 +43,29 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from rlm_desktop.documents.load_progress import LoadCancelled, LoadProgress
 from rlm_desktop.documents.model import Document, DocumentTotals, LoadResult
 from rlm_desktop.engine.config import AUTO_DIRECT_MAX_TOKENS, DEFAULT_MODEL
 from rlm_desktop.ui.appearance.theme import monospace_font, repolish
 from rlm_desktop.ui.documents.coverage import CoverageBarDelegate, shade_read
-from rlm_desktop.ui.documents.model import COLUMNS, READ, DocumentsModel, Entry, SavedDocument
+from rlm_desktop.ui.documents.listing import DocumentsProxy, FolderDelegate, NameDelegate
+from rlm_desktop.ui.documents.loading import LoadingBar, LoadWatch
+from rlm_desktop.ui.documents.model import (
+    CHARS,
+    COLUMNS,
+    FOLDER,
+    NAME,
+    NUMBER,
+    READ,
+    DocumentsModel,
+    Entry,
+    SavedDocument,
+)
 from rlm_desktop.ui.documents.parts import PartPicker
 from rlm_desktop.ui.documents.passage import mark_passage
 from rlm_desktop.ui.documents.shading import qt_positions
 from rlm_desktop.ui.documents.skipped import SkippedList
-from rlm_desktop.ui.shared.widgets import plain_label, tool_button
+from rlm_desktop.ui.shared.widgets import plain_label, search_box, tool_button
 
 if TYPE_CHECKING:
     from rlm_desktop.review.health.coverage import Coverage
@@ -57,15 +73,23 @@ if TYPE_CHECKING:
 PREVIEW_CHARS = 200_000
 NARROW_PX = 380
 GONE = "no longer there: moved or deleted since the last session"
-"""Below this width the list drops its Type and Chars columns so that names stay readable."""
-OPTIONAL_COLUMNS = ("Type", "Chars")
+"""Below this width the list drops its Folder (drawn after the name then), Type, Size and Chars
+columns so that names stay readable."""
+OPTIONAL_COLUMNS = ("Folder", "Type", "Size", "Chars")
+MEDIUM_PX = 640
+"""Below this width the Chars column is left out too (the totals give the characters)."""
+FIT_ROWS = 100
+"""Columns fit the widest of this many rows (Qt's default, 1,000, asked 4,000 files' rows for
+~190,000 values each time the list changed: most of a second)."""
 
 
-def load_in_thread(paths: Sequence[Path], model: str, ocr: bool = True) -> LoadResult:
+def load_in_thread(
+    paths: Sequence[Path], model: str, ocr: bool = True, on_progress: LoadWatch | None = None
+) -> LoadResult:
     """Load `paths` with the document loaders: documents, skipped files and failures."""
     from rlm_desktop.documents import LoadOptions, load_paths
 
-    return load_paths(list(paths), LoadOptions(model=model, ocr=ocr))
+    return load_paths(list(paths), LoadOptions(model=model, ocr=ocr, on_progress=on_progress))
 
 
 class DocumentsPane(QWidget):
@@ -73,6 +97,8 @@ class DocumentsPane(QWidget):
 
     changed = Signal()
     loading_changed = Signal(bool)
+    load_progressed = Signal(object)
+    """A load's counts so far (`LoadProgress`), a few times a second while it runs."""
     folder_chosen = Signal(str)
     """The folder the file dialogs open at next, after the user picked something in one."""
 
@@ -86,7 +112,7 @@ class DocumentsPane(QWidget):
         """Read images and scanned PDF pages by OCR (Settings → Run defaults)."""
         self.read_only = False
         self._executor: ThreadPoolExecutor | None = None
-        self._loads: set[asyncio.Future[LoadResult]] = set()
+        self._loads: dict[asyncio.Future[LoadResult], LoadWatch] = {}
         self._live_entries: list[Entry] | None = None
         self._names_kept: dict[str, str] = {}
         self.last_folder = ""
@@ -108,25 +134,44 @@ class DocumentsPane(QWidget):
         self.up_button.setAccessibleName("Move document up")
         self.down_button.setAccessibleName("Move document down")
 
+        self.proxy = DocumentsProxy(self.model, self)
         self.view = QTreeView()
-        self.view.setModel(self.model)
+        self.view.setModel(self.proxy)
         self.view.setRootIsDecorated(False)
         self.view.setUniformRowHeights(True)
         self.view.setAlternatingRowColors(True)
-        self.view.setTextElideMode(
-            Qt.TextElideMode.ElideMiddle
-        )  # "memos/…-budget.md", not "memos/20…"
+        self.view.setTextElideMode(Qt.TextElideMode.ElideRight)  # the name's start tells it
         self.view.setAccessibleName("Documents")
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSortingEnabled(True)
+        self.view.sortByColumn(NUMBER, Qt.SortOrder.AscendingOrder)
         header = self.view.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(False)
-        for column in range(1, len(COLUMNS)):
+        header.setResizeContentsPrecision(FIT_ROWS)
+        for column in range(len(COLUMNS)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(FOLDER, QHeaderView.ResizeMode.Interactive)
+        self.proxy.setHeaderData(
+            NUMBER, Qt.Orientation.Horizontal, "The document's place in the run: context[i]",
+            Qt.ItemDataRole.ToolTipRole,
+        )  # fmt: skip
+        self.view.setItemDelegateForColumn(
+            NAME, NameDelegate(lambda: not self.view.isColumnHidden(FOLDER), self.view)
+        )
+        self.view.setItemDelegateForColumn(FOLDER, FolderDelegate(self.view))
         self.view.setItemDelegateForColumn(READ, CoverageBarDelegate(self.view))
         self.view.setColumnHidden(READ, True)
         self.view.selectionModel().currentRowChanged.connect(self._show_preview)
+        self.filter_edit = search_box("Filter: name, folder, type or *.pdf", "Filter documents")
+        self.filter_edit.setToolTip(
+            "Show only the documents whose name or folder holds this text, whose type is it "
+            "(pdf, markdown), or whose name matches a pattern (*.md); separate several with "
+            "commas. The run still gets every document."
+        )
+        self.filter_edit.textChanged.connect(self._filter)
+        self.loading_bar = LoadingBar(self.cancel_loads)
 
         self.empty_hint = QLabel("Drop files or folders here, or use Add files…")
         self.empty_hint.setObjectName("hint")
@@ -175,7 +220,9 @@ class DocumentsPane(QWidget):
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.addLayout(tools)
+        top_layout.addWidget(self.filter_edit)
         top_layout.addWidget(self.view, 1)
+        top_layout.addWidget(self.loading_bar)
         top_layout.addWidget(self.empty_hint)
         top_layout.addWidget(self.skipped)
         top_layout.addLayout(edit)
@@ -249,21 +296,45 @@ class DocumentsPane(QWidget):
         if self._executor is None:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlm-load")
         loop = asyncio.get_event_loop()
+        watch = LoadWatch(loop, self._progressed)
         future = loop.run_in_executor(
-            self._executor, load_in_thread, list(paths), self.token_model, self.ocr
+            self._executor, load_in_thread, list(paths), self.token_model, self.ocr, watch
         )
-        self._loads.add(future)
+        self._loads[future] = watch
         self.loading_changed.emit(True)
-        self.totals.setText(f"Loading {len(paths)} item{'s' if len(paths) != 1 else ''}…")
+        self.loading_bar.start(len(paths))
+        self._update_totals()
         roots = list(paths)
         future.add_done_callback(lambda done: self._loaded(done, roots))
         return future
 
-    def _loaded(self, future: asyncio.Future[LoadResult], roots: list[Path]) -> None:
-        self._loads.discard(future)
-        if future.cancelled():
+    def _progressed(self, progress: LoadProgress) -> None:
+        self.loading_bar.show_progress(progress)
+        self.load_progressed.emit(progress)
+
+    def cancel_loads(self) -> None:
+        """Stop every load in progress and add nothing of them: the list stays as it was. The
+        loader thread stops at its next file (one being read by the bounded reader is read to
+        the end of its time bound first); the window no longer waits for it."""
+        if not self._loads:
             return
+        for future, watch in self._loads.items():
+            watch.cancel()
+            future.cancel()
+        self._loads.clear()
+        self.loading_bar.hide()
+        self.loading_changed.emit(False)
+        self._update_totals()
+
+    def _loaded(self, future: asyncio.Future[LoadResult], roots: list[Path]) -> None:
+        if self._loads.pop(future, None) is None or future.cancelled():
+            return  # cancelled: nothing of it is added
+        if not self._loads:
+            self.loading_bar.hide()
         error = future.exception()
+        if isinstance(error, LoadCancelled):
+            self.loading_changed.emit(self.loading)
+            return
         if error is not None:
             self.model.add([], [(Path("?"), f"could not load: {error}")])
         else:
@@ -292,7 +363,7 @@ class DocumentsPane(QWidget):
         """Remove the selected rows."""
         if self.read_only:
             return
-        rows = [index.row() for index in self.view.selectionModel().selectedRows()]
+        rows = [self._row_of(index) for index in self.view.selectionModel().selectedRows()]
         self.model.remove_rows(rows)
         if not self.model.entries:
             self.skipped.clear()
@@ -311,19 +382,44 @@ class DocumentsPane(QWidget):
         self.changed.emit()
 
     def move_selected(self, delta: int) -> None:
-        """Move the current row up or down."""
-        current = self.view.currentIndex()
-        if self.read_only or not current.isValid():
+        """Move the current document up or down in the run's order (shown in that order again
+        if the list was sorted by another column)."""
+        current = self.current_row()
+        if self.read_only or current is None:
             return
-        row = self.model.move(current.row(), delta)
-        self.view.setCurrentIndex(self.model.index(row, 0))
+        if self.view.header().sortIndicatorSection() != NUMBER:
+            self.view.sortByColumn(NUMBER, Qt.SortOrder.AscendingOrder)
+        row = self.model.move(current, delta)
+        self.select_row(row)
         self.changed.emit()
 
+    def _row_of(self, index: QModelIndex | QPersistentModelIndex) -> int:
+        """The model's row behind a row of the (sorted, filtered) view."""
+        return self.proxy.mapToSource(self.proxy.index(index.row(), 0)).row()
+
+    def current_row(self) -> int | None:
+        """The model's row (`model.entries`) of the current document, None when there is none."""
+        current = self.view.currentIndex()
+        return self._row_of(current) if current.isValid() else None
+
+    def select_row(self, row: int) -> None:
+        """Make the model's `row` current (the filter is cleared if it hides that row)."""
+        index = self.proxy.mapFromSource(self.model.index(row, 0))
+        if not index.isValid() and self.proxy.text:
+            self.filter_edit.clear()
+            index = self.proxy.mapFromSource(self.model.index(row, 0))
+        self.view.setCurrentIndex(index)
+
+    def _filter(self, text: str) -> None:
+        self.proxy.set_filter(text)
+        self._update_totals()
+
     def _show_preview(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if self.passage is not None and self.passage[0] != current.row():
+        row = self._row_of(current) if current.isValid() else None
+        if self.passage is not None and self.passage[0] != row:
             self.clear_passage()
         self.preview.setExtraSelections([])
-        entry = self.model.entries[current.row()] if current.isValid() else None
+        entry = self.model.entries[row] if row is not None else None
         document = entry.document if entry is not None else None
         self.parts.show_parts(document.sections if document is not None else ())
         if entry is None:
@@ -351,8 +447,7 @@ class DocumentsPane(QWidget):
         read = () if entry.coverage is None else entry.coverage.read
         within = [(max(a, start) - start, b - start) for a, b in read if b > start]
         shade_read(self.preview, window, within)
-        current = self.view.currentIndex()
-        if self.passage is not None and current.isValid() and self.passage[0] == current.row():
+        if self.passage is not None and self.passage[0] == self.current_row():
             _row, first, last = self.passage
             mark_passage(self.preview, window, first - start, last - start)
 
@@ -373,7 +468,7 @@ class DocumentsPane(QWidget):
             self.clear_passage()
             self._caption(f"{caption} (that document is no longer in the list)", True)
             return False
-        self.view.setCurrentIndex(self.model.index(row, 0))
+        self.select_row(row)
         self.passage = (row, start, end)
         self._caption(caption, approximate)
         self._go_to_passage(self.model.entries[row])
@@ -407,10 +502,10 @@ class DocumentsPane(QWidget):
     def go_to_offset(self, offset: int) -> None:
         """Scroll the preview to `offset` in the current document's text, with that line at the
         top (a part past what the preview holds is previewed from its start)."""
-        current = self.view.currentIndex()
-        if not current.isValid() or self.model.entries[current.row()].document is None:
+        current = self.current_row()
+        if current is None or self.model.entries[current].document is None:
             return
-        entry = self.model.entries[current.row()]
+        entry = self.model.entries[current]
         if not self._holds(offset):
             self._render(entry, offset)
         cursor = self.preview.textCursor()
@@ -448,14 +543,18 @@ class DocumentsPane(QWidget):
 
     def _update_totals(self, *_args: object) -> None:
         totals = DocumentTotals.of(self.model.listed())
-        self.empty_hint.setVisible(not self.model.entries)
+        self.empty_hint.setVisible(not self.model.entries and not self.loading)
         errors = sum(1 for e in self.model.entries if not e.ok)
         skipped = 0 if self.read_only else len(self.skipped)
         if not totals.documents and not errors and not skipped:
             self.totals.setText("No documents yet.")
             self.hint.setText("")
             return
-        self.totals.setText(totals.describe(skipped=skipped, failed=errors))
+        described = totals.describe(skipped=skipped, failed=errors)
+        if self.proxy.text:
+            rows = len(self.model.entries)
+            described = f"{self.proxy.rowCount():,} of {rows:,} shown · {described}"
+        self.totals.setText(described)
         if totals.documents and totals.tokens <= self.direct_call_tokens:
             self.hint.setText(
                 "Short enough for one direct call: in auto mode the model "
@@ -528,11 +627,17 @@ class DocumentsPane(QWidget):
         self.set_read_only(False)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        """On a narrow pane keep the name, size and tokens, and leave out the rest."""
+        """On a narrow pane keep the number, name (its folder after it), tokens and share read;
+        the rest as the width allows, the folder taking at most a quarter."""
         super().resizeEvent(event)
-        narrow = self.view.width() < NARROW_PX
+        width = event.size().width()  # the view's own width may not be laid out yet
+        narrow = width < NARROW_PX
         for column in (COLUMNS.index(name) for name in OPTIONAL_COLUMNS):
             self.view.setColumnHidden(column, narrow)
+        self.view.setColumnHidden(CHARS, width < MEDIUM_PX)
+        if not narrow:
+            wanted = self.view.sizeHintForColumn(FOLDER)
+            self.view.setColumnWidth(FOLDER, max(48, min(wanted, width // 4)))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         """Accept files and folders dragged from a file manager, and outline the list so the
@@ -559,8 +664,9 @@ class DocumentsPane(QWidget):
             self.add_paths(paths)
 
     def shutdown(self) -> None:
-        """Stop the loader thread (pending loads finish first)."""
-        for future in list(self._loads):
+        """Stop the loader thread (a load in progress stops at its next file)."""
+        for future, watch in list(self._loads.items()):
+            watch.cancel()
             with contextlib.suppress(Exception):
                 future.cancel()
         if self._executor is not None:
