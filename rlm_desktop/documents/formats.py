@@ -271,6 +271,11 @@ def type_for(path: Path) -> str | None:
     return _TYPE_BY_SUFFIX.get(path.suffix.lower())
 
 
+def document_patterns() -> tuple[str, ...]:
+    """Name patterns (`*.txt`, `*.md`, ...) of the files read as documents, for file pickers."""
+    return tuple(f"*{suffix}" for suffix in _TYPE_BY_SUFFIX)
+
+
 def refusal(path: Path) -> str | None:
     """Why a file of this name cannot be loaded at all (binary or unsupported format), or None."""
     suffix = path.suffix.lower()

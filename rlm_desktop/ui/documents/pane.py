@@ -28,7 +28,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -49,6 +48,7 @@ from rlm_desktop.ui.documents.parts import PartPicker
 from rlm_desktop.ui.documents.passage import mark_passage
 from rlm_desktop.ui.documents.shading import qt_positions
 from rlm_desktop.ui.documents.skipped import SkippedList
+from rlm_desktop.ui.shared import file_dialogs
 from rlm_desktop.ui.shared.widgets import plain_label, tool_button
 
 if TYPE_CHECKING:
@@ -223,17 +223,18 @@ class DocumentsPane(QWidget):
         return bool(self._loads)
 
     def choose_files(self) -> None:
-        """Ask for files (the dialog opens where the last pick was) and add them."""
-        paths, _ = QFileDialog.getOpenFileNames(self, "Add documents", self.last_folder)
+        """Ask for files, the supported formats offered first (the dialog opens where the last
+        pick was), and add them."""
+        paths = file_dialogs.open_file_names(
+            self, "Add documents", [file_dialogs.documents_filter(), file_dialogs.ALL_FILES]
+        )
         if paths:
             self._remember_folder(Path(paths[0]).parent)
             self.add_paths([Path(p) for p in paths])
 
     def choose_folder(self) -> None:
         """Ask for a folder (the dialog opens where the last pick was) and add its documents."""
-        folder = QFileDialog.getExistingDirectory(
-            self, "Add a folder of documents", self.last_folder
-        )
+        folder = file_dialogs.existing_folder(self, "Add a folder of documents")
         if folder:
             self._remember_folder(Path(folder).parent)
             self.add_paths([Path(folder)])
