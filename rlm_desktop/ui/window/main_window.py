@@ -32,6 +32,7 @@ from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.shared.actions import window_action
 from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.window.conversations_link import ConversationsLink
+from rlm_desktop.ui.window.last_view import LastView
 from rlm_desktop.ui.window.layout_memory import WindowLayout
 from rlm_desktop.ui.window.presentation import Presentation
 from rlm_desktop.ui.window.welcome import WelcomePage
@@ -88,6 +89,8 @@ class MainWindow(QMainWindow):
         self._connect()
         self.layout_memory = WindowLayout(self, self.workspace, self.prefs)
         self.layout_memory.restore()
+        self.last_view = LastView(self.workspace, self.prefs, self.open_session, self.starter.store)
+        self.first_painted.connect(lambda: QTimer.singleShot(0, self.last_view.reopen))
         self.workspace.details.trace_source = self._trace_of
         documents = self.workspace.documents
         documents.last_folder = self.prefs.get_str("window/last_folder")
@@ -543,6 +546,7 @@ class MainWindow(QMainWindow):
         """Remember geometry, splitter positions, tree columns, the budget row and code
         wrapping, and the workspace's run settings and documents."""
         self.layout_memory.save()
+        self.last_view.save()
         self.remember_workspace()
 
     def remember_workspace(self) -> None:
