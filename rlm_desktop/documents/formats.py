@@ -295,6 +295,12 @@ def type_for(path: Path) -> str | None:
     return _TYPE_BY_SUFFIX.get(path.suffix.lower())
 
 
+def document_patterns() -> tuple[str, ...]:
+    """Name patterns (`*.txt`, `*.md`, ...) of the files read as documents, for file pickers,
+    and those of any file compressed on its own (`*.gz`: a rotated log, a man page)."""
+    return tuple(f"*{suffix}" for suffix in [*_TYPE_BY_SUFFIX, *COMPRESSIONS])
+
+
 def refusal(path: Path) -> str | None:
     """Why a file of this name cannot be loaded at all (binary or unsupported format), or None."""
     if compression(path) is not None:

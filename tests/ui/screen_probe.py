@@ -77,6 +77,12 @@ def _controls(window: MainWindow) -> dict[str, dict[str, object]]:
     return found
 
 
+def _pages_scroll(window: MainWindow) -> bool:
+    """True when the window's pages are larger than it and scroll (the last resort)."""
+    frame = window.frame
+    return frame.horizontalScrollBar().maximum() > 0 or frame.verticalScrollBar().maximum() > 0
+
+
 def _whole(widget: QWidget) -> QRect:
     return QRect(widget.mapToGlobal(widget.rect().topLeft()), widget.size())
 
@@ -140,6 +146,7 @@ def main() -> int:
         "frame": _rect(window.frameGeometry()),
         "window": _rect(QRect(window.mapToGlobal(window.rect().topLeft()), window.size())),
         "states": states,
+        "pages_scroll": _pages_scroll(window),
     }
     print(json.dumps(report))
     window.close()

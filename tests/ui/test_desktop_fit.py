@@ -17,11 +17,13 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rlm_desktop.ui.appearance.theme import LARGEST_POINTS
 from tests.cli import run_python
 from tests.ui.test_screen_fit import USABLE, inside
 
@@ -33,10 +35,9 @@ CASES: dict[str, tuple[str, str, int]] = {
 START_S = 10.0
 
 
-@pytest.fixture
-def desktop(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, int]]:
-    """An X display of the case's size with openbox running on it: (DISPLAY, scale, font size)."""
-    size, scale, points = CASES[request.param]
+@contextmanager
+def desktop_of(size: str) -> Iterator[str]:
+    """An X display of `size` ("1024x640") with openbox running on it: its DISPLAY."""
     for program in ("Xvfb", "openbox"):
         if shutil.which(program) is None:
             pytest.fail(
@@ -56,11 +57,19 @@ def desktop(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, int]]:
     )  # fmt: skip
     time.sleep(0.5)  # openbox takes the screen; the probe waits for its frame in any case
     try:
-        yield display, scale, points
+        yield display
     finally:
         for process in (manager, xvfb):
             process.terminate()
             process.wait(timeout=10)
+
+
+@pytest.fixture
+def desktop(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, int]]:
+    """The case's desktop: (DISPLAY, scale, font size)."""
+    size, scale, points = CASES[request.param]
+    with desktop_of(size) as display:
+        yield display, scale, points
 
 
 @pytest.mark.parametrize("desktop", list(CASES), indirect=True)
@@ -81,6 +90,27 @@ def test_the_framed_window_fits_the_screen_in_every_pane_state(
     case = request.node.callspec.params["desktop"]
     assert misfits(report) == set(), report
     assert scrolled(report) <= SCROLLING.get(case, set()), report
+    assert not report["pages_scroll"], report  # scrolling the whole window is the last resort
+
+
+def test_at_the_largest_interface_size_the_window_keeps_to_its_screen_and_scrolls(
+    isolated_home: Path,
+) -> None:
+    """32 pt at 2× on 2560×1440: the panes' least sizes add up to more than the screen; the
+    window keeps to the screen, frame and all, and its pages scroll."""
+    with desktop_of("2560x1440") as display:
+        isolated_home.mkdir(parents=True, exist_ok=True)
+        (isolated_home / "settings.ini").write_text(
+            f"[appearance]\nui_font_size={LARGEST_POINTS}\n", encoding="utf-8"
+        )
+        env = {"DISPLAY": display, "QT_QPA_PLATFORM": "xcb", "QT_SCALE_FACTOR": "2"}
+        done = run_python("-m", "tests.ui.screen_probe", home=isolated_home, env=env, timeout=90)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["framed"], "no window manager framed the window"
+    frames = {"folded": report["frame_folded"], **report["frames"]}
+    assert all(inside(frame, report["screen"]) for frame in frames.values()), report
+    assert report["pages_scroll"], report
 
 
 SETTINGS = {"model", "sub_model", "endpoint", "budget", "max_cost", "timeout"}

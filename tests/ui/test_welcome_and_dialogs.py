@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
+from rlm_desktop.ui.shared.file_dialogs import home_of_documents
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.window.main_window import MainWindow
 from rlm_desktop.ui.window.welcome import HAS_PROVIDER, NEEDS_PROVIDER
@@ -60,7 +61,9 @@ def test_the_file_dialogs_open_where_the_last_pick_was(
     picked.parent.mkdir()
     picked.write_text("numbers\n", encoding="utf-8")
 
-    def get_open_file_names(_parent: object, _caption: str, folder: str) -> tuple[list[str], str]:
+    def get_open_file_names(
+        _parent: object, _caption: str, folder: str, _filters: str
+    ) -> tuple[list[str], str]:
         asked.append(folder)
         return [str(picked)], ""
 
@@ -70,5 +73,6 @@ def test_the_file_dialogs_open_where_the_last_pick_was(
     again = MainWindow(warm_up=False)
     qtbot.addWidget(again)
     again.workspace.documents.choose_files()
-    assert asked == ["", str(picked.parent)]  # the second dialog, after a restart, opens there
+    # first in the user's Documents (or home), then, after a restart, where the last pick was
+    assert asked == [home_of_documents(), str(picked.parent)]
     again.shutdown()

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QDialog,
+    QHeaderView,
     QLabel,
     QSplitter,
     QTableWidget,
@@ -60,7 +61,6 @@ def lines_table(sections: list[tuple[str, list[Line]]]) -> QTableWidget:
     table.setAccessibleName("Settings and figures")
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.verticalHeader().hide()
-    table.horizontalHeader().setStretchLastSection(True)
     bold = QFont(table.font())
     bold.setBold(True)
     row = 0
@@ -79,9 +79,12 @@ def lines_table(sections: list[tuple[str, list[Line]]]) -> QTableWidget:
                 table.setItem(row, column, item)
             row += 1
     table.resizeColumnsToContents()
-    for column in range(len(HEADERS) - 1):  # a long value (a question, a path) is elided, not
-        # allowed to push the other columns out of sight; its tooltip holds it whole
+    header = table.horizontalHeader()
+    for column in (0, 3):  # the names and the changes as wide as they need, up to a cap
         table.setColumnWidth(column, min(table.columnWidth(column), MAX_COLUMN_PX))
+    for column in (1, 2):  # the two runs' values share what is left, half each; a long value (a
+        # question, a path) is elided rather than pushing the other out of sight (tooltip: whole)
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
     return table
 
 
@@ -113,7 +116,9 @@ class CompareDialog(QDialog):
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.table)
         top.addWidget(answer_box)
-        top.setSizes([560, 560])
+        top.setStretchFactor(0, 3)  # the table has four columns to show, the answer wraps
+        top.setStretchFactor(1, 2)
+        top.setSizes([660, 440])
         self.left = RunSide(store, found.left)
         self.right = RunSide(store, found.right)
         self.one_scale = QCheckBox("One time scale")

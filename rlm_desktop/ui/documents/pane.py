@@ -31,7 +31,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -65,6 +64,7 @@ from rlm_desktop.ui.documents.parts import PartPicker
 from rlm_desktop.ui.documents.passage import mark_passage
 from rlm_desktop.ui.documents.shading import qt_positions
 from rlm_desktop.ui.documents.skipped import SkippedList
+from rlm_desktop.ui.shared import file_dialogs
 from rlm_desktop.ui.shared.widgets import plain_label, search_box, tool_button
 
 if TYPE_CHECKING:
@@ -99,9 +99,6 @@ class DocumentsPane(QWidget):
     loading_changed = Signal(bool)
     load_progressed = Signal(object)
     """A load's counts so far (`LoadProgress`), a few times a second while it runs."""
-    folder_chosen = Signal(str)
-    """The folder the file dialogs open at next, after the user picked something in one."""
-
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAcceptDrops(True)
@@ -115,7 +112,6 @@ class DocumentsPane(QWidget):
         self._loads: dict[asyncio.Future[LoadResult], LoadWatch] = {}
         self._live_entries: list[Entry] | None = None
         self._names_kept: dict[str, str] = {}
-        self.last_folder = ""
         """Where the next file dialog opens ("" for the platform's choice)."""
 
         title = QLabel("Documents")
@@ -270,24 +266,19 @@ class DocumentsPane(QWidget):
         return bool(self._loads)
 
     def choose_files(self) -> None:
-        """Ask for files (the dialog opens where the last pick was) and add them."""
-        paths, _ = QFileDialog.getOpenFileNames(self, "Add documents", self.last_folder)
+        """Ask for files, the supported formats offered first (the dialog opens where the last
+        pick was), and add them."""
+        paths = file_dialogs.open_file_names(
+            self, "Add documents", [file_dialogs.documents_filter(), file_dialogs.ALL_FILES]
+        )
         if paths:
-            self._remember_folder(Path(paths[0]).parent)
             self.add_paths([Path(p) for p in paths])
 
     def choose_folder(self) -> None:
         """Ask for a folder (the dialog opens where the last pick was) and add its documents."""
-        folder = QFileDialog.getExistingDirectory(
-            self, "Add a folder of documents", self.last_folder
-        )
+        folder = file_dialogs.existing_folder(self, "Add a folder of documents")
         if folder:
-            self._remember_folder(Path(folder).parent)
             self.add_paths([Path(folder)])
-
-    def _remember_folder(self, folder: Path) -> None:
-        self.last_folder = str(folder)
-        self.folder_chosen.emit(self.last_folder)
 
     def add_paths(self, paths: Sequence[Path]) -> asyncio.Future[LoadResult] | None:
         """Load `paths` in a worker thread and add the results; returns the pending load."""

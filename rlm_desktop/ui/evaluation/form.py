@@ -9,7 +9,6 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -34,6 +33,7 @@ from rlm_desktop.evaluation.options import EvaluationOptions
 from rlm_desktop.evaluation.settings import Setting, parse_setting
 from rlm_desktop.evaluation.task_sets import GENERATORS, TaskSpec
 from rlm_desktop.ui.evaluation.run_on import RunOnField
+from rlm_desktop.ui.shared import file_dialogs
 
 FIELD_NAMES = {
     "task": "Tasks",
@@ -117,7 +117,9 @@ class EvaluationForm(QWidget):
         layout.addRow("Runs at once", at_once)
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Task file", "", "Task files (*.jsonl)")
+        path = file_dialogs.open_file_name(
+            self, "Task file", ["Task files (*.jsonl)", file_dialogs.ALL_FILES]
+        )
         if path:
             self.task_file.setText(path)
 

@@ -30,7 +30,7 @@ from rlm_desktop.providers import keys, registry
 from rlm_desktop.review.cap_watch import CapWatch
 from rlm_desktop.ui.bridge.events import EventBridge
 from rlm_desktop.ui.documents.pane import DocumentsPane
-from rlm_desktop.ui.run.checks import CHECKING, check
+from rlm_desktop.ui.run.checks import CHECKING, Problem, check
 from rlm_desktop.ui.run.controller import RunController
 from rlm_desktop.ui.run.controls import (
     RunControls,
@@ -38,6 +38,7 @@ from rlm_desktop.ui.run.controls import (
     describe_config_error,
     sentence,
 )
+from rlm_desktop.ui.run.line_follower import LineFollower
 from rlm_desktop.ui.run.local_models import ModelLists
 from rlm_desktop.ui.run.status_bar import RunStatusBar
 from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
@@ -148,6 +149,8 @@ class RunStarter(QObject):
         """The trace of the last run on its way to the OTLP collector, while it goes."""
         when_settled(controls.model.currentTextChanged, MODEL_SETTLE_MS, self.follow_model, self)
         controls.endpoint.chosen.connect(self._endpoint_chosen)
+        self.line = LineFollower(self, self)
+        """Keeps the line under the fields true to them as the models and endpoint change."""
 
     @property
     def running(self) -> bool:
@@ -184,6 +187,7 @@ class RunStarter(QObject):
         controls.endpoint.set_endpoints(prefs.endpoints())
         self.models.adopt_local_server()
         self.documents.ocr = prefs.ocr
+        self.line.follow()  # an endpoint's address may have changed in the settings
 
     def _endpoint_chosen(self, name: str) -> None:
         """Keep the endpoint the user chose for the next runs, and the next start."""
@@ -257,25 +261,39 @@ class RunStarter(QObject):
         if problem:
             controls.show_error(problem)
             return False
-        from rlm_desktop.engine.pricing import parse_prices
-
         try:
-            config = build_config(
-                request,
-                self.prefs.prices_text(),
-                allow_read=self.prefs.opened_folders(),
-                require_isolation=self.prefs.require_isolation,
-                scratch_quota_mb=self.prefs.scratch_quota_mb,
-                sandbox=self.prefs.sandbox_backend,
-                follow_up=controls.follow_up.link(),
-            )
+            config = self.config_for(request)
             config.validate()
             backend_for(config.sandbox)  # a choice this system cannot give, said before checking
         except ConfigError as exc:
             controls.show_error(describe_config_error(exc))
             return False
-        key = keys.get_key(registry.provider_for_run(request.model, request.api_base))
         self.status.clearMessage()
+        notice = self.notice_for(request)
+        controls.show_notice(CHECKING)
+        controls.set_running(True)
+        self.checking = asyncio.ensure_future(self._check_then_run(config, notice))
+        return True
+
+    def config_for(self, request: RunRequest) -> RunConfig:
+        """The `RunConfig` for `request` with the user's prices and sandbox settings (not yet
+        validated); raises `ConfigError`."""
+        return build_config(
+            request,
+            self.prefs.prices_text(),
+            allow_read=self.prefs.opened_folders(),
+            require_isolation=self.prefs.require_isolation,
+            scratch_quota_mb=self.prefs.scratch_quota_mb,
+            sandbox=self.prefs.sandbox_backend,
+            follow_up=self.controls.follow_up.link(),
+        )
+
+    def notice_for(self, request: RunRequest) -> str:
+        """What a run of `request` assumes, said under the fields while it runs ("" for
+        nothing): its models counted at $0 on the user's own server, folders that expose
+        secrets."""
+        from rlm_desktop.engine.pricing import parse_prices
+
         free = free_local_models(request, parse_prices(self.prefs.prices_text()))
         notice = (
             f"{', '.join(free)} on your own server: counted at $0 against the dollar cap "
@@ -283,16 +301,21 @@ class RunStarter(QObject):
             if free
             else ""
         )
-        notice = " ".join(filter(None, [exposure_notice(config.allow_read), notice]))
-        controls.show_notice(CHECKING)
-        controls.set_running(True)
-        self.checking = asyncio.ensure_future(self._check_then_run(config, key, notice))
-        return True
+        return " ".join(filter(None, [exposure_notice(self.prefs.opened_folders()), notice]))
 
-    async def _check_then_run(self, config: RunConfig, key: str | None, notice: str) -> None:
+    async def checked(self, config: RunConfig) -> list[Problem]:
+        """The pre-flight problems of `config` with the key its provider has (empty: none)."""
+        return await check(config, self._key(config))
+
+    @staticmethod
+    def _key(config: RunConfig) -> str | None:
+        return keys.get_key(registry.provider_for_run(config.model, config.api_base))
+
+    async def _check_then_run(self, config: RunConfig, notice: str) -> None:
         """Run `config` once the pre-flight check passes; `notice` stays under the fields while
         it runs (what the run's settings assume)."""
         controls = self.controls
+        key = self._key(config)
         try:
             problems = await check(config, key)
         except Exception as exc:
@@ -300,11 +323,10 @@ class RunStarter(QObject):
             problems = []
             self.status.showMessage(f"Could not check first ({type(exc).__name__}): running.", 5000)
         if problems:
-            first = problems[0]
-            controls.show_problem(first.message, first.setting, first.fix)
+            self.line.show_problem(problems[0])
             controls.set_running(False)
             return
-        controls.show_notice(notice)
+        self.line.show_notice(notice)
         cost_p90 = await asyncio.to_thread(self._history_p90)
         self._launch(config, key, cost_p90)
 

@@ -3,6 +3,7 @@ and how fast the model is writing while replies stream."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
 
 from rlm_desktop import formatting as fmt
@@ -42,7 +43,7 @@ class RunStatusBar(QStatusBar):
         self.clear_run()
 
     def _field(self, name: str) -> QLabel:
-        label = QLabel()
+        label = _Figure()
         label.setObjectName("statusField")
         label.setAccessibleName(name)
         self.addPermanentWidget(label)
@@ -127,3 +128,13 @@ def sub_calls_text(tree: CallTree) -> str:
     if endings.get("error"):
         parts.append(f"{endings['error']:,} failed")
     return " · ".join(parts)
+
+
+class _Figure(QLabel):
+    """A figure of the status bar: its whole text where there is room, cut where there is not
+    (at the largest interface size the four figures are wider than a screen, and the window
+    must never be)."""
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        """No least width."""
+        return QSize(0, super().minimumSizeHint().height())

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
+from rlm_desktop.ui.shared import file_dialogs
+
 EXPORTS = (
     ("md", "Markdown (*.md)", ".md"),
     ("jsonl", "JSON Lines (*.jsonl)", ".jsonl"),
@@ -53,6 +55,7 @@ def export_dialog(parent: QWidget, session_id: str) -> QFileDialog:
     dialog.setFileMode(QFileDialog.FileMode.AnyFile)
     dialog.setNameFilters([name_filter for _fmt, name_filter, _suffix in EXPORTS])
     dialog.selectNameFilter(EXPORTS[0][1])
+    file_dialogs.start_in_place(dialog)
     dialog.selectFile(default_name(session_id))
 
     def retype(name_filter: str) -> None:

@@ -15,7 +15,6 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -33,6 +32,7 @@ from rlm_desktop.engine.sandbox.choice import backend_for
 from rlm_desktop.ui.run.controls import REQUIRE_ISOLATION, SCRATCH_QUOTA, describe_config_error
 from rlm_desktop.ui.run.sandbox_preparation import PREPARING
 from rlm_desktop.ui.settings.sandbox_choice import BackendChoice
+from rlm_desktop.ui.shared import file_dialogs
 from rlm_desktop.ui.shared.preferences import Preferences
 from rlm_desktop.ui.shared.widgets import note_label, plain_label
 
@@ -234,7 +234,7 @@ class SandboxPage(QWidget):
     def add_folder(self, folder: str | None = None) -> str | None:
         """Open `folder` (chosen in a folder dialog when None) to model code; returns it."""
         if folder is None:
-            folder = QFileDialog.getExistingDirectory(self, "A folder model code may read")
+            folder = file_dialogs.existing_folder(self, "A folder model code may read")
             if not folder:
                 return None
         path = str(Path(folder).expanduser().resolve())

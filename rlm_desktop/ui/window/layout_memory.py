@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QMainWindow, QWidget
 
@@ -11,6 +11,11 @@ from rlm_desktop.ui.window.workspace import Workspace
 
 FIRST_SIZE = QSize(1440, 900)
 """The window's size at its first start, where the screen has room for it."""
+SCREEN = "window/screen"
+"""The available size of the screen the window was left on, "WIDTHxHEIGHT"."""
+SIZE = "window/size"
+"""The window's size as it was left (its normal size when maximised), "WIDTHxHEIGHT"."""
+MAXIMIZED = "window/maximized"
 
 
 class WindowLayout:
@@ -26,8 +31,14 @@ class WindowLayout:
         """The first size, then whatever was remembered, kept inside the screen."""
         self.window.resize(FIRST_SIZE)
         geometry = self.prefs.window_state("geometry")
-        if geometry is not None:
-            self.window.restoreGeometry(geometry)
+        restored = geometry is not None and self.window.restoreGeometry(geometry)
+        size = _size(self.prefs.get_str(SIZE))
+        if size is not None:
+            if not restored:  # Qt refuses a geometry saved on a screen of another size
+                self.window.resize(size)
+            self._scale_to_screen()
+        if self.prefs.get_bool(MAXIMIZED):
+            self.window.setWindowState(self.window.windowState() | Qt.WindowState.WindowMaximized)
         for splitter in self.workspace.splitters():
             state = self.prefs.window_state(splitter.objectName())
             if state is not None:
@@ -39,10 +50,29 @@ class WindowLayout:
         self.workspace.console.wrap.setChecked(self.prefs.get_bool("window/wrap_code"))
         self.fit_to_screen()
 
+    def _scale_to_screen(self) -> None:
+        """On a screen of another size than the one the window was left on, keep the share of
+        the screen it took (left filling a small screen, it fills a larger one too); a
+        maximised window stays maximised."""
+        window = self.window
+        if window.isMaximized() or window.isFullScreen():
+            return
+        was = _size(self.prefs.get_str(SCREEN))
+        now = available_area(window).size()
+        if was is None or was == now:
+            return
+        size = window.size()
+        window.resize(
+            round(size.width() * now.width() / was.width()),
+            round(size.height() * now.height() / was.height()),
+        )
+
     def fit_to_screen(self) -> None:
         """Keep the window, frame and all, inside its screen's available area: a small screen,
-        or a size remembered from a larger one."""
+        or a size remembered from a larger one. A maximised window is the screen's already."""
         window = self.window
+        if window.isMaximized() or window.isFullScreen():
+            return
         area = available_area(window)
         self._frame = window.frameGeometry().size() - window.size()
         window.resize(window.size().boundedTo(room_on_screen(window)))
@@ -72,6 +102,15 @@ class WindowLayout:
             "wrap_code": self.workspace.console.wrap.isChecked(),
         }
         self.prefs.set_window(states, switches)
+        area = available_area(self.window).size()
+        normal = self.window.normalGeometry().size()
+        self.prefs.set_many(
+            {
+                SCREEN: f"{area.width()}x{area.height()}",
+                SIZE: f"{normal.width()}x{normal.height()}",
+                MAXIMIZED: self.window.isMaximized(),
+            }
+        )
 
 
 def available_area(window: QWidget) -> QRect:
@@ -84,3 +123,11 @@ def room_on_screen(window: QWidget) -> QSize:
     """The most `window` may measure inside its frame and stay within its screen's available
     area."""
     return available_area(window).size() - (window.frameGeometry().size() - window.size())
+
+
+def _size(text: str) -> QSize | None:
+    """`WIDTHxHEIGHT` as a size (None for anything else)."""
+    width, _x, height = text.partition("x")
+    if not (width.isdigit() and height.isdigit()) or not int(width) or not int(height):
+        return None
+    return QSize(int(width), int(height))

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import QSignalBlocker, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -35,6 +35,8 @@ from rlm_desktop.ui.shared.actions import window_action
 from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.window.conversations_link import ConversationsLink
 from rlm_desktop.ui.window.detail_tabs import TAB_NAMES
+from rlm_desktop.ui.window.fits_the_screen import FitsTheScreen
+from rlm_desktop.ui.window.last_view import LastView
 from rlm_desktop.ui.window.layout_memory import WindowLayout
 from rlm_desktop.ui.window.presentation import Presentation
 from rlm_desktop.ui.window.welcome import WelcomePage
@@ -77,7 +79,8 @@ class MainWindow(QMainWindow):
         self.pages = QStackedWidget()
         self.pages.addWidget(self.welcome)
         self.pages.addWidget(self.workspace)
-        self.setCentralWidget(self.pages)
+        self.frame = FitsTheScreen(self.pages)
+        self.setCentralWidget(self.frame)
         self.status = RunStatusBar()
         self.setStatusBar(self.status)
         self.starter = RunStarter(
@@ -96,10 +99,9 @@ class MainWindow(QMainWindow):
         self._connect()
         self.layout_memory = WindowLayout(self, self.workspace, self.prefs)
         self.layout_memory.restore()
+        self.last_view = LastView(self.workspace, self.prefs, self.open_session, self.starter.store)
+        self.first_painted.connect(lambda: QTimer.singleShot(0, self.last_view.reopen))
         self.workspace.details.trace_source = self._trace_of
-        documents = self.workspace.documents
-        documents.last_folder = self.prefs.get_str("window/last_folder")
-        documents.folder_chosen.connect(lambda folder: self.prefs.set("window/last_folder", folder))
         with QSignalBlocker(self.documents_action):
             self.documents_action.setChecked(self.workspace.documents_shown())
         if not self.workspace.documents_shown():
@@ -114,6 +116,15 @@ class MainWindow(QMainWindow):
         self.pages.setCurrentWidget(self.workspace if configured else self.welcome)
         self.status.setVisible(configured)
         self.workspace.begin_view(None)
+
+    def least_size(self) -> QSize:
+        """The least size the window shows everything in without scrolling its pages."""
+        scrolled = self.frame.minimumSizeHint()
+        least = self.frame.content_least()
+        extra = QSize(
+            max(0, least.width() - scrolled.width()), max(0, least.height() - scrolled.height())
+        )
+        return self.minimumSizeHint() + extra
 
     @property
     def painted(self) -> bool:
@@ -224,7 +235,7 @@ class MainWindow(QMainWindow):
                     self, f"{name} tab", QKeySequence(f"Ctrl+{number + 1}"), _opener(ws, number)
                 )
             )
-        self.zoom = Zoom(self, self.prefs)
+        self.zoom = Zoom(self, self.prefs, self.least_size)
         zoom_actions = [
             window_action(
                 self, "Zoom &in", [QKeySequence("Ctrl+="), QKeySequence("Ctrl++")], self._zoom_in
@@ -620,6 +631,7 @@ class MainWindow(QMainWindow):
         """Remember geometry, splitter positions, tree columns, the budget row and code
         wrapping, and the workspace's run settings and documents."""
         self.layout_memory.save()
+        self.last_view.save()
         self.remember_workspace()
 
     def remember_workspace(self) -> None:

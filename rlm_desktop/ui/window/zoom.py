@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from PySide6.QtCore import QSize
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QApplication, QMainWindow
 
@@ -25,8 +26,12 @@ TOO_LARGE = "Larger text would not fit this screen: the window would be wider or
 class Zoom:
     """Changes the interface size of `window` live (`zoom_in`, `zoom_out`, `reset`)."""
 
-    def __init__(self, window: QMainWindow, prefs: Preferences) -> None:
+    def __init__(
+        self, window: QMainWindow, prefs: Preferences, least: Callable[[], QSize] | None = None
+    ) -> None:
+        """`least` is the window's size with nothing scrolled (its least size by default)."""
         self._window = window
+        self._least = least or window.minimumSizeHint
         self._prefs = prefs
         app = QApplication.instance()
         assert isinstance(app, QApplication)
@@ -111,5 +116,5 @@ class Zoom:
     def _fits(self) -> bool:
         window = self._window
         room = room_on_screen(window)
-        least = window.minimumSizeHint()
+        least = self._least()
         return least.width() <= room.width() and least.height() <= room.height()

@@ -1,0 +1,133 @@
+"""File dialogs filter by the supported formats and open where the user keeps their files.
+
+Add files offers "Documents (*.txt *.md *.pdf …)", built from the format table, then "All files
+(*)". Every file dialog (Add files, Add folder, Export, the evaluation's task file, Settings →
+Sandbox's folder) opens in the user's Documents folder the first time (home when there is none),
+never in the application's folder or the working directory, and in the folder used last after
+that, also after a restart. The dialogs are Qt's own, driven as a user would: each is read and
+answered once it is open.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit
+from pytestqt.qtbot import QtBot
+
+from rlm_desktop.documents.formats import type_for
+from rlm_desktop.ui.evaluation.form import EvaluationForm
+from rlm_desktop.ui.sessions.export_target import export_dialog
+from rlm_desktop.ui.settings.sandbox import SandboxPage
+from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.window.main_window import MainWindow
+
+
+@dataclass
+class Seen:
+    """What an open file dialog showed."""
+
+    folder: str = ""
+    filters: list[str] = field(default_factory=list)
+
+
+def answering(qtbot: QtBot, choose: str | None = None) -> Seen:
+    """Read the next file dialog that opens, then choose `choose` in it (None: cancel)."""
+    seen = Seen()
+
+    def answer() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, QFileDialog):
+            QTimer.singleShot(20, answer)
+            return
+        seen.folder = dialog.directory().absolutePath()
+        seen.filters = dialog.nameFilters()
+        if choose is None:
+            dialog.reject()
+        else:
+            typed = dialog.findChild(QLineEdit, "fileNameEdit")  # the name typed, as a user can
+            typed.setText(choose)
+            dialog.accept()
+
+    QTimer.singleShot(20, answer)
+    return seen
+
+
+@pytest.fixture
+def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home with a Documents folder, the tests run from the application's own folder."""
+    home = tmp_path / "home"
+    (home / "Documents").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.chdir(Path(__file__).parents[2])  # where `make run` starts the app
+    return home
+
+
+def test_add_files_filters_by_the_supported_formats(
+    window: MainWindow, qtbot: QtBot, user_home: Path
+) -> None:
+    seen = answering(qtbot)
+    window.workspace.documents.choose_files()
+    documents, *rest = seen.filters
+    assert documents.startswith("Documents (")
+    patterns = documents.removeprefix("Documents (").removesuffix(")").split()
+    for pattern in ("*.txt", "*.md", "*.pdf", "*.docx", "*.csv", "*.html", "*.py"):
+        assert pattern in patterns
+    assert all(type_for(Path("x" + p.removeprefix("*"))) for p in patterns)
+    assert rest == ["All files (*)"]
+
+
+def test_every_dialog_starts_in_documents_then_where_the_user_was_last(
+    window: MainWindow, qtbot: QtBot, user_home: Path, tmp_path: Path
+) -> None:
+    documents = str(user_home / "Documents")
+    project = tmp_path / "project"
+    (project / "notes").mkdir(parents=True)
+    memo = project / "memo.txt"
+    memo.write_text("The launch is on Tuesday.\n", encoding="utf-8")
+
+    first = answering(qtbot, str(memo))
+    window.workspace.documents.choose_files()
+    assert first.folder == documents
+    assert first.folder != os.getcwd()
+    qtbot.waitUntil(lambda: not window.workspace.documents.loading, timeout=20_000)
+
+    opened: list[tuple[str, Callable[[], object]]] = [
+        ("Add folder", window.workspace.documents.choose_folder),
+        ("Export", lambda: export_dialog(window, "a-session").exec()),
+        ("Task file", EvaluationForm("openai/test-model", None)._browse),
+        ("Sandbox folder", SandboxPage(Preferences()).add_folder),
+    ]
+    for name, open_dialog in opened:
+        seen = answering(qtbot)
+        open_dialog()
+        assert seen.folder == str(project), name
+
+
+def test_the_folder_used_last_is_kept_across_a_restart(
+    window: MainWindow, qtbot: QtBot, user_home: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    (project / "logs").mkdir(parents=True)
+    seen = answering(qtbot, str(project / "logs"))
+    SandboxPage(Preferences()).add_folder()
+    assert seen.folder == str(user_home / "Documents")
+
+    again = answering(qtbot)
+    EvaluationForm("openai/test-model", None)._browse()  # a new form reads the preferences
+    assert again.folder == str(project)
+
+
+def test_home_when_there_is_no_documents_folder(
+    window: MainWindow, qtbot: QtBot, user_home: Path
+) -> None:
+    (user_home / "Documents").rmdir()
+    seen = answering(qtbot)
+    window.workspace.documents.choose_folder()
+    assert seen.folder == str(user_home)

@@ -1,0 +1,68 @@
+"""A restart reopens the view the window was left in: the saved session in view, read-only as
+the Sessions dialog opens it (also the run that had just finished), or a new run's question."""
+
+from __future__ import annotations
+
+from pytestqt.qtbot import QtBot
+
+from rlm_desktop import paths
+from rlm_desktop.store import Store
+from rlm_desktop.ui.window.main_window import MainWindow
+from tests.qt_fixtures import opened_window
+from tests.scripted_rlm import repl, scripted
+from tests.scripted_server import ScriptedServer
+from tests.ui.test_compare_window import _record_lasting
+from tests.ui.test_end_to_end import memos, prepare
+
+
+def _reviewing(window: MainWindow) -> str:
+    run = window.workspace.model.tree.run
+    return run.run_id if window.workspace.reviewing is not None else ""
+
+
+def test_a_session_under_review_is_reopened(window: MainWindow, qtbot: QtBot) -> None:
+    _record_lasting("reviewed-run", 3.0, 1_700_000_000.0)
+    assert window.open_session("reviewed-run")
+    window.close()
+    with opened_window(qtbot) as again:
+        qtbot.waitUntil(lambda: _reviewing(again) == "reviewed-run", timeout=10_000)
+        assert again.workspace.review_bar.isVisibleTo(again)
+        assert again.workspace.model.tree.root is not None
+
+
+def test_the_run_just_finished_is_reopened_read_only(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
+    scripted_server.respond_with(scripted(root=[repl("FINAL('7 zebrafish')")]))
+    prepare(window, qtbot, scripted_server, "How many zebrafish?", memos(1))
+    assert window.start_run()
+    qtbot.waitUntil(lambda: not window.starter.running, timeout=60_000)
+    finished = window.workspace.model.tree.run.run_id
+    window.close()
+    with opened_window(qtbot) as again:
+        qtbot.waitUntil(lambda: _reviewing(again) == finished, timeout=10_000)
+        assert "7 zebrafish" in again.workspace.answer.text.toPlainText()
+
+
+def test_a_new_runs_question_comes_back(window: MainWindow, qtbot: QtBot) -> None:
+    window.workspace.controls.question.setPlainText("Which memo names the launch date?")
+    window.close()
+    with opened_window(qtbot) as again:
+        question = again.workspace.controls.question
+        qtbot.waitUntil(lambda: question.toPlainText() != "", timeout=10_000)
+        assert question.toPlainText() == "Which memo names the launch date?"
+        assert again.workspace.reviewing is None
+
+
+def test_a_session_deleted_since_is_passed_over(window: MainWindow, qtbot: QtBot) -> None:
+    _record_lasting("deleted-run", 3.0, 1_700_000_000.0)
+    assert window.open_session("deleted-run")
+    window.close()
+    store = Store(paths.database_path())
+    store.delete("deleted-run")
+    store.close()
+    with opened_window(qtbot) as again:
+        qtbot.waitUntil(lambda: again.painted, timeout=10_000)
+        qtbot.wait(200)
+        assert again.workspace.reviewing is None
+        assert not again.workspace.controls.error.isVisibleTo(again)
