@@ -13,6 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop.providers import keys
 from rlm_desktop.review.timeline import layout
+from rlm_desktop.ui.appearance.theme import LARGEST_POINTS, apply_fonts
 from rlm_desktop.ui.timeline.view import TimelineView, label_step, row_labels
 from rlm_desktop.ui.window.detail_tabs import ANSWER, CALL, CONSOLE, HEALTH, TIMELINE
 from rlm_desktop.ui.window.main_window import MainWindow
@@ -220,3 +221,23 @@ def test_a_short_timeline_labels_every_nth_row_a_line_apart(
     assert len(rows) < len(ws.model.tree)
     assert all((b - a) * pixels_per_row >= line for a, b in zip(rows, rows[1:], strict=False))
     assert len(row_labels(view.timeline)) == len(ws.model.tree)  # a tall one labels them all
+
+
+def test_at_the_largest_type_the_window_can_still_be_as_small_as_its_screen(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """The run's figures in the status bar and the panes' least sizes at 32 pt are wider than a
+    1280-pixel screen: the window's own least width stays within it, its pages scroll."""
+    _streamed(window, qtbot)
+    window.status.update_from(window.workspace.model.tree)
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    before = window.zoom.points
+    try:
+        apply_fonts(app, "", LARGEST_POINTS, "", 0)
+        for _ in range(3):
+            app.processEvents()
+        assert window.least_size().width() > 1280  # everything unscrolled would not fit
+        assert window.minimumSizeHint().width() <= 1280  # yet the window can
+    finally:
+        apply_fonts(app, "", before, "", 0)
