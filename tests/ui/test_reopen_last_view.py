@@ -7,6 +7,7 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop import paths
 from rlm_desktop.store import Store
+from rlm_desktop.ui.window.detail_tabs import CALL
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.qt_fixtures import opened_window
 from tests.scripted_rlm import repl, scripted
@@ -66,3 +67,31 @@ def test_a_session_deleted_since_is_passed_over(window: MainWindow, qtbot: QtBot
         qtbot.wait(200)
         assert again.workspace.reviewing is None
         assert not again.workspace.controls.error.isVisibleTo(again)
+
+
+def test_the_session_comes_back_at_the_call_and_tab_it_was_left_at(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    _record_lasting("left-at-a-call", 3.0, 1_700_000_000.0)
+    assert window.open_session("left-at-a-call")
+    tree = window.workspace.model.tree
+    child = next(node for node in tree.walk() if node.parent is not None)
+    window.workspace.tree_panel.select(child)
+    window.workspace.detail_tabs.show_tab(CALL)
+    window.close()
+    with opened_window(qtbot) as again:
+        qtbot.waitUntil(lambda: _reviewing(again) == "left-at-a-call", timeout=10_000)
+        qtbot.waitUntil(lambda: again.workspace.detail_tabs.currentIndex() == CALL, timeout=5000)
+        chosen = again.workspace.tree_panel.selected()
+        assert chosen is not None
+        assert chosen.call_id == child.call_id
+
+
+def test_a_damaged_memory_of_the_view_is_passed_over(window: MainWindow, qtbot: QtBot) -> None:
+    _record_lasting("damaged-memory", 3.0, 1_700_000_000.0)
+    assert window.open_session("damaged-memory")
+    window.close()
+    window.prefs.set_many({"window/last_call": "../../etc/passwd", "window/last_tab": "99"})
+    with opened_window(qtbot) as again:
+        qtbot.waitUntil(lambda: _reviewing(again) == "damaged-memory", timeout=10_000)
+        assert 0 <= again.workspace.detail_tabs.currentIndex() < again.workspace.detail_tabs.count()

@@ -1,8 +1,9 @@
 """The view the window was left in, opened again at the next start.
 
 A saved session in view (one being reviewed, or the run that just finished) is reopened
-read-only, as the Sessions dialog opens one; a new-run view comes back with its question typed.
-A session deleted since is passed over without a word: the window opens on a new run.
+read-only, as the Sessions dialog opens one, at the call that was chosen and on the detail
+pane's tab that was in view; a new-run view comes back with its question typed. A session
+deleted since is passed over without a word: the window opens on a new run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 
 SESSION = "window/last_session"
 QUESTION = "window/last_question"
+CALL = "window/last_call"
+TAB = "window/last_tab"
 
 
 class LastView:
@@ -28,7 +31,7 @@ class LastView:
         self,
         workspace: Workspace,
         prefs: Preferences,
-        open_session: Callable[[str], bool],
+        open_session: Callable[[str, str], bool],
         store: Callable[[], Store],
     ) -> None:
         self.workspace = workspace
@@ -48,7 +51,15 @@ class LastView:
         """Remember the session in view, or the question of a new run."""
         session = self.session_in_view()
         question = "" if session else self.workspace.controls.question.toPlainText()
-        self.prefs.set_many({SESSION: session or None, QUESTION: question or None})
+        chosen = self.workspace.tree_panel.selected() if session else None
+        self.prefs.set_many(
+            {
+                SESSION: session or None,
+                QUESTION: question or None,
+                CALL: chosen.call_id if chosen is not None else None,
+                TAB: self.workspace.detail_tabs.currentIndex() if session else None,
+            }
+        )
 
     def reopen(self) -> None:
         """Show the session or the question remembered."""
@@ -56,8 +67,14 @@ class LastView:
         if question and not self.workspace.controls.question.toPlainText():
             self.workspace.controls.question.setPlainText(question)
         session = self.prefs.get_str(SESSION)
-        if session and self._still_saved(session):
-            self.open_session(session)
+        if (
+            session
+            and self._still_saved(session)
+            and self.open_session(session, self.prefs.get_str(CALL))
+        ):
+            tab = self.prefs.get_int(TAB, -1)
+            if 0 <= tab < self.workspace.detail_tabs.count():
+                self.workspace.detail_tabs.show_tab(tab)
 
     def _still_saved(self, session: str) -> bool:
         from rlm_desktop.store import StoreError
