@@ -4,6 +4,8 @@ A call matches when the text (ignoring case) occurs in anything it holds: its id
 and status, its prompt, response, answer and error, and every turn's reply, code, output and
 traceback. The calls to show are the matches and their ancestors, so that each match is seen in
 its place. Live runs keep a search current by handing it the calls that changed.
+
+`locate` finds a saved session's search hit (`store.search`) in the text a view shows.
 """
 
 from __future__ import annotations
@@ -86,3 +88,32 @@ class CallSearch:
             self._widen()
             return self.shown != before
         return False
+
+
+def locate(shown: str, text: str, start: int, end: int) -> tuple[int, int] | None:
+    """Where the word at `text[start:end]` (a search hit's offsets) is in `shown`, the text as
+    a view shows it (cut, stripped, rendered from Markdown), in code points; None when it is
+    not there. Where `shown` begins as `text` does, the offsets hold; elsewhere it is the same
+    occurrence of the word (the third "lemur" stays the third), or the last one shown."""
+    word = text[start:end]
+    if not word:
+        return None
+    if shown[start:end] == word and shown[:start] == text[:start]:
+        return start, end
+    before = _occurrences(text[:end], word) - 1
+    found = list(_positions(shown, word))
+    if not found:
+        return None
+    at = found[min(before, len(found) - 1)]
+    return at, at + len(word)
+
+
+def _occurrences(text: str, word: str) -> int:
+    return sum(1 for _ in _positions(text, word))
+
+
+def _positions(text: str, word: str) -> Iterator[int]:
+    at = text.find(word)
+    while at >= 0:
+        yield at
+        at = text.find(word, at + len(word))

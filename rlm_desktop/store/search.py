@@ -5,8 +5,12 @@ each call's prompt, response and error, each turn's reply (or, for a turn that n
 the reply its request brought back: the code that was running, as the exports show it), each
 cell's code, output, stderr and error. The writer only queues the rows of calls, turns and cells
 it writes; `catch_up` indexes the queue, and must run (in a write transaction) before a search.
-A hit names its session and its place (`place()`), and carries a snippet with the matched words
-in brackets (`[word]`, offsets in `marked`).
+A hit names its session and its place (`place()`), carries a snippet with the matched words
+in brackets (`[word]`, offsets in `marked`; `search_snippet` reads FTS5's marks back), and the
+offsets of the snippet's first matched word in the whole text (`start`, `end`: code points, so
+`text[start:end]` is the word), which is where the window opens the hit.
+A search is words that must all appear (in any form the stemmer takes for the same: "lemurs"
+finds "lemur"), a quoted phrase (`"a dugong"`) or a word's start (`okap*`).
 """
 
 from __future__ import annotations
@@ -19,11 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.store.search_snippet import Marks, Snippet
 
 Row = dict[str, Any]
 SNIPPET_TOKENS = 12
-_OPEN, _CLOSE = "\x02", "\x03"
-_SNIPPET_ARGS = f"'{_OPEN}', '{_CLOSE}', '…', {SNIPPET_TOKENS}"
+_TERM = re.compile(r'"([^"]*)"|([^\s"]+)')
 
 FIELD_LABELS = {
     "query": "question",
@@ -122,9 +126,18 @@ def catch_up(conn: sqlite3.Connection) -> int:
 
 
 def fts_query(text: str) -> str | None:
-    """An FTS5 query that matches every word of `text` (quoted: user text is never syntax)."""
-    words = re.findall(r"\w+", text)
-    return " ".join(f'"{word}"' for word in words) if words else None
+    """An FTS5 query that matches every word of `text`, each quoted phrase as a phrase and a
+    word ending in `*` as a word's start (what is quoted is never syntax)."""
+    terms = []
+    for phrase, chunk in _TERM.findall(text):
+        words = re.findall(r"\w+", phrase or chunk)
+        if phrase and words:
+            terms.append(f'"{" ".join(words)}"')
+            continue
+        terms += [f'"{word}"' for word in words]
+        if words and chunk.endswith("*") and chunk.rstrip("*").endswith(words[-1]):
+            terms[-1] += " *"
+    return " ".join(terms) if terms else None
 
 
 def matching_sessions(match: str) -> tuple[str, list[str]]:
@@ -249,8 +262,9 @@ def _hits(
 ) -> list[Row]:
     """One hit per matching column of each row `tail` keeps, ranked by bm25 unless `rank` is
     given (bm25 reads the whole list of rows holding a word: known ranks are not recomputed)."""
+    marks = Marks()
     snippets = ", ".join(
-        f"snippet({source.fts}, {i}, {_SNIPPET_ARGS}) AS {column}"
+        f"{marks.snippet_sql(source.fts, i, SNIPPET_TOKENS)} AS {column}"
         for i, column in enumerate(source.columns)
     )
     ranking = "f.rank" if rank is None else "?"
@@ -264,36 +278,44 @@ def _hits(
     for values in cursor.fetchall():
         row = dict(zip(names, values, strict=True))
         for column in source.columns:
-            raw = row[column] or ""
-            if _OPEN not in raw or row.get(f"same_{column}"):
+            snippet = marks.read(row[column] or "")
+            if snippet is None or row.get(f"same_{column}"):
                 continue
             hit = {name: row[name] for name in ("session_id", "call_id", "turn", "cell")}
             hit.update(call_kind=row["call_kind"], root=bool(row["root"]), field=column)
             hit.update(rank=(priority, row["rank"]), row=(priority, row["row"]))
-            hit.update(_marked(raw))
+            hit.update(_bracketed(snippet.pieces))
+            hit.update(_offsets(conn, source, column, row["row"], snippet))
             hit["place"] = place(hit)
             hits.append(hit)
     return hits
 
 
-def _marked(raw: str) -> Row:
-    """The snippet on one line with `[` `]` around matches, and the matches' offsets."""
-    flat = " ".join(raw.split())
+def _offsets(
+    conn: sqlite3.Connection, source: _Source, column: str, rowid: int, snippet: Snippet
+) -> Row:
+    """Where the snippet's first match is in the whole text: `start` and `end` (None when the
+    row no longer holds the text the index does). SQLite's `instr` counts characters."""
+    (found,) = conn.execute(
+        f"SELECT instr({column}, ?) FROM {source.table} WHERE rowid = ?", [snippet.window, rowid]
+    ).fetchone() or (0,)
+    if not found:
+        return {"start": None, "end": None}
+    begin, end = snippet.first
+    return {"start": found - 1 + begin, "end": found - 1 + end}
+
+
+def _bracketed(pieces: list[tuple[str, bool]]) -> Row:
+    """The snippet's pieces as one line with `[` `]` around matches, and the matches' offsets."""
     text: list[str] = []
     marked: list[list[int]] = []
-    offset = start = 0
-    for piece in re.split(f"({_OPEN}|{_CLOSE})", flat):
-        if piece == _OPEN:
-            text.append("[")
-            offset += 1
-            start = offset
-        elif piece == _CLOSE:
-            marked.append([start, offset])
-            text.append("]")
-            offset += 1
-        else:
-            text.append(piece)
-            offset += len(piece)
+    offset = 0
+    for piece, matched in pieces:
+        if matched:
+            marked.append([offset + 1, offset + 1 + len(piece)])
+            piece = f"[{piece}]"
+        text.append(piece)
+        offset += len(piece)
     return {"snippet": "".join(text), "marked": marked}
 
 

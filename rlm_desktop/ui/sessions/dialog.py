@@ -67,7 +67,8 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 1
 CALL_ROLE = Qt.ItemDataRole.UserRole + 3
 HEALTH_ROLE = Qt.ItemDataRole.UserRole + 4
 """How many findings a run's health check made (-1 while not known)."""
-"""The call where a search found its best match ("" for the question or answer)."""
+HIT_ROLE = Qt.ItemDataRole.UserRole + 5
+"""A search's best hit in the row's session (None without a search)."""
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 SEARCH_SETTLE_MS = 200
 
@@ -80,9 +81,11 @@ def _models(row: dict[str, Any]) -> str:
 
 class SessionsDialog(QDialog):
     """Lists sessions from the store; `open_session(id, call_id)` asks the window to show one
-    (at the call where a search found its text, or ""), `replay_session(id)` to play one back."""
+    (at the call where a search found its text, or ""), then `hit_opened(hit)` to show the
+    search's best hit in it at its word (`landing.land`); `replay_session(id)` plays one back."""
 
     open_session = Signal(str, str)
+    hit_opened = Signal(object)
     replay_session = Signal(str)
     compare_sessions = Signal(str, str)
     """Two sessions to compare: the one listed lower (the older, in the listing) first."""
@@ -225,6 +228,7 @@ class SessionsDialog(QDialog):
                 item = QTableWidgetItem(value)
                 item.setData(ID_ROLE, row["id"])
                 item.setData(CALL_ROLE, _best_call(row))
+                item.setData(HIT_ROLE, (row.get("hits") or [None])[0])
                 if c == QUESTION:
                     thread = f"Follow-up {place} in its conversation: " if place else ""
                     about = "Evaluation trial: " if trial else ""
@@ -403,6 +407,9 @@ class SessionsDialog(QDialog):
         items = self.table.selectedItems()
         if items:
             self.open_session.emit(str(items[0].data(ID_ROLE)), str(items[0].data(CALL_ROLE)))
+            hit = items[0].data(HIT_ROLE)
+            if hit:
+                self.hit_opened.emit(hit)
             self.accept()
 
     def selected_ids(self) -> list[str]:

@@ -496,10 +496,12 @@ class MainWindow(QMainWindow):
     def show_sessions(self) -> SessionsDialog:
         """Open the session browser; returns the dialog."""
         from rlm_desktop.ui.sessions.dialog import SessionsDialog
+        from rlm_desktop.ui.sessions.landing import land
 
         dialog = SessionsDialog(self.starter.store(), self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open_session.connect(self.open_session)
+        dialog.hit_opened.connect(lambda hit: land(self.workspace, hit))  # at its word
         dialog.replay_session.connect(self.replay_session)
         dialog.compare_sessions.connect(self.compare_sessions)
         dialog.finished.connect(lambda _code: self.conversations.refresh())  # some deleted
