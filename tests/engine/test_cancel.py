@@ -123,6 +123,10 @@ async def test_cancel_during_a_fan_out_tree(scripted_server: ScriptedServer) -> 
     run = make_run(scripted_server, sandbox="kernel", budget=Budget(max_depth=2, concurrency=64))
     task, events = start(run)
     await wait_until(lambda: len(announced_pids(scripted_server)) == 3, "root and children to run")
+    await wait_until(  # answered, not only asked: under load a reply can still be on its way
+        lambda: sum(e.status == "ok" for e in of_type(events, CallFinished)) == 3,
+        "the three announcements answered",
+    )
     await wait_until(
         lambda: sum(map(is_sub_call, scripted_server.chat_requests())) >= 20, "sub-calls in flight"
     )
