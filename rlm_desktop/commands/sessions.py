@@ -187,6 +187,12 @@ def _show(store: Store, args: argparse.Namespace) -> int:
         f"{fmt.plural(session['sub_calls'], 'sub-call')} · {wall} · "
         f"started {fmt.when(session['started_at'], missing='—')}"
     )
+    if session.get("imported"):
+        origin = session["imported"]
+        _line(
+            f"Imported from {origin['file']} ({origin['format']}) "
+            f"{fmt.when(origin['imported_at'], missing='—')}: read-only"
+        )
     if session.get("ran_on"):
         from rlm_desktop.cluster.runs import RanOn
 

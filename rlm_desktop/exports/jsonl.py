@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.exports.text import exported_json
+from rlm_desktop.importing.ours import MACHINE_SETTINGS
 from rlm_desktop.store.detail import Row, SessionDetail
 
 if TYPE_CHECKING:
@@ -92,14 +93,10 @@ def _metadata(detail: SessionDetail, health: HealthReport | None) -> Row:
     }
 
 
-LOCAL_SETTINGS = ("allow_read", "follows", "conversation_id", "evaluation_id")
-"""Settings that name things of this machine (its folders, its other sessions): never shared."""
-
-
 def settings_shared(settings: Row) -> Row:
     """A run's settings as an export shares them: without the ones that name this machine's
     folders or sessions."""
-    return {key: value for key, value in settings.items() if key not in LOCAL_SETTINGS}
+    return {key: value for key, value in settings.items() if key not in MACHINE_SETTINGS}
 
 
 def _indexed(detail: SessionDetail, call: Row) -> Row:
@@ -207,7 +204,8 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
     entries = []
     previous_observation: str | None = None
     for number, turn in enumerate(turns, start=1):
-        blocks = []
+        blocks: list[Row] = []
+        details: list[Row] = []
         answered = (
             number == len(turns)
             and call["answer"] is not None
@@ -222,15 +220,16 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
             blocks.append(
                 _block(cell["code"], cell["stdout"] or "", stderr, cell["duration_s"], final)
             )
-            blocks[-1].update(
-                error=cell["error"], timed_out=bool(cell["timed_out"]),
-                variables_lost=bool(cell["variables_lost"]),
-            )  # fmt: skip
+            details.append({
+                "error": cell["error"], "timed_out": bool(cell["timed_out"]),
+                "variables_lost": bool(cell["variables_lost"]),
+            })  # fmt: skip
             blocks[-1]["result"]["locals"] = json.loads(cell.get("variables") or "{}")
             blocks[-1]["result"]["rlm_calls"] = [_sub_call(detail, child) for child in spawned]
         for code in detail.unfinished_code(call["id"], turn):
             reason = f"not finished: the run ended ({detail.session['status']}) while this ran"
-            blocks.append({**_block(code, "", reason, None, None), "unfinished": True})
+            blocks.append(_block(code, "", reason, None, None))
+            details.append({"unfinished": True})
         message = call["prompt"] if number == 1 else previous_observation or ""
         entry = _iteration(
             number,
@@ -244,7 +243,7 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
         )
         entry.update(
             started_at=turn["started_at"], observation=turn["observation"] or "",
-            finished=turn["reply"] is not None,
+            finished=turn["reply"] is not None, code_block_details=details,
         )  # fmt: skip
         stray = [child for (t, _), kids in by_cell.items() if t == turn["idx"] for child in kids]
         if stray:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from rlm_desktop.importing import dspy
-from rlm_desktop.importing.reading import RawFile, Refusal
+from rlm_desktop.importing.reading import READ, RawFile, Refusal
 
 FORMATS = ("rlm-desktop", "rlms", "dspy")
-WHAT_IS_READ = "our JSONL export, an RLMLogger log (rlms) or a DSPy RLM trajectory"
 
 
 def detect(raw: RawFile) -> str:
@@ -17,7 +16,7 @@ def detect(raw: RawFile) -> str:
         if isinstance(data, list) or (isinstance(data, dict) and isinstance(
                 data.get("trajectory"), list)):  # fmt: skip
             return "dspy"
-        raise Refusal(None, f"is JSON but not a trajectory: it can hold {WHAT_IS_READ}")
+        raise Refusal(None, f"is JSON but not a trajectory ({READ})")
     kind = first.get("type")
     if kind == "metadata":
         return "rlm-desktop" if first.has("session_id") else "rlms"
@@ -26,4 +25,4 @@ def detect(raw: RawFile) -> str:
     if kind == "iteration":
         raise first.fail("is an iteration, but a log starts with its metadata line (cut at "
                          "its start?)")  # fmt: skip
-    raise first.fail(f"is not the start of a trajectory: a file can hold {WHAT_IS_READ}")
+    raise first.fail(f"is not the start of a trajectory ({READ})")

@@ -11,18 +11,16 @@ from rlm_desktop.importing.reading import Entry
 from rlm_desktop.importing.reference import iterations
 from rlm_desktop.importing.trajectory import Call, Document, Request, Trajectory
 from rlm_desktop.importing.walk import CALL_STATUSES, Walker
+from rlm_desktop.store.allowance import CAP_SETTING
 
 RUN_STATUSES = frozenset(
     {"completed", "max_turns", "budget_exceeded", "timeout", "cancelled", "error", "interrupted"}
 )
-LOCAL_SETTINGS = (
-    "follows",
-    "conversation_id",
-    "evaluation_id",
-    "allow_read",
-    "stored_text_cap_chars",
-)
-"""Settings that name things on the machine the run was made on: never taken from a file."""
+MACHINE_SETTINGS = ("allow_read", "follows", "conversation_id", "evaluation_id")
+"""Settings that name things of the machine a run was made on (its folders, its other sessions):
+our export leaves them out, and an import never takes them."""
+TAKEN_NEVER = (*MACHINE_SETTINGS, CAP_SETTING)
+"""Nor the stored-text cap: this machine's own holds for what it keeps."""
 MAX_DOCUMENTS = 10_000
 LEFT_OUT = "how each reply streamed in: replay shows each reply as it arrived whole"
 NO_TEXTS = "the documents' text: exported without --with-documents (no coverage or preview)"
@@ -145,7 +143,7 @@ def _request(call: Call, entry: Entry) -> Request:
 def _settings(meta: Entry) -> dict[str, object]:
     settings = meta.child("settings")
     kept = dict(settings.data) if settings is not None else {}
-    for key in LOCAL_SETTINGS:
+    for key in TAKEN_NEVER:
         kept.pop(key, None)
     return kept
 

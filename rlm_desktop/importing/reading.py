@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,9 @@ MAX_BYTES = 256 * 1024 * 1024
 """The largest file imported (256 MiB): far past any run's log, short of what memory allows."""
 MAX_NESTING = 400
 """How deeply a line's JSON may nest (a depth-10 run's log nests about 70 levels)."""
+READ = "the app reads our JSONL export, an RLMLogger log (rlms) and DSPy RLM trajectories"
 _BIGGEST_COUNT = 2**63 - 1
+_CALL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 class Refusal(Exception):
@@ -75,9 +78,14 @@ def _parsed(text: str) -> tuple[list[Entry], bool]:
                 raise Refusal(number, "is cut off: the file ends in the middle of it") from None
             if not entries and text.lstrip()[:1] in "[{":
                 return [Entry(1, loads(text, 1))], True
+            if not entries:
+                raise Refusal(number, f"{refusal.message}: not a trajectory ({READ})") from None
             raise refusal
         entries.append(Entry(number, value))
-    return entries, False
+    single = len(entries) == 1 and (
+        isinstance(entries[0].data, list) or entries[0].has("trajectory")
+    )
+    return entries, single
 
 
 def loads(text: str, line: int) -> Any:
@@ -195,14 +203,14 @@ class Entry:
         return [Entry(self.line, item) for item in value]
 
     def call_id(self, key: str = "call_id") -> str | None:
-        """An id under `key`, in the shape of the app's ids (never a path: `ids`)."""
+        """A call's id under `key`: a name, never a path (no separators, no `..`)."""
         value = self.get(key)
         if value is None:
             return None
-        if not ids.is_well_formed(value):
-            raise self.fail(f"its {key!r} {ids.shown(value)} is not an id (ids are 1-64 "
-                            "lower-case letters, digits, '-' and '_')")  # fmt: skip
-        return str(value)
+        if not isinstance(value, str) or _CALL_ID.fullmatch(value) is None or ".." in value:
+            raise self.fail(f"its {key!r} {ids.shown(value)} is not an id (call ids are 1-64 "
+                            "letters, digits, '.', '-' and '_')")  # fmt: skip
+        return value
 
 
 def _kind(value: Any) -> str:

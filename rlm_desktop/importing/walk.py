@@ -67,7 +67,7 @@ class Walker:
             elif call.turns and not call.turns[-1].observation:
                 call.turns[-1].observation = _new_user_text(previous, messages)
             previous = messages
-            blocks = [block for block in entry.items("code_blocks") if not block.flag("unfinished")]
+            blocks = _finished_blocks(entry)
             final = entry.optional_text("final_answer")
             if not blocks and final is not None and call.turns and _asked_for_answer(entry):
                 call.answer, call.answer_source = final, "partial"  # out of turns: asked for it
@@ -79,15 +79,15 @@ class Walker:
                 started_at=_started(entry),
                 finished=entry.get("finished") is not False,
             )
-            turn.cells = [self._cell(block, call) for block in blocks]
+            turn.cells = [self._cell(block, details, call) for block, details in blocks]
             call.turns.append(turn)
             if final is not None:
                 call.answer = final
                 call.answer_source = "answer" if blocks else "direct"
 
-    def _cell(self, block: Entry, call: Call) -> Cell:
+    def _cell(self, block: Entry, details: Entry, call: Call) -> Cell:
         result = block.child("result") or Entry(block.line, {})
-        stderr, error = result.text("stderr"), block.optional_text("error")
+        stderr, error = result.text("stderr"), details.optional_text("error")
         if error is not None and stderr.endswith(error):
             stderr = stderr[: len(stderr) - len(error)]
         elif error is None and self._reference:
@@ -101,8 +101,8 @@ class Walker:
             error=error,
             duration_s=result.number("execution_time") or 0.0,
             variables=_variables(result.child("locals"), self._reference),
-            timed_out=block.flag("timed_out"),
-            variables_lost=block.flag("variables_lost"),
+            timed_out=details.flag("timed_out"),
+            variables_lost=details.flag("variables_lost"),
         )
         cell.calls = [self.sub_call(entry, call) for entry in result.items("rlm_calls")]
         return cell
@@ -135,6 +135,17 @@ class Walker:
         if status != "ok" and call.error is None and call.response.startswith("Error: "):
             call.error = call.response[len("Error: ") :]
         return call
+
+
+def _finished_blocks(entry: Entry) -> list[tuple[Entry, Entry]]:
+    """An iteration's code blocks that ran, each with what our export says of it beside the
+    reference's keys (`code_block_details`: its error, whether it timed out; a block that never
+    finished is only there to show its code)."""
+    blocks = entry.items("code_blocks")
+    details = entry.items("code_block_details") or [Entry(entry.line, {}) for _ in blocks]
+    if len(details) != len(blocks):
+        raise entry.fail(f"details {len(details)} code blocks of its {len(blocks)}")
+    return [pair for pair in zip(blocks, details, strict=True) if not pair[1].flag("unfinished")]
 
 
 def _ending(call: Call) -> str:
