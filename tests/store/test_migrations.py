@@ -54,6 +54,10 @@ EXPECTED_COLUMNS = {
         "follows": str,
         "stored_chars": int,
         "cut_chars": int,
+        "origin_name": str,
+        "origin_format": str,
+        "imported_at": float,
+        "origin_sha256": str,
     },
     "texts": {"sha256": str, "text": str, "chars": int},
     "documents": {
@@ -184,6 +188,7 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
         "m011_answer_sources",
         "m012_sessions_ran_on",
         "m013_prompts_stored_once",
+        "m014_sessions_origin",
     ]
     assert store.db.journal_mode == "wal"
 
@@ -203,7 +208,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 13
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 14
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 
