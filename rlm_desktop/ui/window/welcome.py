@@ -53,6 +53,16 @@ SAMPLES = (
 )
 
 
+RECORDINGS = ("heron-memos.jsonl",)
+"""Runs recorded over the samples (`tools/record-demo`), in `resources/samples/recorded/`."""
+
+
+def recorded_runs() -> list[Path]:
+    """The shipped recorded runs that exist, the one to watch first."""
+    folder = resource("samples") / "recorded"
+    return [folder / name for name in RECORDINGS if (folder / name).is_file()]
+
+
 def sample_documents() -> list[tuple[Path, str]]:
     """The bundled samples that exist, each with a question worth asking of it."""
     folder = resource("samples")
@@ -64,6 +74,7 @@ class WelcomePage(QWidget):
 
     open_sample = Signal(Path, str)
     open_settings = Signal()
+    watch_recording = Signal(Path)
     skip = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -91,12 +102,21 @@ class WelcomePage(QWidget):
         self.sample_button.setAccessibleName("Open a sample document")
         self.sample_button.setEnabled(bool(self.samples))
         self.sample_button.clicked.connect(self._open_sample)
+        self.recordings = recorded_runs()
+        self.watch_button = QPushButton("Watch a recorded run")
+        self.watch_button.setAccessibleName("Watch a recorded run")
+        self.watch_button.setToolTip(
+            "Replay a run recorded over the sample memos: no key, no server, no network"
+        )
+        self.watch_button.setEnabled(bool(self.recordings))
+        self.watch_button.clicked.connect(self._watch)
         self.skip_button = QPushButton("Go to the workspace")
         self.skip_button.clicked.connect(self.skip)
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.settings_button)
         buttons.addWidget(self.sample_button)
+        buttons.addWidget(self.watch_button)
         buttons.addWidget(self.skip_button)
         buttons.addStretch(1)
         column = QVBoxLayout()
@@ -148,3 +168,7 @@ class WelcomePage(QWidget):
     def _open_sample(self) -> None:
         if self.samples:
             self.open_sample.emit(*self.samples[0])
+
+    def _watch(self) -> None:
+        if self.recordings:
+            self.watch_recording.emit(self.recordings[0])

@@ -187,6 +187,12 @@ class Workspace(QWidget):
         else:
             self._tick.start()
 
+    def set_review_details(self, details: str) -> None:
+        """Add `details` (what an imported file left out) under the review banner's text, in
+        its tooltip."""
+        banner = self.review_label
+        banner.setToolTip(banner.text() + (f"\n\n{details}" if details else ""))
+
     def apply_events(self, events: Sequence[Event]) -> Changes:
         """Fold a batch of events into the tree and bring the views up to date."""
         changes = self.model.apply_events(events)
