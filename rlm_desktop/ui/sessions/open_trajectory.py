@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop.ui.sessions.imported_banner import source_name
@@ -23,12 +23,34 @@ from rlm_desktop.ui.shared import file_dialogs
 
 if TYPE_CHECKING:
     from rlm_desktop.importing import Imported
-    from rlm_desktop.ui.window.main_window import MainWindow
+    from rlm_desktop.ui.replay.controller import ReplayController
+    from rlm_desktop.ui.run.starter import RunStarter
+    from rlm_desktop.ui.run.status_bar import RunStatusBar
 
 TRAJECTORY_FILTER = "Trajectories (*.jsonl *.json)"
 TRAJECTORY_SUFFIXES = (".jsonl", ".json")
 """The files a drop asks the importer about (it decides from their first line)."""
 SAY_MS = 8000
+
+
+class ReviewView(Protocol):
+    """Where a session is reviewed (the workspace): its replay and its banner's details."""
+
+    replay: ReplayController
+
+    def set_review_details(self, details: str) -> None:
+        """Add `details` to the review banner's tooltip."""
+
+
+class SessionWindow(Protocol):
+    """What a trajectory opens in (the main window): its store, status bar and workspace."""
+
+    starter: RunStarter
+    status: RunStatusBar
+    workspace: ReviewView
+
+    def open_session(self, session_id: str, call_id: str = "", play: bool = False) -> bool:
+        """Show a saved session read-only; False when it cannot be shown (the window says why)."""
 
 
 class TrajectoryOpener(QObject):
@@ -38,24 +60,23 @@ class TrajectoryOpener(QObject):
     the last one opened), so a test can read it.
     """
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.refusal: QMessageBox | None = None
         self.opening: asyncio.Task[Imported | None] | None = None
 
     @property
-    def window(self) -> MainWindow:
-        """The window the sessions open in (the opener's Qt parent)."""
-        from rlm_desktop.ui.window.main_window import MainWindow
-
-        parent = self.parent()
-        assert isinstance(parent, MainWindow)
-        return parent
+    def window(self) -> SessionWindow:
+        """The window the sessions open in (the opener's Qt parent: holding it in an attribute
+        too would make a reference cycle)."""
+        return cast("SessionWindow", self.parent())
 
     def choose(self) -> asyncio.Task[Imported | None] | None:
         """Ask for a trajectory file and open it; None when the dialog is cancelled."""
         chosen = file_dialogs.open_file_name(
-            self.window, "Open trajectory", [TRAJECTORY_FILTER, file_dialogs.ALL_FILES]
+            cast("QWidget", self.parent()),
+            "Open trajectory",
+            [TRAJECTORY_FILTER, file_dialogs.ALL_FILES],
         )
         return self.open(Path(chosen)) if chosen else None
 
@@ -95,7 +116,8 @@ class TrajectoryOpener(QObject):
     def _refuse(self, line: str) -> None:
         window = self.window
         window.status.showMessage(line, SAY_MS)
-        box = QMessageBox(QMessageBox.Icon.Warning, "Open trajectory", line, parent=window)
+        parent = cast("QWidget", self.parent())
+        box = QMessageBox(QMessageBox.Icon.Warning, "Open trajectory", line, parent=parent)
         box.open()
         self.refusal = box
 
