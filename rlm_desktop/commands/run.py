@@ -214,12 +214,12 @@ def continued_from(session_id: str) -> ContinuedSession:
     """The saved session `--continue` names, its documents rebuilt from the store; a
     `ConfigError` when no one session has that id (or prefix)."""
     from rlm_desktop.store import SessionNotFound, Store
-    from rlm_desktop.store.threads import continued_session
+    from rlm_desktop.store.threads import SessionReadOnly, continued_session
 
     store = Store(paths.database_path())
     try:
         return continued_session(store, session_id)
-    except SessionNotFound as error:
+    except (SessionNotFound, SessionReadOnly) as error:
         raise ConfigError(f"--continue: {error}") from None
     finally:
         store.close()

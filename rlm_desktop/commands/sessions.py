@@ -65,6 +65,20 @@ def add_sessions_parser(subparsers: Subcommands) -> argparse.ArgumentParser:
         action="store_true",
         help="put prompt, completion and code text in OTLP spans (jsonl and md always have it)",
     )
+    export.add_argument(
+        "--with-documents",
+        action="store_true",
+        help="jsonl: carry the documents' text, so an import elsewhere has coverage, sources and "
+        "the preview (without it only their names leave)",
+    )
+
+    importing = commands.add_parser(
+        "import",
+        help="keep a trajectory file as a read-only session: our jsonl export, an RLMLogger log "
+        "(rlms) or a DSPy RLM trajectory",
+    )
+    importing.add_argument("file", metavar="FILE", help="the trajectory file")
+    add_json_option(importing)
 
     delete = commands.add_parser("delete", help="delete a session and its saved documents")
     add_session_id(delete)
@@ -202,7 +216,15 @@ def _show(store: Store, args: argparse.Namespace) -> int:
 def _export(store: Store, args: argparse.Namespace) -> int:
     from rlm_desktop.exports import export_bytes
 
-    data = export_bytes(store, args.id, args.format, include_content=args.include_content)
+    if args.with_documents and args.format != "jsonl":
+        return _fail("--with-documents goes with --format jsonl (only it carries documents)", 2)
+    data = export_bytes(
+        store,
+        args.id,
+        args.format,
+        include_content=args.include_content,
+        with_documents=args.with_documents,
+    )
     if args.output is None:
         return _write_to_stdout(data, args.format)
     target = Path(args.output).expanduser()
@@ -228,6 +250,32 @@ def _write_to_stdout(data: bytes, kind: str) -> int:
         )
     sys.stdout.write(fmt.terminal_text(data.decode("utf-8", "surrogateescape")))
     sys.stdout.flush()
+    return 0
+
+
+def _import(store: Store, args: argparse.Namespace) -> int:
+    from rlm_desktop.importing import ImportRefused, import_trajectory
+
+    try:
+        imported = import_trajectory(store, Path(args.file).expanduser())
+    except ImportRefused as refused:
+        return _fail(str(refused), 2)
+    if args.json:
+        _print_json({
+            "session_id": imported.session_id, "source": imported.source,
+            "calls": imported.calls, "turns": imported.turns, "duplicate": imported.duplicate,
+            "left_out": list(imported.left_out),
+        })  # fmt: skip
+        return 0
+    if imported.duplicate:
+        _line(f"already imported as session {imported.session_id}: nothing new kept")
+        return 0
+    _line(
+        f"imported {Path(args.file).name} ({imported.source}) as session {imported.session_id}: "
+        f"{fmt.plural(imported.calls, 'call')}, {fmt.plural(imported.turns, 'turn')}"
+    )
+    for line in imported.left_out:
+        _line(f"left out: {line}", file=sys.stderr)
     return 0
 
 
@@ -273,6 +321,7 @@ _HANDLERS: dict[str, Callable[[Store, argparse.Namespace], int]] = {
     "list": _list,
     "show": _show,
     "export": _export,
+    "import": _import,
     "delete": _delete,
     "search": _search,
     "health": health_command,

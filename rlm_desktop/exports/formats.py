@@ -28,17 +28,33 @@ PROTOBUF = "otlp-proto"
 FORMATS = (*RENDERERS, PROTOBUF)
 
 
-def export(store: Store, session_id: str, fmt: str, include_content: bool = False) -> str:
+def export(
+    store: Store,
+    session_id: str,
+    fmt: str,
+    include_content: bool = False,
+    *,
+    with_documents: bool = False,
+) -> str:
     """The session in format `fmt` (`jsonl`, `md`, `otlp` or `html`); raises `SessionNotFound`.
 
     `include_content` adds prompt, completion and code text, and the answer's quotes, to OTLP
-    spans; the JSONL, Markdown and HTML exports always carry the run's text. Secrets from this
-    environment are scrubbed once more on the way out.
+    spans; the JSONL, Markdown and HTML exports always carry the run's text. `with_documents`
+    (JSONL only) adds the documents' texts, so an import elsewhere has coverage, verified
+    sources and the preview. Secrets from this environment are scrubbed once more on the way
+    out.
     """
     if fmt not in RENDERERS:
         raise ValueError(f"unknown text export format {fmt!r}: use one of {', '.join(RENDERERS)}")
+    if with_documents and fmt != "jsonl":
+        raise ValueError(f"only the jsonl export carries the documents, not {fmt}")
     detail = load_detail(store, session_id)
-    rendered = RENDERERS[fmt](detail, include_content, _health(store, detail))
+    health = _health(store, detail)
+    if with_documents:
+        documents = store.context_documents(detail.session_id)
+        rendered = jsonl.render(detail, include_content, health, documents)
+    else:
+        rendered = RENDERERS[fmt](detail, include_content, health)
     return Redactor.for_run().text(rendered)
 
 
@@ -53,11 +69,22 @@ def _health(store: Store, detail: SessionDetail) -> HealthReport:
     return analyse(detail, store.document_texts(detail.session_id), past_runs(store), profiles())
 
 
-def export_bytes(store: Store, session_id: str, fmt: str, include_content: bool = False) -> bytes:
+def export_bytes(
+    store: Store,
+    session_id: str,
+    fmt: str,
+    include_content: bool = False,
+    *,
+    with_documents: bool = False,
+) -> bytes:
     """The session as a file's bytes in `fmt`: a text format as UTF-8, or `otlp-proto` (an OTLP
-    `ExportTraceServiceRequest` in protobuf); raises `SessionNotFound`."""
+    `ExportTraceServiceRequest` in protobuf); raises `SessionNotFound`. `with_documents`: as
+    for `export` (JSONL only)."""
     if fmt != PROTOBUF:
-        return export(store, session_id, fmt, include_content).encode("utf-8")
+        text = export(store, session_id, fmt, include_content, with_documents=with_documents)
+        return text.encode("utf-8")
+    if with_documents:
+        raise ValueError("only the jsonl export carries the documents, not otlp-proto")
     from rlm_desktop.exports import otlp_proto
 
     return otlp_proto.encode(_trace(store, session_id, include_content))

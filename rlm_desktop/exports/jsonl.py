@@ -26,9 +26,11 @@ characters, and no line breaks where `str.splitlines` would break it.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.exports.text import exported_json
 from rlm_desktop.store.detail import Row, SessionDetail
 
@@ -75,7 +77,75 @@ def _metadata(detail: SessionDetail, health: HealthReport | None) -> Row:
         "cost_usd": session["cost_usd"],
         "input_tokens": session["input_tokens"],
         "output_tokens": session["output_tokens"],
-        "documents": session["documents"],
+        "documents": [{"name": document["name"]} for document in session["documents"]],
+        "started_at": session["started_at"],
+        "ended_at": session["ended_at"],
+        "wall_s": session["wall_s"],
+        "max_depth_reached": session["max_depth_reached"],
+        "unpriced": session["unpriced"],
+        "mode": session["mode"],
+        "chosen_mode": session["chosen_mode"],
+        "sub_model": session["sub_model"],
+        "profile": session["profile"],
+        "settings": settings_shared(session["settings"]),
+        "calls": [_indexed(detail, call) for call in detail.calls],
+    }
+
+
+LOCAL_SETTINGS = ("allow_read", "follows", "conversation_id", "evaluation_id")
+"""Settings that name things of this machine (its folders, its other sessions): never shared."""
+
+
+def settings_shared(settings: Row) -> Row:
+    """A run's settings as an export shares them: without the ones that name this machine's
+    folders or sessions."""
+    return {key: value for key, value in settings.items() if key not in LOCAL_SETTINGS}
+
+
+def _indexed(detail: SessionDetail, call: Row) -> Row:
+    """A call as the metadata line's `calls` lists it: its place in the tree, how and when it
+    ended, its usage and its requests (what an import needs that the reference's keys lack)."""
+    sources = call.get("answer_sources")
+    return {
+        "call_id": call["id"],
+        "parent_id": call["parent_id"],
+        "kind": call["kind"],
+        "model": call["model"],
+        "status": call["status"],
+        "error": call["error"],
+        "started_at": call["started_at"],
+        "ended_at": call["ended_at"],
+        "input_tokens": call["input_tokens"],
+        "output_tokens": call["output_tokens"],
+        "cost_usd": call["cost_usd"],
+        "answer_source": call.get("answer_source"),
+        "answer_sources": json.loads(sources) if sources else [],
+        "requests": [_request(detail, call, request) for request in detail.requests_of(call["id"])],
+    }
+
+
+def _request(detail: SessionDetail, call: Row, request: Row) -> Row:
+    """A request of `call`; its `content` null where it is its turn's reply or the call's
+    response (not written twice)."""
+    content = request["content"]
+    turn = request["turn"]
+    replies = [t["reply"] for t in detail.turns_of(call["id"]) if t["idx"] == turn]
+    same = content in replies or (turn is None and content in (call["response"], call["answer"]))
+    return {
+        "turn": turn,
+        "model": request["model"],
+        "content": None if same else content,
+        "sent_at": request["sent_at"],
+        "responded_at": request["responded_at"],
+        "latency_s": request["latency_s"],
+        "input_tokens": request["input_tokens"],
+        "output_tokens": request["output_tokens"],
+        "cost_usd": request["cost_usd"],
+        "finish_reason": request["finish_reason"],
+        "truncated": bool(request["truncated"]),
+        "attempts": request["attempts"],
+        "error": request["error"],
+        "messages": request["messages"],
     }
 
 
@@ -95,6 +165,7 @@ def _sub_call(detail: SessionDetail, call: Row) -> Row:
         "prompt_tokens": usage["total_input_tokens"],
         "completion_tokens": usage["total_output_tokens"],
         "call_id": call["id"],
+        "parent_id": call["parent_id"],
         "kind": call["kind"],
         "depth": call["depth"],
         "status": call["status"],
@@ -151,11 +222,15 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
             blocks.append(
                 _block(cell["code"], cell["stdout"] or "", stderr, cell["duration_s"], final)
             )
+            blocks[-1].update(
+                error=cell["error"], timed_out=bool(cell["timed_out"]),
+                variables_lost=bool(cell["variables_lost"]),
+            )  # fmt: skip
             blocks[-1]["result"]["locals"] = json.loads(cell.get("variables") or "{}")
             blocks[-1]["result"]["rlm_calls"] = [_sub_call(detail, child) for child in spawned]
         for code in detail.unfinished_code(call["id"], turn):
             reason = f"not finished: the run ended ({detail.session['status']}) while this ran"
-            blocks.append(_block(code, "", reason, None, None))
+            blocks.append({**_block(code, "", reason, None, None), "unfinished": True})
         message = call["prompt"] if number == 1 else previous_observation or ""
         entry = _iteration(
             number,
@@ -167,6 +242,10 @@ def iterations(detail: SessionDetail, call: Row) -> list[Row]:
             _turn_seconds(call, turn),
             call["id"],
         )
+        entry.update(
+            started_at=turn["started_at"], observation=turn["observation"] or "",
+            finished=turn["reply"] is not None,
+        )  # fmt: skip
         stray = [child for (t, _), kids in by_cell.items() if t == turn["idx"] for child in kids]
         if stray:
             entry["rlm_calls"] = [_sub_call(detail, child) for child in stray]
@@ -183,7 +262,7 @@ def _answer_now(detail: SessionDetail, call: Row, request_id: str, number: int) 
     request = next(r for r in detail.requests_of(call["id"]) if r["id"] == request_id)
     sent_at, responded_at = request["sent_at"], request["responded_at"]
     took = responded_at - sent_at if sent_at is not None and responded_at is not None else None
-    return _iteration(
+    entry = _iteration(
         number,
         sent_at,
         detail.messages_sent(call).requests[request_id],
@@ -193,6 +272,8 @@ def _answer_now(detail: SessionDetail, call: Row, request_id: str, number: int) 
         took,
         call["id"],
     )
+    entry["answer_now"] = True
+    return entry
 
 
 def _user(text: str | None) -> list[Row]:
@@ -260,11 +341,36 @@ def _iteration(
 
 
 def render(
-    detail: SessionDetail, include_content: bool = False, health: HealthReport | None = None
+    detail: SessionDetail,
+    include_content: bool = False,
+    health: HealthReport | None = None,
+    documents: Sequence[ContextDocument] = (),
 ) -> str:
     """The session as JSON Lines (it always contains the run's texts: that is its purpose); with
-    `health`, the metadata line's `sources` are the answer's, checked against the documents."""
+    `health`, the metadata line's `sources` are the answer's, checked against the documents.
+
+    `documents` (the session's, with their texts: `--with-documents`) are written one line each
+    after the metadata line: `{"type": "document", "index", "name", "text", "chars",
+    "document_type", "tokens"}`, `index` their place in the metadata line's `documents`.
+    Without them nothing of the documents leaves but their names."""
     lines: list[Any] = [_metadata(detail, health)]
+    lines.extend(_document_lines(detail, documents))
     for root in detail.roots():
         lines.extend(iterations(detail, root))
     return "".join(exported_json(line) + "\n" for line in lines)
+
+
+def _document_lines(detail: SessionDetail, documents: Sequence[ContextDocument]) -> list[Row]:
+    """One line per listed document whose text was kept, matched to its place in the list."""
+    texts = list(documents)
+    lines = []
+    for index, listed in enumerate(detail.session["documents"]):
+        if not texts or texts[0].name != listed["name"]:
+            continue
+        document = texts.pop(0)
+        lines.append({
+            "type": "document", "index": index, "name": document.name, "text": document.text,
+            "chars": len(document.text), "document_type": document.type or None,
+            "tokens": document.tokens,
+        })  # fmt: skip
+    return lines

@@ -19,7 +19,8 @@ _SESSION_COLUMNS = (
     "id, query, status, mode, chosen_mode, model, sub_model, profile, answer, error, cost_usd,"
     " coalesce(input_tokens, 0) AS input_tokens, coalesce(output_tokens, 0) AS output_tokens,"
     " coalesce(turns, 0) AS turns, coalesce(sub_calls, 0) AS sub_calls,"
-    " coalesce(max_depth_reached, 0) AS max_depth_reached, unpriced, wall_s, started_at, ended_at"
+    " coalesce(max_depth_reached, 0) AS max_depth_reached, unpriced, wall_s, started_at, ended_at,"
+    " origin_name, origin_format, imported_at"
 )
 _CALL_COLUMNS = (
     "id, parent_id, kind, depth, model, status, coalesce(input_tokens, 0) AS input_tokens,"
@@ -134,11 +135,22 @@ def _session_row(row: Row) -> Row:
     for key in wrong:
         row[key] = 0 if kinds[key] == "I" else None
     row["unpriced"] = bool(row.get("unpriced"))
+    row["imported"] = imported(row)
     if not ids.is_well_formed(row.get("id")):
         row["damaged"] = DAMAGED_ID
     else:
         row["damaged"] = DAMAGED_RECORD.format(", ".join(wrong)) if wrong else None
     return row
+
+
+def imported(row: Row) -> Row | None:
+    """Where an imported session came from (`{"file", "format", "imported_at"}`; the origin
+    columns taken out of `row`), or None for a session run here."""
+    origin = {key: row.pop(f"origin_{key}", None) for key in ("name", "format")}
+    when = row.pop("imported_at", None)
+    if origin["format"] is None:
+        return None
+    return {"file": origin["name"], "format": origin["format"], "imported_at": when}
 
 
 def wrong_kinds(row: Row) -> list[str]:

@@ -30,11 +30,21 @@ class ContinuedSession:
     settings: dict[str, Any]
 
 
+class SessionReadOnly(LookupError):
+    """A session that cannot be followed up: it was imported, not run here."""
+
+
 def continued_session(store: Store, session_id: str) -> ContinuedSession:
     """The saved session `session_id` (an id or a unique prefix) as a follow-up starts from it:
-    its documents rebuilt from the texts the store kept. Raises `SessionNotFound`."""
+    its documents rebuilt from the texts the store kept. Raises `SessionNotFound`, and
+    `SessionReadOnly` for an imported session."""
     head = store.session(session_id)["session"]
     full_id = str(head["id"])
+    if head.get("imported"):
+        raise SessionReadOnly(
+            f"session {full_id} was imported from {head['imported']['file']!r}: it is read-only "
+            "(ask a new question over its documents instead of following it up)"
+        )
     settings = head.get("settings") or {}
     documents = store.context_documents(full_id)
     conversation = settings.get("conversation_id") or full_id
