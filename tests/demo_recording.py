@@ -36,8 +36,7 @@ WRITING_DELAY_S = 0.01
 """Between streamed pieces of a reply (16 characters each): a model writing, quickly."""
 
 LOOK = """\
-for meta in context_meta:
-    print(f"{meta['name']:45} {meta['chars']:>5} characters")"""
+print("\\n".join(f"{meta['name']:45} {meta['chars']:>5} characters" for meta in context_meta))"""
 NOTES = """\
 heron = [i for i, text in enumerate(context) if "Heron" in text]
 print(len(heron), "of", len(context), "memos mention Heron")
@@ -85,19 +84,21 @@ CHILD_TURNS = (
 NOTES_BY_TITLE = {
     "Board approves Project Heron": "Budget €1.2 million, go-live May 2025 at Rotterdam.",
     "Staffing changes": "No budget or date; Tomasz Wróbel takes over Heron on 1 April 2025.",
-    "Warehouse review": "No budget or date; Rotterdam will have spare capacity after Heron.",
+    "Warehouse footprint review": "No budget or date; Rotterdam has spare room after Heron.",
     "Project Heron: revised budget and dates": (
         "Budget revised down to €950,000 (from €1.2 million); go-live moves to September 2025."
     ),
     "Utrecht closure": "No budget; Heron now goes live in September.",
-    "Q1 summary": "On track for the September go-live; €1.2 million was the original budget.",
+    "operations summary": "On track for the September go-live; €1.2 million was the first budget.",
 }
 
 
 def _note(prompt: str) -> Reply:
     """A sub-call's one-line note on the memo its prompt carries."""
     title = next((line for line in prompt.splitlines() if line.startswith("# ")), "")
-    found = next((note for key, note in NOTES_BY_TITLE.items() if key in title), "Nothing on Heron.")
+    found = next(
+        (note for key, note in NOTES_BY_TITLE.items() if key in title), "Nothing on Heron."
+    )
     return _written(found)
 
 
@@ -143,8 +144,8 @@ def record(folder: Path) -> Path:
 
 
 VARYING_KEYS = re.compile(
-    r"(^|_)(id|ids|ts|at|time|timestamp|execution_time|duration_s|wall_s|started|ended|"
-    r"base_url|api_base|path|sandbox|arrivals)$"
+    r"(^|_)(id|ids|ts|at|time|timestamp|execution_time|duration_s|wall_s|latency_s|started|"
+    r"ended|base_url|api_base|path|sandbox|arrivals)$"
 )
 """Keys whose values differ between two recordings of the same run: ids, clocks, the server's
 address, the data folder and the machine's sandbox."""
@@ -152,7 +153,7 @@ address, the data folder and the machine's sandbox."""
 
 def comparable(line: dict[str, Any] | list[Any] | Any) -> Any:
     """A recorded line with what differs between recordings (`VARYING_KEYS`) blanked, and ids
-    inside text (`call-…`, session ids) replaced by a placeholder."""
+    and timings inside text (`call-…`, session ids, "ran in 0.36 s") replaced by a placeholder."""
     if isinstance(line, dict):
         return {
             key: "…" if VARYING_KEYS.search(str(key)) else comparable(value)
@@ -161,7 +162,7 @@ def comparable(line: dict[str, Any] | list[Any] | Any) -> Any:
     if isinstance(line, list):
         return [comparable(item) for item in line]
     if isinstance(line, str):
-        return re.sub(r"\b[0-9a-f]{8,}\b|\bcall-[\w-]+", "…", line)
+        return re.sub(r"\b[0-9a-f]{8,}\b|\bcall-[\w-]+|\b\d+\.\d+ s\b", "…", line)
     return line
 
 

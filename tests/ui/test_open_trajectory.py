@@ -80,7 +80,9 @@ def test_file_open_trajectory_opens_a_run_made_elsewhere_read_only(
     assert ws.reviewing is not None
     banner = ws.review_label.text()
     assert banner.startswith("Imported from RLM Desktop export trajectory_heron.jsonl · ")
-    assert banner.endswith("· read-only")
+    assert "· read-only" in banner
+    assert banner.endswith("▸ what the file left out (hover)")  # our export has no streaming
+    assert "how each reply streamed in" in ws.review_label.toolTip()
     assert ANSWER_PART in ws.answer.text.toPlainText()
     tree = ws.model.tree
     assert tree.root is not None
@@ -221,3 +223,17 @@ async def _recorded_with(document: ContextDocument) -> str:
     finally:
         server.stop()
     return run.run_id
+
+
+def test_a_file_name_that_reorders_text_shows_inert_in_the_banner(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """The file's name is a colleague's, untrusted: a bidi control in it would make
+    `heron‮lmsj.exe` read as something else."""
+    hostile = tmp_path / "heron\u202egpj.jsonl"
+    shutil.copy(RECORDING, hostile)
+    opened_by_menu(window, qtbot, hostile)
+    banner = window.workspace.review_label.text()
+    assert "\u202e" not in banner
+    assert "heron\\u202egpj.jsonl" in banner
+    assert "\u202e" not in window.status.currentMessage()

@@ -29,15 +29,13 @@ def day(ts: float) -> str:
 def session_banner(head: dict[str, Any]) -> str:
     """The banner over a saved session under review: an imported one says from which file,
     in which format and when it was imported; any other its id, start, and status."""
-    origin = head.get("origin_name")
+    origin = head.get("imported")
     if origin:
-        imported = head.get("imported_at")
-        shown = fmt.one_line(str(origin), 80)
+        shown = fmt.one_line(fmt.terminal_safe(str(origin.get("file") or "")), 80)
+        imported = origin.get("imported_at")
         when = f" · {day(imported)}" if imported else ""
-        left = len(head.get("left_out") or [])
-        omitted = f" · {fmt.plural(left, 'thing')} left out (hover for details)" if left else ""
-        source = source_name(str(head.get("origin_format") or ""))
-        return f"Imported from {source} {shown}{when}{omitted} · read-only"
+        source = source_name(str(origin.get("format") or ""))
+        return f"Imported from {source} {shown}{when} · read-only"
     return (
         f"Saved session {fmt.short_session_id(head['id'])} · {fmt.when(head['started_at'])} · "
         f"{fmt.status_text(head['status'])} · read-only"

@@ -87,7 +87,7 @@ class TrajectoryOpener(QObject):
         if window.starter.running:
             self._refuse("A run is in progress: stop it (Esc) before opening a trajectory.")
             return None
-        window.status.showMessage(f"Opening {path.name}…")
+        window.status.showMessage(f"Opening {fmt.terminal_safe(path.name)}…")
         self.opening = asyncio.ensure_future(self._open(path, readable))
         return self.opening
 
@@ -102,7 +102,8 @@ class TrajectoryOpener(QObject):
             self._refuse(str(refused))
             return None
         except (StoreError, OSError) as error:
-            self._refuse(f"{path.name} cannot be opened: {fmt.one_line(str(error), 200)}")
+            name = fmt.terminal_safe(path.name)
+            self._refuse(f"{name} cannot be opened: {fmt.one_line(str(error), 200)}")
             return None
         if not window.open_session(imported.session_id):
             return None
@@ -124,10 +125,11 @@ class TrajectoryOpener(QObject):
 
 def opened_text(path: Path, imported: Imported) -> str:
     """What the status bar says once a file's session is open."""
+    name = fmt.terminal_safe(path.name)
     if imported.duplicate:
-        return f"{path.name} was opened before: this is the session it made then."
+        return f"{name} was opened before: this is the session it made then."
     made = f"{fmt.plural(imported.calls, 'call')}, {fmt.plural(imported.turns, 'turn')}"
-    return f"Opened {path.name} ({source_name(imported.source)}): {made}."
+    return f"Opened {name} ({source_name(imported.source)}): {made}."
 
 
 def left_out_text(left_out: tuple[str, ...] | list[str]) -> str:

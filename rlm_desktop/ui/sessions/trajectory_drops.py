@@ -1,7 +1,7 @@
 """Files dropped on the window: trajectories open as sessions, anything else loads as documents.
 
-A dropped `.jsonl` or `.json` file is a trajectory when the importer recognises its format from
-its first line (`rlm_desktop.importing.detect`), not by its name alone: a JSON Lines document
+A dropped `.jsonl` or `.json` file is a trajectory when the importer's detection recognises its
+format from its first line (`rlm_desktop.importing.detect`), not by its name alone: a JSON Lines document
 stays a document. The filter watches the window and the documents pane, which takes dropped
 documents itself: a trajectory dropped there opens as a session, even while a saved session is
 under review (when documents cannot be added).
@@ -18,17 +18,37 @@ from PySide6.QtWidgets import QWidget
 
 from rlm_desktop.ui.sessions.open_trajectory import TRAJECTORY_SUFFIXES
 
+FIRST_LINE_BYTES = 1 << 20
+"""The most of a JSON Lines file read to tell whether it is a trajectory."""
+WHOLE_DOCUMENT_BYTES = 8 << 20
+"""A JSON document (not lines: DSPy's trajectories) is read whole up to this size to tell."""
+
+
+def trajectory_format(path: Path) -> str | None:
+    """The trajectory format of the file at `path` as the importer tells it from the file's
+    first line (`rlm-desktop`, `rlms`, `dspy`), or None for anything else."""
+    if path.suffix.lower() not in TRAJECTORY_SUFFIXES or not path.is_file():
+        return None
+    from rlm_desktop.importing.detect import detect
+    from rlm_desktop.importing.reading import Entry, RawFile, Refusal, loads, read_file
+
+    try:
+        with path.open("rb") as file:
+            first = file.readline(FIRST_LINE_BYTES)
+        try:
+            raw = RawFile([Entry(1, loads(first.decode("utf-8"), 1))], False, "")
+        except (Refusal, UnicodeDecodeError):  # not one JSON value a line: a whole document?
+            if path.stat().st_size > WHOLE_DOCUMENT_BYTES:
+                return None
+            raw = read_file(path, WHOLE_DOCUMENT_BYTES)
+        return detect(raw)
+    except (Refusal, OSError):
+        return None
+
 
 def is_trajectory(path: Path) -> bool:
     """True when `path` is a file in a format the importer reads."""
-    if path.suffix.lower() not in TRAJECTORY_SUFFIXES or not path.is_file():
-        return False
-    from rlm_desktop.importing.detect import detect_format
-
-    try:
-        return detect_format(path) is not None
-    except (OSError, ValueError):
-        return False
+    return trajectory_format(path) is not None
 
 
 def dropped_paths(event: QDropEvent | QDragEnterEvent) -> list[Path]:
