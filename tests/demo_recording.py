@@ -32,8 +32,9 @@ MEMOS_FILE = "heron-memos.jsonl"
 QUESTION = "What is Project Heron's budget, and when does it go live?"
 CHILD_QUESTION = "Which of these memos is the latest word on Heron's budget and go-live date?"
 MODEL = "openai/demo-model"
-WRITING_DELAY_S = 0.01
-"""Between streamed pieces of a reply (16 characters each): a model writing, quickly."""
+WRITING_DELAY_S = 0.02
+"""Between streamed pieces of a reply (16 characters each): a model writing 800 characters a
+second, so the recording spends its time as a run does, mostly on the replies being written."""
 
 LOOK = """\
 print("\\n".join(f"{meta['name']:45} {meta['chars']:>5} characters" for meta in context_meta))"""

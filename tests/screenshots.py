@@ -232,7 +232,7 @@ async def recorded_run(window: Any) -> None:
     window.watch_recording()
     opening = window.trajectories.opening
     await wait_for(lambda: opening is not None and opening.done())
-    await pump(14.0)  # the root's notes on the memos are in, its child is at work
+    await pump(24.0)  # the root's notes on the memos are in, its child is at work
     window.workspace.replay.pause()
     await pump(0.3)
     save(window, "imported-run")

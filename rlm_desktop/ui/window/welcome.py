@@ -26,6 +26,7 @@ NEEDS_PROVIDER = (
 HAS_PROVIDER = (
     "A model provider is set up: open a sample document, or go to the workspace and add your own."
 )
+WATCH_NOTE = "A run recorded over the sample memos, replayed: no key, server or network needed."
 TEXT_COLUMN_CHARS = 95
 """The welcome text's widest line, in average characters of the interface font."""
 INTRO = (
@@ -116,7 +117,6 @@ class WelcomePage(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.settings_button)
         buttons.addWidget(self.sample_button)
-        buttons.addWidget(self.watch_button)
         buttons.addWidget(self.skip_button)
         buttons.addStretch(1)
         column = QVBoxLayout()
@@ -128,6 +128,13 @@ class WelcomePage(QWidget):
         column.addWidget(steps)
         column.addWidget(note)
         column.addLayout(buttons)
+        watching = QHBoxLayout()  # its own line: a demo needs nothing set up
+        watching.addWidget(self.watch_button)
+        watch_note = QLabel(WATCH_NOTE)
+        watch_note.setObjectName("muted")
+        watch_note.setWordWrap(True)
+        watching.addWidget(watch_note, 1)
+        column.addLayout(watching)
         column.addStretch(2)
         holder = QWidget()
         holder.setMaximumWidth(self.fontMetrics().averageCharWidth() * TEXT_COLUMN_CHARS)
