@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run guest test test-packages test-real real-packages bench bench-compare lint screenshots clean package package-test
+.PHONY: run guest test test-packages test-real real-packages bench bench-compare lint screenshots clean package package-test demo-recording
 
 # What the tests need from Debian: the libraries Qt needs offscreen, Chromium (the HTML export is
 # printed and read back in it) and the desktop entry's and AppStream file's validators.
@@ -32,6 +32,11 @@ guest: $(STAMP)
 
 run: $(STAMP) guest
 	$(VENV)/bin/rlm-desktop
+
+# The recorded run "Watch a recorded run" plays: a real run of the engine over the sample memos
+# against the scripted model server, exported with its documents (tests/demo_recording.py).
+demo-recording: $(STAMP) guest
+	$(PY) tools/record-demo resources/samples/recorded
 
 # Installed first (as root, with apt-get) or named in one line, before the minutes the venv takes.
 test-packages:

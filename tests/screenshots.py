@@ -223,6 +223,20 @@ async def main_async(window: Any, server: Any) -> None:
     await the_first_hour(window, server)
     await review_windows(window)
     await batches_view(window, server)
+    await recorded_run(window)
+
+
+async def recorded_run(window: Any) -> None:
+    """The welcome page's recorded run, opened and played at its readable pace, part-way."""
+    window.resize(*SIZE)
+    window.watch_recording()
+    opening = window.trajectories.opening
+    await wait_for(lambda: opening is not None and opening.done())
+    await pump(24.0)  # the root's notes on the memos are in, its child is at work
+    window.workspace.replay.pause()
+    await pump(0.3)
+    save(window, "imported-run")
+    window.leave_review()
 
 
 async def review_windows(window: Any) -> None:

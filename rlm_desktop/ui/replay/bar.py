@@ -118,6 +118,14 @@ class ReplayBar(QWidget):
     def _scrubbed(self, value: int) -> None:
         self.seek_requested.emit(value / SCRUB_STEPS_PER_S)
 
+    def choose_speed(self, speed: Speed) -> None:
+        """Pick `speed`, adding it to the list when it is not one of the usual ones."""
+        index = self.speed.findText(speed.label)
+        if index < 0:
+            self.speed.addItem(speed.label, speed)
+            index = self.speed.count() - 1
+        self.speed.setCurrentIndex(index)
+
     def chosen_speed(self) -> Speed:
         """The speed picked in the list."""
         speed = self.speed.currentData()

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from PySide6.QtCore import QObject, QTimer, Signal, SignalInstance
 
 from rlm_desktop.engine.events import Event
-from rlm_desktop.review.replay import Move, ReplayPlayer, Speed
+from rlm_desktop.review.replay import NORMAL_SPEED, SPEEDS, Move, ReplayPlayer, Speed
 from rlm_desktop.ui.replay.bar import ReplayBar
 
 if TYPE_CHECKING:
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from rlm_desktop.ui.tree.model import CallTreeModel
     from rlm_desktop.ui.tree.panel import TreePanel
 
+READABLE_S = 45.0
+"""How long a run played at a readable pace lasts: its turns and sub-calls come in over this
+time, whatever their real pace (a scripted run takes a second or two)."""
 TICK_MS = 16
 """How often a playing replay looks for events that fell due."""
 EVENTS_PER_TICK = 60
@@ -93,6 +96,8 @@ class ReplayController(QObject):
     def load(self, events: Iterable[Event]) -> None:
         """Show a saved run whole, paused at its end, ready to be played from the start."""
         self._timer.stop()
+        if self.bar.chosen_speed() not in SPEEDS:  # a readable pace was made for another run
+            self.bar.choose_speed(NORMAL_SPEED)
         self.player = ReplayPlayer(list(events), self.clock)
         self.player.set_speed(self.bar.chosen_speed())
         self.bar.show()
@@ -127,6 +132,17 @@ class ReplayController(QObject):
         if self.player.playing:
             self._timer.start()
         self._show_state()
+
+    def play_readable(self, seconds: float = READABLE_S) -> None:
+        """Play from the start at the pace that makes the whole run last `seconds`, the speed
+        offered in the bar's list beside the others."""
+        if self.player is None or self.player.duration <= 0:
+            self.play()
+            return
+        factor = self.player.duration / seconds
+        self.bar.choose_speed(Speed(f"Readable ({seconds:.0f} s)", factor))
+        self._apply(self.player.go_to(0))
+        self.play()
 
     def pause(self) -> None:
         """Hold the replay where it is."""

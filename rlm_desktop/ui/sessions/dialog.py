@@ -146,6 +146,11 @@ class SessionsDialog(QDialog):
         self.delete_button = QPushButton("Delete…")
         self.delete_button.clicked.connect(lambda: self.delete_selected())
         self.include_content = QCheckBox("include prompts and code in OTLP traces")
+        self.with_documents = QCheckBox("with the documents' text")
+        self.with_documents.setToolTip(
+            "A JSON Lines export carries the documents' text, so whoever opens it sees coverage,"
+            " verified sources and the preview; without it only the documents' names leave"
+        )
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(lambda: self.export_selected())
         self._closed = False
@@ -155,7 +160,7 @@ class SessionsDialog(QDialog):
         buttons = dialog_buttons(
             self,
             [self.open_button, self.replay_button, self.compare_button, self.delete_button],
-            [self.export_button, self.include_content],
+            [self.export_button, self.include_content, self.with_documents],
         )
         layout = QVBoxLayout(self)
         filters = QHBoxLayout()
@@ -478,7 +483,13 @@ class SessionsDialog(QDialog):
         from rlm_desktop.exports import export_bytes
 
         path = target.path
-        data = export_bytes(self.store, session_id, target.format, self.include_content.isChecked())
+        data = export_bytes(
+            self.store,
+            session_id,
+            target.format,
+            self.include_content.isChecked(),
+            with_documents=self.with_documents.isChecked(),
+        )
         try:
             path.write_bytes(data)
         except OSError as exc:

@@ -31,6 +31,9 @@ from rlm_desktop.ui.replay.actions import replay_actions
 from rlm_desktop.ui.run.sandbox_preparation import WasmPreparation
 from rlm_desktop.ui.run.starter import RunStarter
 from rlm_desktop.ui.run.status_bar import RunStatusBar
+from rlm_desktop.ui.sessions.imported_banner import session_banner
+from rlm_desktop.ui.sessions.open_trajectory import TrajectoryOpener
+from rlm_desktop.ui.sessions.trajectory_drops import TrajectoryDrops
 from rlm_desktop.ui.shared.actions import window_action
 from rlm_desktop.ui.shared.preferences import Preferences, RunDefaults
 from rlm_desktop.ui.window.conversations_link import ConversationsLink
@@ -92,6 +95,10 @@ class MainWindow(QMainWindow):
             parent=self,
         )
         self.preparation = WasmPreparation(self.status, self)
+        self.trajectories = TrajectoryOpener(self)
+        drops = TrajectoryDrops(self, self.trajectories.open, self.workspace.documents.add_paths)
+        drops.watch(self.workspace.documents)
+        drops.watch(self, documents_too=True)
         self._closing = False
         self._painted = False
         self._warm_up = warm_up
@@ -183,6 +190,12 @@ class MainWindow(QMainWindow):
             docs.choose_folder,
             docs.add_folder_button,
         )
+        self.open_trajectory_action = window_action(
+            self, "Open &trajectory…", QKeySequence("Ctrl+Shift+T"), self.trajectories.choose
+        )
+        self.open_trajectory_action.setToolTip(
+            "Open a run saved elsewhere: an RLM Desktop export or an rlms (RLMLogger) log"
+        )
         self.sessions_action = window_action(
             self, "&Sessions…", QKeySequence("Ctrl+Shift+S"), self.browse_sessions
         )
@@ -261,7 +274,12 @@ class MainWindow(QMainWindow):
         view_actions.insert(0, self.conversations_action)
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        for action in (self.add_files_action, self.add_folder_action, self.sessions_action):
+        for action in (
+            self.add_files_action,
+            self.add_folder_action,
+            self.open_trajectory_action,
+            self.sessions_action,
+        ):
             file_menu.addAction(action)
         file_menu.addAction(self.history_action)
         file_menu.addAction(self.evaluation_action)
@@ -294,6 +312,10 @@ class MainWindow(QMainWindow):
         replay_menu = bar.addMenu("Re&play")
         for action in replay:
             replay_menu.addAction(action)
+        self.watch_action = window_action(self, "&Watch a recorded run", None, self.watch_recording)
+        self.watch_action.setEnabled(bool(self.welcome.recordings))
+        replay_menu.addSeparator()
+        replay_menu.addAction(self.watch_action)
         _play, _next_event, _previous_event, next_turn, previous_turn = replay
         self.presentation = Presentation(
             self,
@@ -333,6 +355,7 @@ class MainWindow(QMainWindow):
         ws.leave_review.connect(self.leave_review)
         self.welcome.open_settings.connect(lambda: self.show_settings("providers"))
         self.welcome.open_sample.connect(self.open_sample)
+        self.welcome.watch_recording.connect(self.watch_recording)
         self.welcome.skip.connect(lambda: self.pages.setCurrentWidget(self.workspace))
         self.pages.currentChanged.connect(
             lambda _i: self.status.setVisible(self.pages.currentWidget() is self.workspace)
@@ -412,6 +435,14 @@ class MainWindow(QMainWindow):
         self.workspace.documents.add_paths([path])
         if not self.workspace.controls.question.toPlainText().strip():
             self.workspace.controls.question.setPlainText(question)
+
+    def watch_recording(self, path: Path | None = None) -> None:
+        """Open a recorded run (the first shipped one by default: imported once, later the
+        session made then reopens) and play it at a readable pace; no key, server or network
+        is needed."""
+        recording = path or next(iter(self.welcome.recordings), None)
+        if recording is not None:
+            self.trajectories.open(recording, readable=True)
 
     # Pages and dialogs ------------------------------------------------------------------------
 
@@ -570,11 +601,7 @@ class MainWindow(QMainWindow):
             self.workspace.controls.show_error(str(error))
             return False
         self.pages.setCurrentWidget(self.workspace)
-        banner = (
-            f"Saved session {fmt.short_session_id(head['id'])} · {fmt.when(head['started_at'])} · "
-            f"{fmt.status_text(head['status'])} · read-only"
-        )
-        self.workspace.begin_view(review=banner)
+        self.workspace.begin_view(review=session_banner(head))
         self.conversations.opened(head)
         self.workspace.documents.show_saved(
             head.get("documents", []), store.document_texts(head["id"])

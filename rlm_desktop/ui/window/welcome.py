@@ -26,6 +26,7 @@ NEEDS_PROVIDER = (
 HAS_PROVIDER = (
     "A model provider is set up: open a sample document, or go to the workspace and add your own."
 )
+WATCH_NOTE = "A run recorded over the sample memos, replayed: no key, server or network needed."
 TEXT_COLUMN_CHARS = 95
 """The welcome text's widest line, in average characters of the interface font."""
 INTRO = (
@@ -53,6 +54,16 @@ SAMPLES = (
 )
 
 
+RECORDINGS = ("heron-memos.jsonl",)
+"""Runs recorded over the samples (`tools/record-demo`), in `resources/samples/recorded/`."""
+
+
+def recorded_runs() -> list[Path]:
+    """The shipped recorded runs that exist, the one to watch first."""
+    folder = resource("samples") / "recorded"
+    return [folder / name for name in RECORDINGS if (folder / name).is_file()]
+
+
 def sample_documents() -> list[tuple[Path, str]]:
     """The bundled samples that exist, each with a question worth asking of it."""
     folder = resource("samples")
@@ -64,6 +75,7 @@ class WelcomePage(QWidget):
 
     open_sample = Signal(Path, str)
     open_settings = Signal()
+    watch_recording = Signal(Path)
     skip = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -91,6 +103,14 @@ class WelcomePage(QWidget):
         self.sample_button.setAccessibleName("Open a sample document")
         self.sample_button.setEnabled(bool(self.samples))
         self.sample_button.clicked.connect(self._open_sample)
+        self.recordings = recorded_runs()
+        self.watch_button = QPushButton("Watch a recorded run")
+        self.watch_button.setAccessibleName("Watch a recorded run")
+        self.watch_button.setToolTip(
+            "Replay a run recorded over the sample memos: no key, no server, no network"
+        )
+        self.watch_button.setEnabled(bool(self.recordings))
+        self.watch_button.clicked.connect(self._watch)
         self.skip_button = QPushButton("Go to the workspace")
         self.skip_button.clicked.connect(self.skip)
 
@@ -108,6 +128,13 @@ class WelcomePage(QWidget):
         column.addWidget(steps)
         column.addWidget(note)
         column.addLayout(buttons)
+        watching = QHBoxLayout()  # its own line: a demo needs nothing set up
+        watching.addWidget(self.watch_button)
+        watch_note = QLabel(WATCH_NOTE)
+        watch_note.setObjectName("muted")
+        watch_note.setWordWrap(True)
+        watching.addWidget(watch_note, 1)
+        column.addLayout(watching)
         column.addStretch(2)
         holder = QWidget()
         holder.setMaximumWidth(self.fontMetrics().averageCharWidth() * TEXT_COLUMN_CHARS)
@@ -148,3 +175,7 @@ class WelcomePage(QWidget):
     def _open_sample(self) -> None:
         if self.samples:
             self.open_sample.emit(*self.samples[0])
+
+    def _watch(self) -> None:
+        if self.recordings:
+            self.watch_recording.emit(self.recordings[0])

@@ -80,6 +80,8 @@ class Workspace(QWidget):
         review_layout.addWidget(self.new_run_button)
         self.review_bar.hide()
         self.reviewing: str | None = None
+        self._review_details = ""
+        """What the session under review left out, shown with the banner."""
 
         self.health = HealthPanel()
         self.health.title.hide()  # its tab names it
@@ -177,15 +179,30 @@ class Workspace(QWidget):
         self.answer.clear()
         self.health.clear()
         self.documents.clear_passage()
+        if review != self.reviewing:
+            self._review_details = ""  # another session's
         self.reviewing = review
         self.review_bar.setVisible(review is not None)
         self.controls.setVisible(review is None)
         self.detail_tabs.show_tab(CONSOLE)
         if review is not None:
-            self.review_label.setText(review)
+            self._show_review_banner()
             self._tick.stop()
         else:
             self._tick.start()
+
+    def set_review_details(self, details: str) -> None:
+        """Add `details` (what an imported file left out) to the review banner: a mark on it,
+        the lines in its tooltip, kept while the same session is under review."""
+        self._review_details = details
+        self._show_review_banner()
+
+    def _show_review_banner(self) -> None:
+        details, banner = self._review_details, self.reviewing or ""
+        self.review_label.setText(
+            banner + (" · ▸ what the file left out (hover)" if details else "")
+        )
+        self.review_label.setToolTip(banner + (f"\n\n{details}" if details else ""))
 
     def apply_events(self, events: Sequence[Event]) -> Changes:
         """Fold a batch of events into the tree and bring the views up to date."""
