@@ -8,6 +8,7 @@ session made the first time.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from rlm_desktop.importing.reading import MAX_BYTES, Entry, RawFile, Refusal, re
 from rlm_desktop.importing.to_events import to_events
 from rlm_desktop.importing.trajectory import Trajectory
 from rlm_desktop.store.liveness import current_writer
+from rlm_desktop.store.queries import stored_lines
 from rlm_desktop.store.redact import Redactor
 from rlm_desktop.store.writer import SessionWriter, prepare_opening
 
@@ -69,7 +71,7 @@ def import_trajectory(store: Store, path: Path, *, max_bytes: int = MAX_BYTES) -
         source = detect(raw)
         earlier = _imported_before(store, raw.sha256)
         if earlier is not None:
-            return Imported(*earlier, duplicate=True, left_out=())
+            return earlier
         trajectory = _read(source, raw)
     except Refusal as refusal:
         where = f"line {refusal.line}: " if refusal.line is not None else ""
@@ -108,7 +110,7 @@ def _write(store: Store, session_id: str, trajectory: Trajectory, name: str, dig
     opening = prepare_opening(session_id, documents, redactor, current_writer())
     opening.session.update(
         origin_name=name, origin_format=trajectory.source, imported_at=time.time(),
-        origin_sha256=digest,
+        origin_sha256=digest, origin_left_out=json.dumps(list(trajectory.left_out)),
     )  # fmt: skip
     events = to_events(trajectory, session_id, time.time())
     with store.transaction() as connection:
@@ -123,16 +125,21 @@ def _taken(store: Store, session_id: str) -> bool:
         return found.fetchone() is not None
 
 
-def _imported_before(store: Store, digest: str) -> tuple[str, str, int, int] | None:
-    """`(session id, format, calls, turns)` of the session these bytes made before, if any."""
+def _imported_before(store: Store, digest: str) -> Imported | None:
+    """The session these bytes made before, if any (a duplicate)."""
     with store.lock:
         row = store.db.execute(
             "SELECT s.id, s.origin_format, (SELECT count(*) FROM calls c WHERE c.session_id ="
-            " s.id), (SELECT count(*) FROM turns t WHERE t.session_id = s.id) FROM sessions s"
-            " WHERE s.origin_sha256 = ? ORDER BY s.imported_at LIMIT 1",
+            " s.id), (SELECT count(*) FROM turns t WHERE t.session_id = s.id), s.origin_left_out"
+            " FROM sessions s WHERE s.origin_sha256 = ? ORDER BY s.imported_at LIMIT 1",
             [digest],
         ).fetchone()
-    return (str(row[0]), str(row[1]), int(row[2]), int(row[3])) if row is not None else None
+    if row is None:
+        return None
+    return Imported(
+        str(row[0]), str(row[1]), int(row[2]), int(row[3]),
+        duplicate=True, left_out=tuple(stored_lines(row[4])),
+    )  # fmt: skip
 
 
 __all__ = ["Entry", "ImportRefused", "Imported", "import_trajectory"]

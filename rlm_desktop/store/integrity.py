@@ -23,7 +23,7 @@ COLUMNS = {
         "output_tokens:I turns:I sub_calls:I max_depth_reached:I unpriced:I started_at:R "
         "ended_at:R wall_s:R writer_pid:I writer_started:R writer_host:T sandbox:T "
         "conversation_id:T follows:T ran_on:J stored_chars:I cut_chars:I origin_name:T "
-        "origin_format:T imported_at:R origin_sha256:T"
+        "origin_format:T imported_at:R origin_sha256:T origin_left_out:T"
     ),
     "documents": (
         "id:I session_id:T position:I name:T path:T size:I sha256:T chars:I tokens:I type:T "

@@ -525,14 +525,16 @@ def m013_prompts_stored_once(db: Database) -> None:
 @MIGRATIONS()
 def m014_sessions_origin(db: Database) -> None:
     """Where an imported session came from: `sessions.origin_name` (the file's name, never its
-    folder), `origin_format` (`rlm-desktop`, `rlms` or `dspy`), `imported_at` and
-    `origin_sha256` (the digest of the file's bytes, so the same file is not imported twice).
-    A session run here has them NULL; an imported one is read-only."""
+    folder), `origin_format` (`rlm-desktop`, `rlms` or `dspy`), `imported_at`, `origin_sha256`
+    (the digest of the file's bytes, so the same file is not imported twice) and
+    `origin_left_out` (what the file could not carry, a JSON list of lines). A session run here
+    has them NULL; an imported one is read-only."""
     for column, kind in (
         ("origin_name", "TEXT"),
         ("origin_format", "TEXT"),
         ("imported_at", "REAL"),
         ("origin_sha256", "TEXT"),
+        ("origin_left_out", "TEXT"),
     ):
         db.execute(f"ALTER TABLE sessions ADD COLUMN {column} {kind}")
     db.table("sessions").create_index(["origin_sha256"])

@@ -20,7 +20,7 @@ _SESSION_COLUMNS = (
     " coalesce(input_tokens, 0) AS input_tokens, coalesce(output_tokens, 0) AS output_tokens,"
     " coalesce(turns, 0) AS turns, coalesce(sub_calls, 0) AS sub_calls,"
     " coalesce(max_depth_reached, 0) AS max_depth_reached, unpriced, wall_s, started_at, ended_at,"
-    " origin_name, origin_format, imported_at"
+    " origin_name, origin_format, imported_at, origin_left_out"
 )
 _CALL_COLUMNS = (
     "id, parent_id, kind, depth, model, status, coalesce(input_tokens, 0) AS input_tokens,"
@@ -144,13 +144,31 @@ def _session_row(row: Row) -> Row:
 
 
 def imported(row: Row) -> Row | None:
-    """Where an imported session came from (`{"file", "format", "imported_at"}`; the origin
-    columns taken out of `row`), or None for a session run here."""
-    origin = {key: row.pop(f"origin_{key}", None) for key in ("name", "format")}
+    """Where an imported session came from (`{"file", "format", "imported_at", "left_out"}`;
+    the origin columns taken out of `row`), or None for a session run here. `left_out` is what
+    the file could not carry, as lines of text (none where the column holds anything else: a
+    shared database is read as it is)."""
+    origin = {key: row.pop(f"origin_{key}", None) for key in ("name", "format", "left_out")}
     when = row.pop("imported_at", None)
     if origin["format"] is None:
         return None
-    return {"file": origin["name"], "format": origin["format"], "imported_at": when}
+    return {
+        "file": origin["name"],
+        "format": origin["format"],
+        "imported_at": when,
+        "left_out": stored_lines(origin["left_out"]),
+    }
+
+
+def stored_lines(stored: object) -> list[str]:
+    """A JSON list of lines, as `origin_left_out` keeps it; [] for anything else."""
+    if not isinstance(stored, str):
+        return []
+    try:
+        value = json.loads(stored)
+    except ValueError:
+        return []
+    return [line for line in value if isinstance(line, str)] if isinstance(value, list) else []
 
 
 def wrong_kinds(row: Row) -> list[str]:

@@ -43,6 +43,10 @@ def test_a_depth_1_run_keeps_its_turns_sub_call_usage_and_answer(
     )
     assert session["imported"]["format"] == "rlms"
     assert session["imported"]["file"] == log.name
+    assert session["imported"]["left_out"] == list(imported.left_out)  # kept with the session
+    again = import_trajectory(store, log)
+    assert again.duplicate
+    assert again.left_out == imported.left_out  # a reopened import still says what it lacks
     root, sub = shown["calls"]
     assert (root["kind"], sub["kind"], sub["parent_id"], sub["depth"]) == (
         "rlm",

@@ -58,6 +58,7 @@ EXPECTED_COLUMNS = {
         "origin_format": str,
         "imported_at": float,
         "origin_sha256": str,
+        "origin_left_out": str,
     },
     "texts": {"sha256": str, "text": str, "chars": int},
     "documents": {

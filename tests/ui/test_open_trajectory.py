@@ -23,6 +23,7 @@ from pytestqt.qtbot import QtBot
 
 from rlm_desktop import paths
 from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.importing import import_trajectory
 from rlm_desktop.store import Store
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.demo_recording import MEMOS_FILE, RECORDED
@@ -237,3 +238,21 @@ def test_a_file_name_that_reorders_text_shows_inert_in_the_banner(
     assert "\u202e" not in banner
     assert "heron\\u202egpj.jsonl" in banner
     assert "\u202e" not in window.status.currentMessage()
+
+
+def test_a_saved_import_reopened_still_says_what_its_file_left_out(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Opened again later (the Sessions dialog, a restart), not only right after its import."""
+    log = tmp_path / "dspy-run.json"
+    log.write_text(
+        json.dumps([{"reasoning": "look", "code": "print(len(context))", "output": "12"}]),
+        encoding="utf-8",
+    )
+    imported = import_trajectory(window.starter.store(), log)
+    assert imported.left_out
+    assert window.open_session(imported.session_id)
+    label = window.workspace.review_label
+    assert "left out" in label.text()
+    assert imported.left_out[0].split()[0] in label.toolTip()
+    assert "<b>" not in label.toolTip().replace("&lt;b&gt;", "")  # escaped, never markup

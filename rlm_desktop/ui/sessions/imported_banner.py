@@ -40,3 +40,10 @@ def session_banner(head: dict[str, Any]) -> str:
         f"Saved session {fmt.short_session_id(head['id'])} · {fmt.when(head['started_at'])} · "
         f"{fmt.status_text(head['status'])} · read-only"
     )
+
+
+def left_out_text(left_out: tuple[str, ...] | list[str]) -> str:
+    """The banner's tooltip: what the file could not carry ("" when it carried everything)."""
+    if not left_out:
+        return ""
+    return "Left out of the file:\n" + "\n".join(f"• {line}" for line in left_out)

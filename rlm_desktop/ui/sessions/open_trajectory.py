@@ -108,7 +108,6 @@ class TrajectoryOpener(QObject):
         if not window.open_session(imported.session_id):
             return None
         self.refusal = None
-        window.workspace.set_review_details(left_out_text(imported.left_out))
         window.status.showMessage(opened_text(path, imported), SAY_MS)
         if readable:
             window.workspace.replay.play_readable()
@@ -130,10 +129,3 @@ def opened_text(path: Path, imported: Imported) -> str:
         return f"{name} was opened before: this is the session it made then."
     made = f"{fmt.plural(imported.calls, 'call')}, {fmt.plural(imported.turns, 'turn')}"
     return f"Opened {name} ({source_name(imported.source)}): {made}."
-
-
-def left_out_text(left_out: tuple[str, ...] | list[str]) -> str:
-    """The banner's tooltip: what the file could not carry ("" when it carried everything)."""
-    if not left_out:
-        return ""
-    return "Left out of the file:\n" + "\n".join(f"• {line}" for line in left_out)

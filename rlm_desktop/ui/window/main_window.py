@@ -31,7 +31,7 @@ from rlm_desktop.ui.replay.actions import replay_actions
 from rlm_desktop.ui.run.sandbox_preparation import WasmPreparation
 from rlm_desktop.ui.run.starter import RunStarter
 from rlm_desktop.ui.run.status_bar import RunStatusBar
-from rlm_desktop.ui.sessions.imported_banner import session_banner
+from rlm_desktop.ui.sessions.imported_banner import left_out_text, session_banner
 from rlm_desktop.ui.sessions.open_trajectory import TrajectoryOpener
 from rlm_desktop.ui.sessions.trajectory_drops import TrajectoryDrops
 from rlm_desktop.ui.shared.actions import window_action
@@ -602,6 +602,8 @@ class MainWindow(QMainWindow):
             return False
         self.pages.setCurrentWidget(self.workspace)
         self.workspace.begin_view(review=session_banner(head))
+        origin = head.get("imported") or {}
+        self.workspace.set_review_details(left_out_text(origin.get("left_out") or []))
         self.conversations.opened(head)
         self.workspace.documents.show_saved(
             head.get("documents", []), store.document_texts(head["id"])

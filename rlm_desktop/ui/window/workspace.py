@@ -16,6 +16,7 @@ when its answer shows again.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -202,7 +203,9 @@ class Workspace(QWidget):
         self.review_label.setText(
             banner + (" · ▸ what the file left out (hover)" if details else "")
         )
-        self.review_label.setToolTip(banner + (f"\n\n{details}" if details else ""))
+        tip = banner + (f"\n\n{details}" if details else "")
+        # Rich text, escaped: a file's name or its lines must never be read as markup.
+        self.review_label.setToolTip(f"<p style='white-space:pre-wrap'>{escape(tip)}</p>")
 
     def apply_events(self, events: Sequence[Event]) -> Changes:
         """Fold a batch of events into the tree and bring the views up to date."""
