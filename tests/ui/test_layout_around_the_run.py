@@ -11,9 +11,11 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from rlm_desktop.engine.run import RunResult
 from rlm_desktop.providers import keys
 from rlm_desktop.review.timeline import layout
 from rlm_desktop.ui.appearance.theme import LARGEST_POINTS, apply_fonts
+from rlm_desktop.ui.run.starter import ended_and_saved
 from rlm_desktop.ui.timeline.view import TimelineView, label_step, row_labels
 from rlm_desktop.ui.window.detail_tabs import ANSWER, CALL, CONSOLE, HEALTH, TIMELINE
 from rlm_desktop.ui.window.main_window import MainWindow
@@ -22,6 +24,7 @@ from tests.review.recorded_runs import FANOUT
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer
 from tests.ui.synthetic import synthetic_run
+from tests.ui.test_compare_window import _record_lasting
 from tests.ui.test_end_to_end import prepare
 from tests.ui.test_follow_up import run_and_wait
 from tests.ui.test_timeline import recorded, timeline_of
@@ -241,3 +244,35 @@ def test_at_the_largest_type_the_window_can_still_be_as_small_as_its_screen(
         assert window.minimumSizeHint().width() <= 1280  # yet the window can
     finally:
         apply_fonts(app, "", before, "", 0)
+
+
+def test_a_new_question_from_a_saved_session_puts_its_replay_away(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """Ctrl+N from a saved session had left its replay bar live: Play then replayed the old run
+    under the new question."""
+    _record_lasting("left-by-ctrl-n", 3.0, 1_700_000_000.0)
+    window.show()
+    assert window.open_session("left-by-ctrl-n")
+    ws = window.workspace
+    assert ws.replay.bar.isVisible()
+    qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    assert ws.reviewing is None
+    assert ws.replay.player is None
+    assert not ws.replay.bar.isVisible()
+    assert ws.model.tree.root is None
+
+
+def test_a_run_that_was_stopped_is_not_said_to_have_finished() -> None:
+    assert ended_and_saved(None) == "Run ended (error) and saved."
+    ended = {
+        "answer": "", "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0, "turns": 1,
+        "sub_calls": 0, "max_depth_reached": 1, "wall_s": 1.0, "unpriced": False,
+    }  # fmt: skip
+    stopped = RunResult(status="cancelled", session_id="s", **ended)
+    assert ended_and_saved(stopped) == "Run stopped and saved."
+    failed = RunResult(status="error", session_id="s", **ended)
+    assert ended_and_saved(failed).startswith("Run ended (")
+    assert ended_and_saved(RunResult(status="completed", session_id="s", **ended)) == (
+        "Run finished and saved."
+    )

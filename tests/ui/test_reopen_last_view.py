@@ -95,3 +95,21 @@ def test_a_damaged_memory_of_the_view_is_passed_over(window: MainWindow, qtbot: 
     with opened_window(qtbot) as again:
         qtbot.waitUntil(lambda: _reviewing(again) == "damaged-memory", timeout=10_000)
         assert 0 <= again.workspace.detail_tabs.currentIndex() < again.workspace.detail_tabs.count()
+
+
+def test_the_workspaces_documents_survive_a_session_reopened_over_them(
+    window: MainWindow, qtbot: QtBot
+) -> None:
+    """At start the workspace's documents load while the last session reopens: they belong to
+    the new run's list, which "Back to a new run" brings back, not to the saved session's."""
+    _record_lasting("over-the-documents", 3.0, 1_700_000_000.0)
+    window.workspace.documents.add_paths(memos(3))
+    qtbot.waitUntil(lambda: not window.workspace.documents.loading, timeout=20_000)
+    assert window.open_session("over-the-documents")
+    window.close()
+    with opened_window(qtbot) as again:
+        qtbot.waitUntil(lambda: _reviewing(again) == "over-the-documents", timeout=10_000)
+        documents = again.workspace.documents
+        qtbot.waitUntil(lambda: not documents.loading, timeout=20_000)
+        again.leave_review()
+        assert len(documents.documents()) == 3

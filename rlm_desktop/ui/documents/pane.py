@@ -99,6 +99,7 @@ class DocumentsPane(QWidget):
     loading_changed = Signal(bool)
     load_progressed = Signal(object)
     """A load's counts so far (`LoadProgress`), a few times a second while it runs."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAcceptDrops(True)
@@ -111,8 +112,9 @@ class DocumentsPane(QWidget):
         self._executor: ThreadPoolExecutor | None = None
         self._loads: dict[asyncio.Future[LoadResult], LoadWatch] = {}
         self._live_entries: list[Entry] | None = None
+        self._held: list[tuple[LoadResult, list[Path]]] = []
+        """Loads that ended while a saved session was in view, for the live list."""
         self._names_kept: dict[str, str] = {}
-        """Where the next file dialog opens ("" for the platform's choice)."""
 
         title = QLabel("Documents")
         title.setObjectName("cardTitle")
@@ -328,17 +330,23 @@ class DocumentsPane(QWidget):
             return
         if error is not None:
             self.model.add([], [(Path("?"), f"could not load: {error}")])
+        elif self._live_entries is not None:
+            # A saved session is in view (reopened at start while the workspace's documents
+            # were loading): they belong to the live list, added when it comes back.
+            self._held.append((future.result(), roots))
         else:
-            result = future.result()
-            documents = [self._named_as_kept(d) for d in result.documents]
-            for document in result.documents:
-                self._names_kept.pop(str(document.path), None)
-            self.model.add(documents, [(e.path, e.message) for e in result.errors])
-            self.skipped.forget(d.path for d in result.documents)
-            self.skipped.add(result.skipped, roots)
+            self._add_result(future.result(), roots)
         self.loading_changed.emit(self.loading)
         self._update_totals()
         self.changed.emit()
+
+    def _add_result(self, result: LoadResult, roots: list[Path]) -> None:
+        documents = [self._named_as_kept(d) for d in result.documents]
+        for document in result.documents:
+            self._names_kept.pop(str(document.path), None)
+        self.model.add(documents, [(e.path, e.message) for e in result.errors])
+        self.skipped.forget(d.path for d in result.documents)
+        self.skipped.add(result.skipped, roots)
 
     def _named_as_kept(self, document: Document) -> Document:
         """The document under the name its file had when the workspace was left (a document
@@ -558,10 +566,14 @@ class DocumentsPane(QWidget):
         """The loaded documents a run can take, in order."""
         return self.model.documents()
 
+    def live_entries(self) -> list[Entry]:
+        """The live list's entries, whether or not a saved session's documents are in view."""
+        return self._live_entries if self._live_entries is not None else self.model.entries
+
     def kept(self) -> list[tuple[str, str]]:
         """The live documents' files as (path, name), in order, each file once (an mbox gives
         many documents): what the next start loads again."""
-        entries = self._live_entries if self._live_entries is not None else self.model.entries
+        entries = self.live_entries()
         files: dict[str, str] = {}
         for entry in entries:
             if isinstance(entry.document, Document):
@@ -613,6 +625,12 @@ class DocumentsPane(QWidget):
         if self._live_entries is not None:
             self.model.replace(self._live_entries)
             self._live_entries = None
+        held, self._held = self._held, []
+        for result, roots in held:
+            self._add_result(result, roots)
+        if held:
+            self._update_totals()
+            self.changed.emit()
         self.clear_passage()
         self.preview.clear()
         self.set_read_only(False)

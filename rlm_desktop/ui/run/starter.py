@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
+from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
 from rlm_desktop.engine.config import (
     DEFAULT_MODEL,
@@ -392,7 +393,7 @@ class RunStarter(QObject):
             self.unsaved.emit(list(result.warnings))
             self.status.showMessage("Run finished, but it was not saved in full.")
         else:
-            self.status.showMessage("Run finished and saved.", 5000)
+            self.status.showMessage(ended_and_saved(result), 5000)
         if result is not None and self.prefs.otlp_endpoint:
             self.sending = asyncio.ensure_future(
                 self._send_traces(result.session_id, self.prefs.otlp_endpoint)
@@ -511,3 +512,13 @@ def _choices(
     from rlm_desktop.engine.run_choices import RunChoices
 
     return RunChoices(**vars(request), prices=prices, **more)
+
+
+def ended_and_saved(result: RunResult | None) -> str:
+    """The status bar's word on a run that ended and was saved: how it ended, truthfully."""
+    status = result.status if result is not None else "error"
+    if status == "completed":
+        return "Run finished and saved."
+    if status == "cancelled":
+        return "Run stopped and saved."
+    return f"Run ended ({fmt.status_text(status)}) and saved."

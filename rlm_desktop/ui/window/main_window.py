@@ -626,12 +626,16 @@ class MainWindow(QMainWindow):
         return self.open_session(session_id, play=True)
 
     def leave_review(self) -> None:
-        """Back to the live workspace after reviewing a saved session."""
+        """Back to the live workspace after reviewing a saved session (however it was asked
+        for: the banner's button, Ctrl+N, a conversation's New), the replay put away, the cursor
+        in the question."""
+        self.workspace.replay.unload()
         self.workspace.documents.restore_live()
         self.workspace.begin_view(None)
         self.conversations.left()
         self.status.clear_run()
         self.setWindowTitle(TITLE)
+        self.focus_question()
 
     def show_about(self) -> None:
         """A short about box."""
@@ -688,8 +692,8 @@ class MainWindow(QMainWindow):
         super().paintEvent(event)
         if not self._painted:
             self._painted = True
+            QTimer.singleShot(0, self._reload_documents)  # before the last view reopens over it
             self.first_painted.emit()
-            QTimer.singleShot(0, self._reload_documents)
             QTimer.singleShot(WARM_UP_DELAY_MS, self.conversations.refresh)
             QTimer.singleShot(
                 WARM_UP_DELAY_MS,
@@ -702,7 +706,7 @@ class MainWindow(QMainWindow):
     def _reload_documents(self) -> None:
         """Load the documents the workspace was left with, unless some were added already."""
         documents = self.workspace.documents
-        if not documents.model.entries and not documents.loading:
+        if not documents.live_entries() and not documents.loading:
             documents.reload(self.prefs.workspace_documents())
 
     def _trace_of(self, call_id: str) -> str:
