@@ -34,10 +34,13 @@ class Seen:
 
     folder: str = ""
     filters: list[str] = field(default_factory=list)
+    selected: str = ""
+    """The name filter selected when the dialog opened."""
 
 
-def answering(qtbot: QtBot, choose: str | None = None) -> Seen:
-    """Read the next file dialog that opens, then choose `choose` in it (None: cancel)."""
+def answering(qtbot: QtBot, choose: str | None = None, name_filter: str = "") -> Seen:
+    """Read the next file dialog that opens, then choose `choose` in it (None: cancel), with
+    `name_filter` picked first when given."""
     seen = Seen()
 
     def answer() -> None:
@@ -47,6 +50,9 @@ def answering(qtbot: QtBot, choose: str | None = None) -> Seen:
             return
         seen.folder = dialog.directory().absolutePath()
         seen.filters = dialog.nameFilters()
+        seen.selected = dialog.selectedNameFilter()
+        if name_filter:
+            dialog.selectNameFilter(name_filter)
         if choose is None:
             dialog.reject()
         else:
@@ -102,16 +108,54 @@ def test_every_dialog_starts_in_documents_then_where_the_user_was_last(
     assert first.folder != os.getcwd()
     qtbot.waitUntil(lambda: not window.workspace.documents.loading, timeout=20_000)
 
-    opened: list[tuple[str, Callable[[], object]]] = [
-        ("Add folder", window.workspace.documents.choose_folder),
+    seen = answering(qtbot)
+    window.workspace.documents.choose_folder()
+    assert seen.folder == str(project)  # documents: where the last ones came from
+
+    others: list[tuple[str, Callable[[], object]]] = [
         ("Export", lambda: export_dialog(window, "a-session").exec()),
         ("Task file", EvaluationForm("openai/test-model", None)._browse),
         ("Sandbox folder", SandboxPage(Preferences()).add_folder),
     ]
-    for name, open_dialog in opened:
+    for name, open_dialog in others:
         seen = answering(qtbot)
         open_dialog()
-        assert seen.folder == str(project), name
+        assert seen.folder == documents, name  # not among the documents a run read
+
+
+def test_an_export_opens_where_the_last_export_went(
+    window: MainWindow, qtbot: QtBot, user_home: Path, tmp_path: Path
+) -> None:
+    """A new user's export had opened in /usr/share/common-licenses, where documents came from."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    seen = answering(qtbot, str(reports / "run.md"))
+    export_dialog(window, "a-session").exec()
+    assert seen.folder == str(user_home / "Documents")
+    licences = tmp_path / "licences"
+    licences.mkdir()
+    (licences / "GPL-3").write_text("GNU GENERAL PUBLIC LICENSE\n", encoding="utf-8")
+    answering(qtbot, str(licences / "GPL-3"))
+    window.workspace.documents.choose_files()
+    qtbot.waitUntil(lambda: not window.workspace.documents.loading, timeout=20_000)
+    again = answering(qtbot)
+    export_dialog(window, "a-session").exec()
+    assert again.folder == str(reports)
+
+
+def test_add_files_keeps_the_filter_picked_last(
+    window: MainWindow, qtbot: QtBot, user_home: Path, tmp_path: Path
+) -> None:
+    """Licences have no extension: a user who picks All files once finds them there next time."""
+    licence = tmp_path / "GPL-3"
+    licence.write_text("GNU GENERAL PUBLIC LICENSE\n", encoding="utf-8")
+    first = answering(qtbot, str(licence), name_filter="All files (*)")
+    window.workspace.documents.choose_files()
+    assert first.selected.startswith("Documents (")
+    qtbot.waitUntil(lambda: not window.workspace.documents.loading, timeout=20_000)
+    again = answering(qtbot)
+    window.workspace.documents.choose_files()
+    assert again.selected == "All files (*)"
 
 
 def test_the_folder_used_last_is_kept_across_a_restart(
@@ -124,7 +168,7 @@ def test_the_folder_used_last_is_kept_across_a_restart(
     assert seen.folder == str(user_home / "Documents")
 
     again = answering(qtbot)
-    EvaluationForm("openai/test-model", None)._browse()  # a new form reads the preferences
+    SandboxPage(Preferences()).add_folder()  # a new page reads the preferences
     assert again.folder == str(project)
 
 

@@ -62,7 +62,7 @@ def test_the_file_dialogs_open_where_the_last_pick_was(
     picked.write_text("numbers\n", encoding="utf-8")
 
     def get_open_file_names(
-        _parent: object, _caption: str, folder: str, _filters: str
+        _parent: object, _caption: str, folder: str, _filters: str, _selected: str = ""
     ) -> tuple[list[str], str]:
         asked.append(folder)
         return [str(picked)], ""

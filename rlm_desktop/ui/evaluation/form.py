@@ -118,7 +118,7 @@ class EvaluationForm(QWidget):
 
     def _browse(self) -> None:
         path = file_dialogs.open_file_name(
-            self, "Task file", ["Task files (*.jsonl)", file_dialogs.ALL_FILES]
+            self, "Task file", ["Task files (*.jsonl)", file_dialogs.ALL_FILES], "tasks"
         )
         if path:
             self.task_file.setText(path)

@@ -55,7 +55,7 @@ def export_dialog(parent: QWidget, session_id: str) -> QFileDialog:
     dialog.setFileMode(QFileDialog.FileMode.AnyFile)
     dialog.setNameFilters([name_filter for _fmt, name_filter, _suffix in EXPORTS])
     dialog.selectNameFilter(EXPORTS[0][1])
-    file_dialogs.start_in_place(dialog)
+    file_dialogs.start_in_place(dialog, "exports")
     dialog.selectFile(default_name(session_id))
 
     def retype(name_filter: str) -> None:

@@ -77,6 +77,7 @@ class TrajectoryOpener(QObject):
             cast("QWidget", self.parent()),
             "Open trajectory",
             [TRAJECTORY_FILTER, file_dialogs.ALL_FILES],
+            "trajectories",
         )
         return self.open(Path(chosen)) if chosen else None
 

@@ -234,7 +234,7 @@ class SandboxPage(QWidget):
     def add_folder(self, folder: str | None = None) -> str | None:
         """Open `folder` (chosen in a folder dialog when None) to model code; returns it."""
         if folder is None:
-            folder = file_dialogs.existing_folder(self, "A folder model code may read")
+            folder = file_dialogs.existing_folder(self, "A folder model code may read", "readable")
             if not folder:
                 return None
         path = str(Path(folder).expanduser().resolve())
