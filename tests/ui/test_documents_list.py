@@ -147,3 +147,29 @@ def test_a_hostile_file_name_cannot_pass_for_another_name_or_folder(
         assert "\u202e" not in tip
         assert "\u200b" not in tip
     pane.shutdown()
+
+
+def test_after_a_run_the_share_read_takes_the_tokens_place_not_the_names(
+    qtbot: QtBot, qloop: object, tmp_path: Path
+) -> None:
+    """A new user's /usr/share/doc after a run read "changelo…" and "adduser.c…" at 265 px."""
+    folder = tmp_path / "doc"
+    for package in ("adduser", "apt", "base-files"):
+        (folder / package).mkdir(parents=True)
+        for name in ("changelog.Debian", "adduser.conf", "copyright"):
+            (folder / package / name).write_text("text " * 400 + "\n", encoding="utf-8")
+    pane = _pane(qtbot, width=265)
+    _load(qtbot, pane, folder)
+    documents = pane.documents()
+    assert not pane.view.isColumnHidden(TOKENS)  # before a run: what each would cost
+    pane.show_coverage(
+        Coverage(tuple(DocumentCoverage(d.name, d.chars, d.chars // 3, ()) for d in documents))
+    )
+    assert pane.view.isColumnHidden(TOKENS)
+    names = _column(pane, NAME)
+    widest = max(pane.view.fontMetrics().horizontalAdvance(name) for name in names)
+    assert pane.view.columnWidth(NAME) >= widest + 8, "the name column elides the names"
+    pane.clear()
+    assert pane.view.isColumnHidden(READ)  # no run's share over an emptied list
+    assert not pane.view.isColumnHidden(TOKENS)
+    pane.shutdown()

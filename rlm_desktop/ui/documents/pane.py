@@ -56,6 +56,7 @@ from rlm_desktop.ui.documents.model import (
     NAME,
     NUMBER,
     READ,
+    TOKENS,
     DocumentsModel,
     Entry,
     SavedDocument,
@@ -375,6 +376,7 @@ class DocumentsPane(QWidget):
             return
         self.model.replace([])
         self.skipped.clear()
+        self.show_coverage(None)
         self.clear_passage()
         self.preview.clear()
         self._update_totals()
@@ -535,6 +537,7 @@ class DocumentsPane(QWidget):
         self.model.set_coverage(() if coverage is None else coverage.documents)
         hidden = coverage is None or not coverage.documents
         self.view.setColumnHidden(READ, hidden)
+        self._fit_columns(self.width())
         # Uniform rows take their height from the first name alone; the Read bar needs more.
         self.view.setUniformRowHeights(hidden)
         current = self.view.currentIndex()
@@ -639,11 +642,16 @@ class DocumentsPane(QWidget):
         """On a narrow pane keep the number, name (its folder after it), tokens and share read;
         the rest as the width allows, the folder taking at most a quarter."""
         super().resizeEvent(event)
-        width = event.size().width()  # the view's own width may not be laid out yet
+        self._fit_columns(event.size().width())  # the view's own width may not be laid out yet
+
+    def _fit_columns(self, width: int) -> None:
+        """The columns `width` has room for; on a narrow pane the share read takes the tokens'
+        place once a run has been checked, so the name keeps its room."""
         narrow = width < NARROW_PX
         for column in (COLUMNS.index(name) for name in OPTIONAL_COLUMNS):
             self.view.setColumnHidden(column, narrow)
         self.view.setColumnHidden(CHARS, width < MEDIUM_PX)
+        self.view.setColumnHidden(TOKENS, narrow and not self.view.isColumnHidden(READ))
         if not narrow:
             wanted = self.view.sizeHintForColumn(FOLDER)
             self.view.setColumnWidth(FOLDER, max(48, min(wanted, width // 4)))

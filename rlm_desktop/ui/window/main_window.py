@@ -510,6 +510,7 @@ class MainWindow(QMainWindow):
         self.fit_to_screen()  # a new interface size applies at once, within the screen
         if self.pages.currentWidget() is self.welcome and self.provider_configured():
             self.pages.setCurrentWidget(self.workspace)
+        self.focus_question()  # back where the user was about to type
 
     def browse_sessions(self) -> QMessageBox | None:
         """The Sessions action: the browser, or a message saying why the session database
