@@ -164,3 +164,22 @@ def test_an_image_the_answer_names_is_never_loaded(qtbot: QtBot, tmp_path: Path)
     assert panel.text.toPlainText() == (f"Here: [image: {url.toString()}] and [image: private.png]")
     # No image is left to lay out (asking the document for one would itself read the file).
     assert "\ufffc" not in panel.text.toPlainText()
+
+
+def test_a_short_answer_keeps_its_figures_under_it_and_a_long_one_takes_the_room(
+    qtbot: QtBot,
+) -> None:
+    """A new user saw a card 60% empty under a short answer, its figures at the bottom."""
+    panel = AnswerPanel()
+    qtbot.addWidget(panel)
+    panel.resize(500, 420)
+    panel.show()
+    panel.show_result(_finished("completed", "42"))
+    qtbot.wait(20)
+    assert panel.stats.geometry().top() < panel.height() / 2  # right under the answer
+    assert panel.text.verticalScrollBar().maximum() == 0
+    long = "\n\n".join(f"{n}. a finding with its date and cause" for n in range(60))
+    panel.show_result(_finished("completed", long))
+    qtbot.wait(20)
+    assert panel.text.height() >= 0.6 * 420  # the room goes to the answer, which scrolls
+    assert panel.text.verticalScrollBar().maximum() > 0

@@ -81,7 +81,7 @@ def test_the_console_and_the_answer_each_get_the_run_areas_height(
     ws = window.workspace
     qtbot.wait(50)
     area = ws.run_splitter.height()
-    assert ws.answer.text.height() >= 0.4 * area
+    assert ws.answer.text.verticalScrollBar().maximum() == 0  # a short answer shows whole
     card = ws.answer
     assert card.text.geometry().top() < card.stats.geometry().top()  # the answer, then figures
     ws.detail_tabs.show_tab(CONSOLE)

@@ -110,11 +110,14 @@ class AnswerPanel(QFrame):
         layout.setSpacing(2)
         layout.addLayout(header)
         layout.addWidget(self.warnings)
-        layout.addWidget(self.text, 1)
+        layout.addWidget(self.text, 100)  # all the room a long answer needs; then the stretch
         self.sources_list = SourcesList()
         self.sources_list.chosen.connect(self.source_chosen)
         layout.addWidget(self.sources_list)
         layout.addWidget(self.stats)
+        layout.addStretch(1)  # a short answer: its sources and figures right under it
+        self.sources_list.itemExpanded.connect(lambda _item: self.sources_list.updateGeometry())
+        self.sources_list.itemCollapsed.connect(lambda _item: self.sources_list.updateGeometry())
         self.answer = ""
         self._error = ""
         self._answered = False
@@ -169,6 +172,7 @@ class AnswerPanel(QFrame):
             self._show_why_first(error, fmt.not_an_answer(finished.answer_kind, finished.answer))
         self.show_warnings(finished.warnings)
         self.show()
+        self._fit_text()
 
     def _show_text(self, answer: str, error: str) -> None:
         """The answer as Markdown (raw HTML in it shown as text: a model's output is untrusted),
@@ -198,6 +202,7 @@ class AnswerPanel(QFrame):
         if self._answered:
             self._show_text(self.answer, self._error)
         self.sources_list.show_sources(self.sources, self.read)
+        self._fit_text()
 
     def choose_source(self, number: int) -> None:
         """Do what source `number`'s marker does: show its row, and open its passage."""
@@ -223,6 +228,14 @@ class AnswerPanel(QFrame):
         """Keep the Sources list to its share of the new height."""
         super().resizeEvent(event)
         self.sources_list.setMaximumHeight(max(60, round(event.size().height() * SOURCES_SHARE)))
+        self._fit_text()
+
+    def _fit_text(self) -> None:
+        """The answer as high as its text (a long one takes the room and scrolls)."""
+        document = self.text.document()
+        document.setTextWidth(max(100, self.text.viewport().width()))
+        frame = 2 * self.text.frameWidth() + 6
+        self.text.setMaximumHeight(int(document.size().height()) + frame)
 
     def clear(self) -> None:
         """Hide the panel (a new run started)."""
