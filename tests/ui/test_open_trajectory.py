@@ -188,6 +188,10 @@ def test_watch_a_recorded_run_plays_it_at_a_readable_pace_with_no_provider(
     qtbot.waitUntil(lambda: not replay.playing, timeout=30_000)
     assert ANSWER_PART in window.workspace.answer.text.toPlainText()
     assert "Imported from" in window.workspace.review_label.text()
+    answer = window.workspace.answer
+    # the health check begun at opening survives the replay's restart: the sources come back
+    qtbot.waitUntil(lambda: len(answer.sources) == 3, timeout=20_000)
+    assert answer.sources_list.isVisible()
 
 
 def test_the_export_tick_box_carries_the_documents_text(

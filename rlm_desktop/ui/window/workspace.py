@@ -169,7 +169,10 @@ class Workspace(QWidget):
         ]
 
     def begin_view(self, review: str | None = None) -> None:
-        """Clear the tree, console and answer for a new run, or to review a saved one."""
+        """Clear the tree, console and answer for a new run, or to review a saved one. The
+        same saved session replayed from its start keeps its health (a check still running
+        when the replay restarts would be dropped: its sources never came back)."""
+        replaying = review is not None and review == self.reviewing
         self.bridge.flush()
         self._details_pacer.cancel()
         self._figures_pacer.cancel()
@@ -178,7 +181,8 @@ class Workspace(QWidget):
         self.console.show_call(None)
         self.details.show_call(None)
         self.answer.clear()
-        self.health.clear()
+        if not replaying:
+            self.health.clear()
         self.documents.clear_passage()
         if review != self.reviewing:
             self._review_details = ""  # another session's
