@@ -41,6 +41,7 @@ from rlm_desktop.engine.config import (
     SANDBOX_CHOICES,
 )
 from rlm_desktop.engine.exposure import exposure_warnings
+from rlm_desktop.engine.litellm_loader import start_loading_litellm
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
 from rlm_desktop.engine.pricing import parse_prices
@@ -306,6 +307,7 @@ def run_command(args: argparse.Namespace) -> int:
         choices = choices_from_args(args)
         config = build_run_config(choices, local_models_free=True)
         config.validate()
+        start_loading_litellm()  # seconds of imports, beside the documents' loading
         for model in free_local_models(choices):
             say(
                 f"{model} counted at $0 under the dollar cap: served at --api-base and not "

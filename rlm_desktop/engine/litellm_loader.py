@@ -3,34 +3,77 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
+import threading
 import warnings
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
 UNAWAITED_LITELLM = "coroutine 'BaseLLMHTTPHandler.async_completion' was never awaited"
 
+_loading = threading.Lock()
+_loaded: list[Any] = []
 
-@cache
+
 def load_litellm() -> Any:
-    """Import litellm once, with the bundled price map and without its chatter."""
+    """litellm, imported once (a thread that asks while another imports it waits for it)."""
+    if _loaded:
+        return _loaded[0]
+    with _loading:
+        if not _loaded:
+            _loaded.append(_import_litellm())
+    return _loaded[0]
+
+
+def start_loading_litellm() -> None:
+    """Begin litellm's import in a thread of its own, so the work before a run's first request
+    (reading the documents, opening the store, starting the worker) goes on beside it; whoever
+    needs litellm then waits only for what is left of it."""
+    if not _loaded:
+        _offline_settings()  # set here: the environment is not written from two threads
+        threading.Thread(target=load_litellm, name="litellm-import", daemon=True).start()
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic collector off inside (as it was, after): an import makes objects that live
+    as long as the process, and the collector's passes over them cost a fifth of the import."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _offline_settings() -> None:
+    """The environment litellm reads as it is imported."""
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     # litellm's own HTTP handler (the one most providers use) instead of the openai SDK for
     # OpenAI-compatible chat: the SDK's request transform costs ~20 ms of CPU per call on long
     # histories, which dominated our per-turn overhead. Set the variable to False to go back.
     os.environ.setdefault("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "True")
-    import litellm
 
+
+def _import_litellm() -> Any:
+    """Import litellm with the bundled price map and without its chatter."""
+    _offline_settings()
+    with _collector_paused():
+        import litellm
+
+        # litellm brings ~250,000 long-lived objects; left in the collector's care, every full
+        # collection walks them all, which cost a 1,000-way fan-out ~0.4 ms of CPU per request.
+        gc.freeze()
     # Cancelling a request at the wrong moment leaves litellm's inner coroutine unawaited; that is
     # litellm's bookkeeping, not a lost call of ours (the ledger releases the reservation).
     warnings.filterwarnings("ignore", message=UNAWAITED_LITELLM, category=RuntimeWarning)
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     litellm.drop_params = True
-    # litellm brings ~250,000 long-lived objects; left in the collector's care, every full
-    # collection walks them all, which cost a 1,000-way fan-out ~0.4 ms of CPU per request.
-    gc.freeze()
     tls_configuration()
     return litellm
 
@@ -88,4 +131,4 @@ def release_logging_worker() -> None:
 
 
 def _litellm_imported() -> bool:
-    return load_litellm.cache_info().currsize > 0
+    return bool(_loaded)

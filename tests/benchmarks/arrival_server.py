@@ -1,0 +1,41 @@
+"""The scripted server in a process of its own that says when each chat request arrived.
+
+`python -m tests.benchmarks.arrival_server` prints its base URL, then one line per chat request:
+its arrival as a `time.monotonic()` reading (one clock for every process of the machine), so a
+benchmark can time a command it spawned from the spawn to its first request. Every request is
+answered with one `repl` block that submits an answer, so a run ends after one turn.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any
+
+from tests.scripted_server import ScriptedServer
+
+ANSWER = "found"
+REPLY = f"```repl\nFINAL({ANSWER!r})\n```"
+
+
+def main() -> None:
+    """Serve until stdin closes."""
+    server = ScriptedServer()
+    lock = threading.Lock()
+
+    def respond(request: dict[str, Any]) -> str:
+        arrived = time.monotonic()
+        with lock:
+            print(f"{arrived:.6f}", flush=True)
+        return REPLY
+
+    server.respond_with(respond)
+    server.start()
+    print(server.base_url, flush=True)
+    sys.stdin.read()
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()
