@@ -57,6 +57,9 @@ def _offline_settings() -> None:
     # OpenAI-compatible chat: the SDK's request transform costs ~20 ms of CPU per call on long
     # histories, which dominated our per-turn overhead. Set the variable to False to go back.
     os.environ.setdefault("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "True")
+    # Otherwise litellm's import reads a `.env` file from the working directory into the app's
+    # environment: keys and settings from whatever folder the app was started in.
+    os.environ["LITELLM_MODE"] = "PRODUCTION"
 
 
 def _import_litellm() -> Any:
