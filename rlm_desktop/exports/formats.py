@@ -46,8 +46,7 @@ def export(
     """
     if fmt not in RENDERERS:
         raise ValueError(f"unknown text export format {fmt!r}: use one of {', '.join(RENDERERS)}")
-    if with_documents and fmt != "jsonl":
-        raise ValueError(f"only the jsonl export carries the documents, not {fmt}")
+    _documents_only_in_jsonl(fmt, with_documents)
     detail = load_detail(store, session_id)
     health = _health(store, detail)
     if with_documents:
@@ -56,6 +55,12 @@ def export(
     else:
         rendered = RENDERERS[fmt](detail, include_content, health)
     return Redactor.for_run().text(rendered)
+
+
+def _documents_only_in_jsonl(fmt: str, with_documents: bool) -> None:
+    """Refuse `with_documents` for any format but JSONL (the only one that carries them)."""
+    if with_documents and fmt != "jsonl":
+        raise ValueError(f"only the jsonl export carries the documents, not {fmt}")
 
 
 def _trace(store: Store, session_id: str, include_content: bool) -> otlp.TraceRecord:
@@ -83,8 +88,7 @@ def export_bytes(
     if fmt != PROTOBUF:
         text = export(store, session_id, fmt, include_content, with_documents=with_documents)
         return text.encode("utf-8")
-    if with_documents:
-        raise ValueError("only the jsonl export carries the documents, not otlp-proto")
+    _documents_only_in_jsonl(fmt, with_documents)
     from rlm_desktop.exports import otlp_proto
 
     return otlp_proto.encode(_trace(store, session_id, include_content))

@@ -93,6 +93,7 @@ class TreePanel(QWidget):
         layout.addLayout(self._tools)
         layout.addLayout(self._buttons)
         layout.addWidget(self.view, 1)
+        self._tool_buttons = (self.next_error_button, self.expand_button, self.collapse_button)
         self._buttons_below = True
         self._place_buttons(below=False)
         self._fit_view()
@@ -103,8 +104,7 @@ class TreePanel(QWidget):
         if below == self._buttons_below:
             return
         self._buttons_below = below
-        buttons = (self.next_error_button, self.expand_button, self.collapse_button)
-        for index, button in enumerate(buttons):
+        for index, button in enumerate(self._tool_buttons):
             if below:
                 self._buttons.insertWidget(index, button)
             else:
@@ -113,8 +113,7 @@ class TreePanel(QWidget):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
         """Put the buttons where the width has room for them."""
         super().resizeEvent(event)
-        buttons = (self.expand_button, self.collapse_button, self.next_error_button)
-        needed = sum(b.sizeHint().width() for b in buttons) + SEARCH_LEAST_WIDTH
+        needed = sum(b.sizeHint().width() for b in self._tool_buttons) + SEARCH_LEAST_WIDTH
         self._place_buttons(below=event.size().width() < needed)
 
     def _fit_view(self) -> None:
