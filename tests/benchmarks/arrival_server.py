@@ -3,7 +3,8 @@
 `python -m tests.benchmarks.arrival_server` prints its base URL, then one line per chat request:
 its arrival as a `time.monotonic()` reading (one clock for every process of the machine), so a
 benchmark can time a command it spawned from the spawn to its first request. Every request is
-answered with one `repl` block that submits an answer, so a run ends after one turn.
+answered with one `repl` block that submits an answer, so a run ends after one turn: `found`, or
+with `--scan NEEDLE`, the name of the document holding NEEDLE (the code reads every document).
 """
 
 from __future__ import annotations
@@ -17,10 +18,17 @@ from tests.scripted_server import ScriptedServer
 
 ANSWER = "found"
 REPLY = f"```repl\nFINAL({ANSWER!r})\n```"
+SCAN = (
+    "```repl\n"
+    "hits = [i for i, text in enumerate(context) if {needle!r} in text]\n"
+    "FINAL(context_meta[hits[0]]['name'] if hits else 'nowhere')\n"
+    "```"
+)
 
 
 def main() -> None:
     """Serve until stdin closes."""
+    reply = SCAN.format(needle=sys.argv[2]) if sys.argv[1:2] == ["--scan"] else REPLY
     server = ScriptedServer()
     lock = threading.Lock()
 
@@ -28,7 +36,7 @@ def main() -> None:
         arrived = time.monotonic()
         with lock:
             print(f"{arrived:.6f}", flush=True)
-        return REPLY
+        return reply
 
     server.respond_with(respond)
     server.start()

@@ -1,0 +1,151 @@
+"""`rlm-desktop run` over a big folder, measured from outside as a user would feel it.
+
+A folder of 50 KB text files with one planted line; the arrival server (`--scan`) answers the
+first request with code that reads every document and submits the name of the one holding the
+line. Measured: spawn to the first request, spawn to the command's end, the peak resident memory
+of the command and every process under it (sampled), and how much the data folder grew.
+`python -m tests.benchmarks.folder_runs 200` runs one 200 MB folder and prints its figures.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from tests.cli import ROOT, start_cli
+from tests.engine.scripting import TEST_MODEL
+
+FILE_BYTES = 50_000
+NEEDLE = "the planted line: 7431-heron"
+SAMPLE_S = 0.02
+
+
+@dataclass(frozen=True)
+class FolderRun:
+    """What one run over a folder cost."""
+
+    first_request_s: float
+    whole_s: float
+    peak_bytes: int
+    data_growth_bytes: int
+
+
+def make_folder(folder: Path, megabytes: int) -> str:
+    """Fill `folder` with `megabytes` MB of 50 KB text files; returns the planted file's name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = max(1, megabytes * 1_000_000 // FILE_BYTES)
+    planted = files * 2 // 3
+    for number in range(files):
+        line = f"report {number}: the quarter's figures, nothing out of the ordinary.\n"
+        text = (line * (FILE_BYTES // len(line) + 1))[:FILE_BYTES]
+        if number == planted:
+            middle = FILE_BYTES // 2
+            text = text[:middle] + f"\n{NEEDLE}\n" + text[middle + len(NEEDLE) + 2 :]
+        (folder / f"report-{number:05}.txt").write_text(text, encoding="utf-8")
+    return f"report-{planted:05}.txt"
+
+
+@contextmanager
+def scanning_server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """The arrival server answering with the scan; its base URL and process."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.benchmarks.arrival_server", "--scan", NEEDLE],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    try:
+        yield server.stdout.readline().strip(), server
+    finally:
+        server.communicate(timeout=30)
+
+
+class PeakMemory:
+    """The largest sum of resident memory seen over a process and all its descendants."""
+
+    def __init__(self, pid: int) -> None:
+        self.peak = 0
+        self._root = psutil.Process(pid)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            total = 0
+            try:
+                processes = [self._root, *self._root.children(recursive=True)]
+            except psutil.Error:
+                return
+            for process in processes:
+                with suppress(psutil.Error):
+                    total += process.memory_info().rss
+            self.peak = max(self.peak, total)
+            self._stop.wait(SAMPLE_S)
+
+    def stop(self) -> int:
+        """Stop sampling; the peak in bytes."""
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+def folder_size(folder: Path) -> int:
+    """Bytes of every file under `folder`."""
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def timed_run(
+    folder: Path, planted: str, home: Path, base_url: str, server: subprocess.Popen[str]
+) -> FolderRun:
+    """One `rlm-desktop run --doc folder`, measured; the answer must name the planted file."""
+    assert server.stdout is not None
+    before = folder_size(home) if home.exists() else 0
+    spawned = time.monotonic()
+    command = start_cli(
+        "run", "--api-base", base_url, "--model", TEST_MODEL, "--query", "Which report?",
+        "--doc", str(folder), "--json",
+        home=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    memory = PeakMemory(command.pid)
+    first = float(server.stdout.readline())
+    out, err = command.communicate(timeout=900)
+    ended = time.monotonic()
+    peak = memory.stop()
+    assert command.returncode == 0, err
+    answer = json.loads(out)["answer"]
+    assert planted in answer, answer
+    return FolderRun(first - spawned, ended - spawned, peak, folder_size(home) - before)
+
+
+def main() -> None:
+    """Run one folder of `sys.argv[1]` MB twice (the second run over the same folder)."""
+    import tempfile
+
+    megabytes = int(sys.argv[1])
+    with tempfile.TemporaryDirectory() as temporary, scanning_server() as (url, server):
+        root = Path(temporary)
+        planted = make_folder(root / "folder", megabytes)
+        for label in ("first", "second"):
+            run = timed_run(root / "folder", planted, root / "home", url, server)
+            print(
+                f"{megabytes} MB {label}: first request {run.first_request_s:.2f} s, "
+                f"whole {run.whole_s:.2f} s, peak {run.peak_bytes / 1e6:,.0f} MB, "
+                f"data +{run.data_growth_bytes / 1e6:,.1f} MB",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
