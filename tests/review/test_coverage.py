@@ -94,6 +94,29 @@ def test_text_that_quotes_nothing_is_probed_up_to_the_limit_and_the_rest_counted
     assert index.coverage().to_json()["unscanned_chars"] == index.unscanned
 
 
+def test_quotes_far_into_a_long_source_are_found() -> None:
+    """Quotes 70,000 and 280,000 characters into a source are found as one at its start is."""
+    filler = "·" * 70_000
+    first, second, third = TEXT[:200], TEXT[5_000:5_300], TEXT[9_000:9_100]
+    source = "»" + first + "«" + filler + "»" + second + "«" + filler * 3 + "»" + third + "«"
+
+    covered = coverage_of(source).documents[0]
+
+    assert covered.covered == len(first) + len(second) + len(third)
+    assert covered.read == ((0, 200), (5_000, 5_300), (9_000, 9_100))
+
+
+def test_text_beyond_the_basic_plane_and_lone_surrogates_is_matched_by_characters() -> None:
+    """Emoji and other characters beyond U+FFFF, and a lone surrogate a decoder let through,
+    are one character each, as Python counts them."""
+    document = "".join(f"🦩 flock {i} \ud800 counted at dawn; 𝔄𝔫𝔫𝔞𝔩𝔰 line {i}.\n" for i in range(300))
+    quote = document[1_000:1_400]
+
+    covered = coverage_of("»" + quote + "«", documents=(("birds.txt", document),)).documents[0]
+
+    assert covered.read == ((1_000, 1_400),)
+
+
 def test_a_span_of_the_documents_is_taken_as_it_is() -> None:
     index = CoverageIndex((("a.txt", TEXT),))
     assert index.span(0, 100, 5_000) == [(0, 100, 5_000)]

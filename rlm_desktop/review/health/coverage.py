@@ -6,7 +6,7 @@ calls, a direct call) or what an RLM call's model was shown after its code ran. 
 coincidences (a word, a number) are not evidence of reading.
 
 The documents are indexed by the hash of the `KEY`-character slice at every `STRIDE`-th
-position, so any passage of `MIN_RUN` characters holds an indexed slice; a source is scanned
+position (`slice_index.py`, about 18 bytes a slice), so any passage of `MIN_RUN` characters holds an indexed slice; a source is scanned
 position by position until a slice hits, the match is then extended both ways by comparing
 slices (C speed) and the scan jumps past it. Text repeated within the documents is counted once,
 at one of its places (the one whose indexed slice the scan met first).
@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from rlm_desktop.review.health.slice_index import SliceIndex
 
 MIN_RUN = 64
 KEY = 32
@@ -118,10 +120,12 @@ class CoverageIndex:
         self._read: list[list[tuple[int, int]]] = [[] for _ in documents]
         self._probes_left = probe_limit
         self.unscanned = 0
-        self._slices: dict[int, tuple[int, int]] = {}
-        for number, text in enumerate(self._texts):
-            for position in range(0, len(text) - KEY + 1, STRIDE):
-                self._slices.setdefault(hash(text[position : position + KEY]), (number, position))
+        self._slices = SliceIndex(self._texts, KEY, STRIDE)
+
+    @property
+    def nbytes(self) -> int:
+        """What the index of the documents holds, in bytes (about 18 a slice)."""
+        return self._slices.nbytes
 
     def add(self, source: str) -> int:
         """Mark every passage of the documents that `source` quotes as read; returns how many
