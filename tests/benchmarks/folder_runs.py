@@ -10,6 +10,8 @@ of the command and every process under it (sampled), and how much the data folde
 from __future__ import annotations
 
 import json
+import random
+import string
 import subprocess
 import sys
 import threading
@@ -40,13 +42,21 @@ class FolderRun:
 
 
 def make_folder(folder: Path, megabytes: int) -> str:
-    """Fill `folder` with `megabytes` MB of 50 KB text files; returns the planted file's name."""
+    """Fill `folder` with `megabytes` MB of 50 KB text files; returns the planted file's name.
+
+    Each file is its own text (words drawn at random, the same every time), as a real folder's
+    files are: text repeated across files would flatter whatever dedupes or indexes it.
+    """
     folder.mkdir(parents=True, exist_ok=True)
+    chance = random.Random(45)
+    words = [
+        "".join(chance.choices(string.ascii_lowercase, k=chance.randint(2, 9))) for _ in range(5_000)
+    ]
     files = max(1, megabytes * 1_000_000 // FILE_BYTES)
     planted = files * 2 // 3
     for number in range(files):
-        line = f"report {number}: the quarter's figures, nothing out of the ordinary.\n"
-        text = (line * (FILE_BYTES // len(line) + 1))[:FILE_BYTES]
+        text = f"report {number}\n" + " ".join(chance.choices(words, k=FILE_BYTES // 5))
+        text = text[:FILE_BYTES]
         if number == planted:
             middle = FILE_BYTES // 2
             text = text[:middle] + f"\n{NEEDLE}\n" + text[middle + len(NEEDLE) + 2 :]
