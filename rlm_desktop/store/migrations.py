@@ -538,3 +538,14 @@ def m014_sessions_origin(db: Database) -> None:
     ):
         db.execute(f"ALTER TABLE sessions ADD COLUMN {column} {kind}")
     db.table("sessions").create_index(["origin_sha256"])
+
+
+@MIGRATIONS()
+def m015_known_files(db: Database) -> None:
+    """`known_files`: the text a file gave the last time it was stored, by its path, size and
+    modification time, so a run over the same folder again neither hashes nor stores it again.
+    Only files whose text was stored exactly as loaded (the scrub changed nothing) are listed."""
+    db.table("known_files").create(
+        {"path": str, "size": int, "mtime_ns": int, "chars": int, "sha256": str},
+        pk="path",
+    )

@@ -60,6 +60,10 @@ class PromptKeeper:
         self._seen: set[Hashable] = set()
         """The shared texts and document spans this session has counted already."""
 
+    def documents_known(self, documents: Sequence[str]) -> None:
+        """Look for prompts in `documents` from now on (the session's stored so far)."""
+        self._spans = DocumentSpans(documents)
+
     def started(self, call_id: str, kind: str, prompt: str) -> Row:
         """The columns of a call that started with `prompt` (as a column holds it)."""
         allowance = self._allowance

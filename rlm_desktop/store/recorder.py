@@ -1,43 +1,44 @@
-"""Records a live run: a cheap bus listener that buffers events and writes them in batches.
+"""Records a live run: a bus listener that only buffers events, and the store's writing thread
+(`write_thread.py`) that writes them, and the run's documents, beside the run.
 
-The listener only appends to a list. Writing waits for the loop to go quiet: a short timer of the
-running asyncio loop writes once no event has come for `QUIET_S` (a fan-out's requests go out
-first, and are recorded while their replies are awaited), in transactions of at most `MAX_BUFFER`
-events, one per turn of the loop, so a window stays responsive. Writing starts at once, busy or
-not, at every turn boundary of a root call, at its end, at `RunFinished`, and when the buffer holds
-`MAX_DEFERRED` events or is older than `MAX_DELAY_S` — so a killed process loses at most a fraction
-of a second of its run. `close` writes what is left.
+The listener appends to a buffer; the thread writes it once no event has been added for
+`FLUSH_INTERVAL_S` after the oldest (a fan-out's requests go out first, and are recorded
+together), and at once at every turn boundary of a root call, at its end, at `RunFinished`, and
+when the buffer holds `MAX_DEFERRED` events — so a killed process loses at most a fraction of a
+second of its run. The session's row goes in with its first events; its documents follow, a
+chunk per transaction between event batches (`documents_beside.py`). `flush` and `close` wait
+until everything buffered, documents included, is written.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sqlite3
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Protocol
 
 from rlm_desktop.engine.events import CallFinished, CallStarted, Event, RunFinished, TurnExecuted
+from rlm_desktop.store.documents_beside import DocumentsBeside
 from rlm_desktop.store.redact import Redactor
-from rlm_desktop.store.writer import Opening, SessionWriter
+from rlm_desktop.store.write_thread import WriteThread
+from rlm_desktop.store.writer import Row, SessionWriter
 
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.05
-QUIET_S = 0.004
-MAX_DELAY_S = 0.25
-MAX_BUFFER = 150  # at ~20 µs an event, one transaction stays well under a 16 ms frame of a GUI loop
-MAX_DEFERRED = 4 * MAX_BUFFER  # what `close` may have left to write at once
+MAX_BUFFER = 1000
+"""The most events one transaction writes."""
+MAX_DEFERRED = 4 * MAX_BUFFER
 RETRY_AFTER_S = 1.0
 
 
 class RecordingSink(Protocol):
-    """What a recorder needs from the store: a transaction to write in, and two notices."""
+    """What a recorder needs from the store: its writing thread, and three notices."""
 
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """Hold the database for one atomic batch of writes."""
+    @property
+    def writing(self) -> WriteThread:
+        """The thread that writes for every recorder of the store."""
         ...
 
     def mark_interrupted(self, session_id: str) -> None:
@@ -54,151 +55,159 @@ class RecordingSink(Protocol):
 
 
 class Recorder:
-    """Writes one run's events to the store as they happen. Made by `Store.record`.
+    """Writes one run's events and documents to the store as they happen. Made by `Store.record`.
 
-    `events_written`, `flushes` and `write_seconds` say what recording has cost so far.
+    `events_written` and `flushes` say what has been written; `write_seconds` is the time the
+    run's own thread spent on recording (buffering and waiting in `flush`), `thread_seconds`
+    the writing thread's time.
     """
 
     def __init__(
         self,
         sink: RecordingSink,
-        opening: Opening,
+        session: Row,
+        documents: DocumentsBeside,
         redactor: Redactor,
         attach: Callable[[Callable[[Event], None]], Callable[[], None]],
     ) -> None:
-        self.session_id: str = opening.session["id"]
+        self.session_id: str = session["id"]
         self._sink = sink
-        self._opening: Opening | None = opening
+        self._thread = sink.writing
+        self._lock = self._thread.condition
+        self._session: Row | None = session
+        """The session's row until it is written with the first events."""
+        self._documents = documents
         self._redactor = redactor
         self._writer: SessionWriter | None = None
         self._buffer: list[Event] = []
         self._roots: set[str] = set()
-        self._timer: asyncio.TimerHandle | None = None
-        self._draining: asyncio.Handle | None = None
+        self._due = False
+        self._urgent: int | None = None
+        """While a `flush` waits, the refusals met before it: write now, even within
+        `RETRY_AFTER_S` of one of those (once, not again after a new refusal)."""
+        self._busy = False
         self._oldest = 0.0
-        self._latest = 0.0
         self._retry_at = 0.0
         self._refused: sqlite3.Error | None = None
+        self._refusals = 0
         self._left_out: list[str] = []
         self.finished = False
         self.events_written = 0
         self.flushes = 0
         self.write_seconds = 0.0
+        self.thread_seconds = 0.0
+        self._thread.add(self)
         self._detach: Callable[[], None] | None = attach(self._on_event)
 
     def _on_event(self, event: Event) -> None:
         if not event.stored:
             return
-        now = time.monotonic()
-        if not self._buffer:
-            self._oldest = now
-        self._latest = now
-        self._buffer.append(event)
+        started = time.perf_counter()
         if isinstance(event, CallStarted) and event.parent_id is None:
             self._roots.add(event.call_id)
         boundary = isinstance(event, RunFinished) or (
             isinstance(event, TurnExecuted | CallFinished) and event.call_id in self._roots
         )
-        due = (
-            boundary or len(self._buffer) >= MAX_DEFERRED or now - self._oldest >= MAX_DELAY_S
-        )
-        if self._draining is not None:
-            pass  # the buffer is being written a piece per loop turn already
-        elif due and now >= self._retry_at:
-            self._drain()
-        elif self._timer is None:
-            self._schedule(FLUSH_INTERVAL_S)
+        with self._lock:
+            if not self._buffer:
+                self._oldest = time.monotonic()
+                self._lock.notify_all()
+            self._buffer.append(event)
+            if boundary or len(self._buffer) >= MAX_DEFERRED:
+                self._due = True
+                self._lock.notify_all()
         if isinstance(event, RunFinished):
             self.finished = True
             self._stop_listening()
+        self.write_seconds += time.perf_counter() - started
 
-    def _schedule(self, delay_s: float) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        self._timer = loop.call_later(delay_s, self._on_timer)
+    def ready_in(self, now: float) -> float | None:
+        """Seconds until this recorder has something to write (the writing thread asks)."""
+        if self._busy or (self._session is not None and not self._buffer):
+            return None
+        if not self._buffer and not self._documents.left:
+            return None
+        if now < self._retry_at and self._urgent != self._refusals:
+            return self._retry_at - now
+        if self._due or self._urgent is not None or self._documents.left:
+            return 0.0
+        return self._oldest + FLUSH_INTERVAL_S - now
 
-    def _on_timer(self) -> None:
-        self._timer = None
-        now = time.monotonic()
-        if now - self._latest < QUIET_S and now - self._oldest < MAX_DELAY_S:
-            self._schedule(QUIET_S)  # events are still pouring in: write once they pause
-        else:
-            self._drain()
-
-    def _drain(self) -> None:
-        """Write the oldest `MAX_BUFFER` events, and the rest on the loop's next turns."""
-        self._draining = None
-        self._write_out(MAX_BUFFER)
-        if self._buffer and time.monotonic() >= self._retry_at:
-            try:
-                self._draining = asyncio.get_running_loop().call_soon(self._drain)
-            except RuntimeError:
-                self._write_out(None)
-        elif self._buffer and self._timer is None:  # the database refused: try again later
-            self._schedule(max(FLUSH_INTERVAL_S, self._retry_at - time.monotonic()))
-
-    def flush(self) -> None:
-        """Write every buffered event now, in one transaction.
-
-        If the database refuses (disk full, read-only, locked), the events stay buffered and are
-        tried again after `RETRY_AFTER_S`; an event the writer cannot take at all is left out,
-        the rest written around it. Either way `warnings` says so once the run is closed.
-        """
-        self._write_out(None)
-
-    def _write_out(self, limit: int | None) -> None:
-        """Write the oldest `limit` buffered events (all of them for None) in one transaction."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._draining is not None and limit is None:
-            self._draining.cancel()
-            self._draining = None
-        if not self._buffer:
-            return
-        if limit is None or limit >= len(self._buffer):
-            batch, self._buffer = self._buffer, []
-        else:
-            batch, self._buffer = self._buffer[:limit], self._buffer[limit:]
+    def work(self, connection: sqlite3.Connection) -> None:
+        """Write the next piece: the session with its first events, a chunk of documents, or a
+        batch of events (the writing thread calls this)."""
+        with self._lock:
+            self._busy = True
+            batch, self._buffer = self._buffer[:MAX_BUFFER], self._buffer[MAX_BUFFER:]
+            if not self._buffer:
+                self._due = False
         started = time.perf_counter()
         try:
-            self._write(batch)
+            if self._session is None and self._documents.left:
+                self._store_documents(connection)
+            if batch:
+                self._write_batch(connection, batch)
+        finally:
+            self.thread_seconds += time.perf_counter() - started
+            with self._lock:
+                self._busy = False
+
+    def _store_documents(self, connection: sqlite3.Connection) -> None:
+        try:
+            with self._thread.transaction(connection):
+                chunk = self._documents.store_chunk(connection)
+        except sqlite3.Error as error:
+            self._refuse(error)
+            return
+        except Exception as error:  # not the database's refusal: trying again would not help
+            log.warning("session %s: documents not stored", self.session_id, exc_info=True)
+            left = self._documents.abandon()
+            self._left_out.append(f"{left} documents ({type(error).__name__}: {error})")
+            return
+        self._documents.committed(chunk)
+        if self._writer is not None:
+            self._writer.documents_stored(self._documents.texts)
+
+    def _write_batch(self, connection: sqlite3.Connection, batch: list[Event]) -> None:
+        try:
+            self._write(connection, batch)
         except sqlite3.IntegrityError:  # an event the tables refuse (no parent row): not retried
             log.info("session %s: writing event by event", self.session_id, exc_info=True)
-            self._write_singly(batch)
+            self._write_singly(connection, batch)
         except sqlite3.Error as error:
             self._hold(batch, error)
         except Exception:
             log.info("session %s: writing event by event", self.session_id, exc_info=True)
-            self._write_singly(batch)
-        finally:
-            self.write_seconds += time.perf_counter() - started
+            self._write_singly(connection, batch)
 
-    def _write(self, batch: list[Event]) -> None:
-        with self._sink.transaction() as connection:
+    def _write(self, connection: sqlite3.Connection, batch: list[Event]) -> None:
+        with self._thread.transaction(connection):
             if self._writer is None:
                 self._writer = SessionWriter(connection, self.session_id, self._redactor)
-            if self._opening is not None:
-                self._writer.open(self._opening)
+            if self._session is not None:
+                self._writer.begin(self._session)
             self._writer.write(batch)
-        self._opening = None
+        self._session = None
         self._refused = None
         self.events_written += len(batch)
         self.flushes += 1
 
-    def _hold(self, batch: list[Event], error: sqlite3.Error) -> None:
-        """Keep `batch` for the next try: the database refused it, not the events."""
-        log.info("session %s: %d events wait: %s", self.session_id, len(batch), error)
-        self._buffer = batch + self._buffer
+    def _refuse(self, error: sqlite3.Error) -> None:
+        log.info("session %s: the database refused a write: %s", self.session_id, error)
         self._refused = error
+        self._refusals += 1
         self._retry_at = time.monotonic() + RETRY_AFTER_S
 
-    def _write_singly(self, batch: list[Event]) -> None:
+    def _hold(self, batch: list[Event], error: sqlite3.Error) -> None:
+        """Keep `batch` for the next try: the database refused it, not the events."""
+        with self._lock:
+            self._buffer = batch + self._buffer
+        self._refuse(error)
+
+    def _write_singly(self, connection: sqlite3.Connection, batch: list[Event]) -> None:
         for position, event in enumerate(batch):
             try:
-                self._write([event])
+                self._write(connection, [event])
             except sqlite3.Error as error:
                 if not isinstance(error, sqlite3.IntegrityError):
                     self._hold(batch[position:], error)
@@ -207,6 +216,35 @@ class Recorder:
             except Exception as error:
                 log.info("session %s: cannot store %s", self.session_id, event, exc_info=True)
                 self._left_out.append(f"{type(event).__name__} ({type(error).__name__}: {error})")
+
+    def flush(self) -> None:
+        """Write every buffered event, and the documents not stored yet, now; return once done.
+
+        If the database refuses (disk full, read-only, locked), what it refused stays buffered
+        and is tried again after `RETRY_AFTER_S`; an event the writer cannot take at all is left
+        out, the rest written around it. Either way `warnings` says so once the run is closed.
+        """
+        started = time.perf_counter()
+        with self._lock:
+            refusals = self._urgent = self._refusals
+        try:
+            self._thread.wait_for(
+                lambda: not self._busy and (not self._left() or self._refusals > refusals)
+            )
+        finally:
+            with self._lock:
+                self._urgent = None
+            self.write_seconds += time.perf_counter() - started
+
+    def _left(self) -> bool:
+        """Whether anything is still to be written (a session not begun has no documents yet)."""
+        return bool(self._buffer) or (self._session is None and self._documents.left > 0)
+
+    @property
+    def documents_known_again(self) -> int:
+        """How many of the run's documents were known again (`known_files`): not hashed, not
+        stored a second time."""
+        return self._documents.known_again
 
     @property
     def warnings(self) -> list[str]:
@@ -217,11 +255,16 @@ class Recorder:
                 f"session {self.session_id}: {len(self._left_out)} events could not be stored"
                 f" and were left out: {', '.join(self._left_out[:3])}"
             )
-        if self._buffer and self._refused is not None:
-            how = "not saved" if self._opening is not None else "not saved in full"
+        unsaved = []
+        if self._buffer:
+            unsaved.append(f"{len(self._buffer)} events could not be written")
+        if self._documents.left and (self._buffer or self._session is None):
+            unsaved.append(f"{self._documents.left} documents could not be stored")
+        if unsaved and self._refused is not None:
+            how = "not saved" if self._session is not None else "not saved in full"
             found.append(
-                f"session {self.session_id} was {how}: {len(self._buffer)} events could not be"
-                f" written: {self._sink.describe(self._refused)}"
+                f"session {self.session_id} was {how}: {', '.join(unsaved)}:"
+                f" {self._sink.describe(self._refused)}"
             )
         return found
 
@@ -235,7 +278,8 @@ class Recorder:
         written, is marked `interrupted` (`warnings` then says what was not saved)."""
         self._stop_listening()
         self.flush()
-        if (self._buffer or not self.finished) and self._opening is None:
+        self._thread.remove(self)
+        if (self._buffer or not self.finished) and self._session is None:
             try:
                 self._sink.mark_interrupted(self.session_id)
             except sqlite3.Error as error:

@@ -18,6 +18,7 @@ from rlm_desktop.engine.context import ContextDocument, sections_from_json
 from rlm_desktop.engine.events import Event, event_from_dict
 from rlm_desktop.store import integrity, queries
 from rlm_desktop.store import search as fulltext
+from rlm_desktop.store.documents_beside import DocumentsBeside
 from rlm_desktop.store.liveness import current_writer, writer_is_dead
 from rlm_desktop.store.migrations import MIGRATIONS
 from rlm_desktop.store.problems import database_problem
@@ -25,7 +26,8 @@ from rlm_desktop.store.prompts import PromptReader
 from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.redact import Redactor
 from rlm_desktop.store.room import needed_bytes, room_problem
-from rlm_desktop.store.writer import logged_event, prepare_opening
+from rlm_desktop.store.write_thread import WriteThread
+from rlm_desktop.store.writer import logged_event, session_row
 
 log = logging.getLogger(__name__)
 _SESSION_TABLES = ("events", "cells", "turns", "llm_requests", "calls", "documents", "compactions")
@@ -76,6 +78,8 @@ class Store:
         self.path = path
         self.lock = threading.RLock()
         self._recorders: list[Recorder] = []
+        self.writing = WriteThread(path)
+        """The thread that writes live runs, on a connection of its own."""
         self._sound: set[str] = set()
         """Sessions whose record was checked and holds to the app's tables."""
         conn: sqlite3.Connection | None = None
@@ -110,8 +114,9 @@ class Store:
 
         The session appears with the first events (a run that fails before starting leaves
         nothing behind). Raises `DatabaseUnavailable` when the database cannot be written and
-        `DiskFull` when its disk has no room for the run (see `room.py`): before any request. The documents' texts are kept so the session can be reviewed after the
-        files move. The run's API key (`run.credentials.api_key` when exposed, or `secrets`),
+        `DiskFull` when its disk has no room for the run (see `room.py`): before any request.
+        The documents' texts are kept so the session can be reviewed after the files move:
+        stored beside the run by the store's writing thread, not before its first request. The run's API key (`run.credentials.api_key` when exposed, or `secrets`),
         and any secret-looking environment value, is scrubbed from everything written.
         """
         if self._taken_if_writable(run.run_id):
@@ -121,8 +126,9 @@ class Store:
             raise DiskFull(problem)
         credentials = getattr(run, "credentials", None)
         redactor = Redactor.for_run(getattr(credentials, "api_key", None), extra=secrets)
-        opening = prepare_opening(run.run_id, documents, redactor, current_writer())
-        recorder = Recorder(self, opening, redactor, run.bus.add_listener)
+        session = session_row(run.run_id, current_writer())
+        beside = DocumentsBeside(run.run_id, documents, redactor)
+        recorder = Recorder(self, session, beside, redactor, run.bus.add_listener)
         self._recorders.append(recorder)
         return recorder
 
@@ -336,6 +342,7 @@ class Store:
         """Close every recorder still attached (its run is marked `interrupted`), then the file."""
         for recorder in list(self._recorders):
             recorder.close()
+        self.writing.close()
         with self.lock:
             self.db.close()
 

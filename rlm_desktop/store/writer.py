@@ -122,7 +122,7 @@ _RUN_FINISHED = (
 )  # fmt: skip
 
 
-def _encodable(text: str) -> bool:
+def encodable(text: str) -> bool:
     """True when `text` is valid UTF-8 as it is (no lone surrogate), as SQLite needs."""
     if text.isascii():
         return True
@@ -146,7 +146,7 @@ def stored_json(value: Any) -> str:
 def _logged_json(value: Any) -> tuple[str, bool]:
     """`stored_json(value)`, and True when that is the readable text (no string needed escapes)."""
     text = _ENCODER.encode(value)
-    if _encodable(text):
+    if encodable(text):
         return text, True
     return _ESCAPING_ENCODER.encode(value), False
 
@@ -156,7 +156,7 @@ def stored_text(text: str) -> str:
 
     Columns must be UTF-8; the exact string stays in the event log (`stored_json`).
     """
-    return text if _encodable(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if encodable(text) else text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def shown_file_name(name: str) -> str:
@@ -165,7 +165,7 @@ def shown_file_name(name: str) -> str:
 
     The event log keeps the name exactly (`stored_json`), so its bytes are never lost.
     """
-    if _encodable(name):
+    if encodable(name):
         return name
     try:
         return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
@@ -222,32 +222,54 @@ class Opening:
 def prepare_opening(
     session_id: str, documents: Sequence[ContextDocument], redactor: Redactor, writer: Writer
 ) -> Opening:
-    """Scrub and hash the documents now, so the first flush only has rows to insert."""
+    """Scrub and hash the documents now, so the first flush only has rows to insert (an
+    import's way; a live run's documents are stored beside it, `documents_beside.py`)."""
     texts: dict[str, Row] = {}
     rows = []
     for position, document in enumerate(documents):
         text = stored_text(redactor.text(document.text))
         digest = text_sha256(text)
         texts[digest] = {"sha256": digest, "text": text, "chars": len(text)}
-        try:
-            size = os.stat(document.path).st_size if document.path else _utf8_size(text)
-        except OSError:
-            size = _utf8_size(text)
-        rows.append({
-            "session_id": session_id, "position": position, "name": _file_name(document.name),
-            "path": _file_name(document.path), "size": size, "sha256": digest, "chars": len(text),
-            "tokens": document.tokens, "type": document.type or None,
-            "sections": (
-                json.dumps([section.to_json() for section in document.sections])
-                if document.sections else None
-            ),
-            "attached_to": document.attached_to,
-        })  # fmt: skip
-    session = {
+        rows.append(document_row(session_id, position, document, text, digest, file_size(document)))
+    return Opening(session_row(session_id, writer), list(texts.values()), rows)
+
+
+def session_row(session_id: str, writer: Writer) -> Row:
+    """A new session's row, `running`, written by `writer`."""
+    return {
         "id": session_id, "status": "running", "started_at": time.time(),
         "writer_pid": writer.pid, "writer_started": writer.started, "writer_host": writer.host,
     }  # fmt: skip
-    return Opening(session, list(texts.values()), rows)
+
+
+def file_size(document: ContextDocument) -> int | None:
+    """The size of the file `document` was loaded from (None when it cannot be told)."""
+    try:
+        return os.stat(document.path).st_size if document.path else None
+    except OSError:
+        return None
+
+
+def document_row(
+    session_id: str,
+    position: int,
+    document: ContextDocument,
+    text: str,
+    digest: str,
+    size: int | None,
+) -> Row:
+    """The `documents` row of `document`, whose text is stored as `text` named `digest`."""
+    return {
+        "session_id": session_id, "position": position, "name": _file_name(document.name),
+        "path": _file_name(document.path), "size": _utf8_size(text) if size is None else size,
+        "sha256": digest, "chars": len(text), "tokens": document.tokens,
+        "type": document.type or None,
+        "sections": (
+            json.dumps([section.to_json() for section in document.sections])
+            if document.sections else None
+        ),
+        "attached_to": document.attached_to,
+    }  # fmt: skip
 
 
 def _utf8_size(text: str) -> int:
@@ -271,7 +293,8 @@ def logged_event(kind: str, data: str, prompts: PromptReader) -> Row:
     return fields
 
 
-def _insert(conn: sqlite3.Connection, table: str, row: Row, verb: str = "INSERT") -> None:
+def insert_row(conn: sqlite3.Connection, table: str, row: Row, verb: str = "INSERT") -> None:
+    """Insert `row` (column names to values) into `table`, `verb` saying how."""
     names = ", ".join(row)
     marks = ", ".join(f":{name}" for name in row)
     conn.execute(f"{verb} INTO {table} ({names}) VALUES ({marks})", row)
@@ -300,14 +323,24 @@ class SessionWriter:
 
     def open(self, opening: Opening) -> None:
         """Insert the session row and its documents (caller holds a transaction)."""
-        _insert(self._conn, "sessions", opening.session)
+        insert_row(self._conn, "sessions", opening.session)
         for text in opening.texts:
-            _insert(self._conn, "texts", text, "INSERT OR IGNORE")
+            insert_row(self._conn, "texts", text, "INSERT OR IGNORE")
         for document in opening.documents:
-            _insert(self._conn, "documents", document, "INSERT OR REPLACE")
+            insert_row(self._conn, "documents", document, "INSERT OR REPLACE")
         texts = {text["sha256"]: text["text"] for text in opening.texts}
         documents = [texts[document["sha256"]] for document in opening.documents]
         self._prompts = PromptKeeper(self._conn, self._allowance, documents)
+
+    def begin(self, session: Row) -> None:
+        """Insert the session row alone (caller holds a transaction); its documents follow as
+        they are stored (`documents_stored`)."""
+        insert_row(self._conn, "sessions", session)
+
+    def documents_stored(self, texts: Sequence[str]) -> None:
+        """The session's documents stored so far, in order, as the tables hold their texts: a
+        long prompt that repeats a slice of one is kept as that slice."""
+        self._prompts.documents_known(texts)
 
     def write(self, events: Sequence[Event]) -> None:
         """Append `events` to the log and apply them to the tables (caller holds a transaction)."""
@@ -356,7 +389,7 @@ class SessionWriter:
     def _logged(payload: Row, prompt: str | None) -> Row:
         """What the log keeps of an event: a prompt only where its call's row cannot hold it
         exactly (a short one with a lone surrogate; a long one is kept once, spelled out)."""
-        if prompt is None or _encodable(prompt) or len(prompt) > LONG_PROMPT_CHARS:
+        if prompt is None or encodable(prompt) or len(prompt) > LONG_PROMPT_CHARS:
             return payload
         return {**payload, "prompt": prompt}
 

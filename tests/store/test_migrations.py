@@ -61,6 +61,7 @@ EXPECTED_COLUMNS = {
         "origin_left_out": str,
     },
     "texts": {"sha256": str, "text": str, "chars": int},
+    "known_files": {"path": str, "size": int, "mtime_ns": int, "chars": int, "sha256": str},
     "documents": {
         "id": int,
         "session_id": str,
@@ -190,6 +191,7 @@ def test_a_fresh_database_gets_every_table_with_its_columns(store: Store) -> Non
         "m012_sessions_ran_on",
         "m013_prompts_stored_once",
         "m014_sessions_origin",
+        "m015_known_files",
     ]
     assert store.db.journal_mode == "wal"
 
@@ -209,7 +211,7 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     Store(path).close()
     reopened = Store(path)
     applied = reopened.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0]
-    assert applied == len(MIGRATIONS.applied(reopened.db)) == 14
+    assert applied == len(MIGRATIONS.applied(reopened.db)) == 15
     assert MIGRATIONS.pending(reopened.db) == []
     reopened.close()
 

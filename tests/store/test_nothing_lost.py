@@ -113,9 +113,11 @@ async def test_a_file_name_that_is_not_utf8_keeps_its_bytes(
 
 
 def _cap_growth(store: Store) -> None:
-    """Let the database grow no further: SQLite then answers writes as a full disk would."""
-    pages = store.db.execute("PRAGMA page_count").fetchone()[0]
-    store.db.execute(f"PRAGMA max_page_count = {pages}")
+    """Let the database grow no further: SQLite then answers the store's writing thread as a
+    full disk would."""
+    writing = store.writing.connection
+    pages = writing.execute("PRAGMA page_count").fetchone()[0]
+    writing.execute(f"PRAGMA max_page_count = {pages}")
 
 
 async def test_a_full_database_keeps_the_events_and_says_so(
@@ -127,10 +129,11 @@ async def test_a_full_database_keeps_the_events_and_says_so(
     store = Store(paths.database_path())
     _cap_growth(store)
     run, recorder, seen = await _run(store, scripted_server, [document])
+    recorder.flush()  # returns once the database has refused
 
     (waiting,) = recorder.warnings
     assert "the disk is full" in waiting
-    store.db.execute("PRAGMA max_page_count = 1073741823")  # room again
+    store.writing.connection.execute("PRAGMA max_page_count = 1073741823")  # room again
     recorder.close()
     assert recorder.warnings == []
     assert list(store.replay(run.run_id)) == seen

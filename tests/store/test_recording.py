@@ -176,9 +176,10 @@ async def test_a_live_run_is_flushed_on_the_loops_timer_without_waiting_for_the_
         recorder.close()
 
 
-async def test_a_burst_is_written_once_it_pauses_a_piece_per_loop_turn(store: Store) -> None:
-    """Events published back to back (a fan-out's requests going out) wait for the loop to go
-    quiet, then go to the database in transactions of at most `MAX_BUFFER` events, none lost."""
+async def test_a_burst_is_written_once_it_pauses_in_transactions(store: Store) -> None:
+    """Events published back to back (a fan-out's requests going out) are gathered, then go to
+    the database by the store's writing thread in transactions of at most `MAX_BUFFER` events,
+    none lost."""
     run = FakeRun("burst", EventBus())
     recorder = store.record(run)
     events = list(run_events("burst", turns=1, calls_per_turn=100, finish=False))[:-1]
