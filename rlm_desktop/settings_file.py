@@ -74,7 +74,7 @@ class SettingsFile:
             data = render(merged)
             self._values = parse(data).values
             try:
-                self._stamp = _replace(self.path, data)
+                self._stamp = replace_whole(self.path, data)
             except OSError as exc:
                 log.warning("cannot save the settings to %s: %s", self.path, exc)
 
@@ -120,9 +120,9 @@ class SettingsFile:
         return data, _stamp(st)
 
 
-def _replace(path: str, data: bytes) -> _Stamp:
+def replace_whole(path: str, data: bytes) -> _Stamp:
     """Write `data` to a temporary file beside `path`, flushed to disk, then rename it over
-    `path`; the stamp of the new file."""
+    `path` (a link there is replaced, not followed); the stamp of the new file."""
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=".settings-", suffix=".tmp", dir=folder)

@@ -22,7 +22,7 @@ from rlm_desktop.ui.run.controls import describe_config_error
 
 if TYPE_CHECKING:
     from rlm_desktop.documents import Document
-    from rlm_desktop.engine import Run, RunConfig
+    from rlm_desktop.engine import ContextDocument, Run, RunConfig
     from rlm_desktop.store import Recorder, Store
 
 log = logging.getLogger(__name__)
@@ -53,10 +53,15 @@ class RunController(QObject):
         """True while a run is in progress."""
         return self.task is not None and not self.task.done()
 
-    def start(self, config: RunConfig, documents: Sequence[Document], api_key: str | None) -> str:
+    async def start(
+        self, config: RunConfig, documents: Sequence[Document], api_key: str | None
+    ) -> str:
         """Start a run of `config` over `documents`; returns its id (the session id).
 
-        Raises `ValueError` subclasses (the engine's `ConfigError`) for settings that cannot work.
+        The store's record of the run (its documents scrubbed for secrets and hashed: a second
+        over 200 MB) is made in a worker thread, so the window stays responsive meanwhile.
+        Raises `ValueError` subclasses (the engine's `ConfigError`) for settings that cannot
+        work, and the store's `StoreError` when the run cannot be recorded.
         """
         if self.running:
             raise RuntimeError("a run is already in progress: stop it first")
@@ -71,7 +76,7 @@ class RunController(QObject):
             credentials=Credentials(api_key=api_key),
         )
         run.bus.add_listener(self.bridge.push)
-        recorder = self.store.record(run, documents=contexts) if self.store is not None else None
+        recorder = await _recorded(self.store, run, contexts) if self.store is not None else None
         self.run = run
         self.task = asyncio.ensure_future(self._execute(run, recorder))
         self.started.emit(run.run_id)
@@ -112,3 +117,19 @@ class RunController(QObject):
         except (TimeoutError, asyncio.CancelledError):
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+async def _recorded(store: Store, run: Run, documents: list[ContextDocument]) -> Recorder:
+    """`store.record(run, documents)`, made in a worker thread; a start stopped meanwhile
+    closes the record once it is made (it holds nothing yet)."""
+    making = asyncio.ensure_future(asyncio.to_thread(store.record, run, documents=documents))
+    try:
+        return await asyncio.shield(making)
+    except asyncio.CancelledError:
+        making.add_done_callback(_close_unused)
+        raise
+
+
+def _close_unused(made: asyncio.Future[Recorder]) -> None:
+    if not made.cancelled() and made.exception() is None:
+        made.result().close()

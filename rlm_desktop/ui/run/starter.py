@@ -329,7 +329,7 @@ class RunStarter(QObject):
             return
         self.line.show_notice(notice)
         cost_p90 = await asyncio.to_thread(self._history_p90)
-        self._launch(config, key, cost_p90)
+        await self._launch(config, key, cost_p90)
 
     def _history_p90(self) -> float | None:
         """`_cost_p90`, None when the store cannot be read (starting the run then says why).
@@ -342,7 +342,7 @@ class RunStarter(QObject):
         except StoreError:
             return None
 
-    def _launch(self, config: RunConfig, key: str | None, cost_p90: float | None) -> None:
+    async def _launch(self, config: RunConfig, key: str | None, cost_p90: float | None) -> None:
         from rlm_desktop.store import StoreError
 
         try:
@@ -359,7 +359,7 @@ class RunStarter(QObject):
                 cost_p90,
             )
             self.runner = self.runner or self._make_runner()
-            self.runner.start(config, self.documents.documents(), key)
+            await self.runner.start(config, self.documents.documents(), key)
             self._asked = config
         except ConfigError as exc:
             self.controls.show_error(describe_config_error(exc))

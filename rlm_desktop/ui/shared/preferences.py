@@ -29,6 +29,12 @@ from rlm_desktop.engine.config import (
 from rlm_desktop.paths import data_dir
 from rlm_desktop.settings_file import SettingsFile
 from rlm_desktop.settings_ini import Plain
+from rlm_desktop.ui.shared.workspace_documents import (
+    documents_file,
+    pairs,
+    read_documents,
+    write_documents,
+)
 
 _CAPS = STARTER_BUDGET
 LOCAL_SERVERS = (("local", "Local server"), ("ollama", "Ollama"))
@@ -45,6 +51,7 @@ class Endpoint:
 
 
 WORKSPACE = "workspace"
+WORKSPACE_DOCUMENTS = f"{WORKSPACE}/documents"
 """The section of what the workspace was left with, kept apart from the defaults for new runs."""
 
 
@@ -104,6 +111,7 @@ class Preferences:
     def __init__(self, path: str | None = None) -> None:
         self.path = path or str(data_dir() / "settings.ini")
         self.file = SettingsFile.at(self.path)
+        self._documents_kept: list[tuple[str, str]] | None = None
 
     def get(self, key: str, default: object = None) -> object:
         """The value stored under `key` (text, a list of text or bytes), else `default`."""
@@ -167,19 +175,21 @@ class Preferences:
         return self._run_settings(WORKSPACE, self.run_defaults())
 
     def workspace_documents(self) -> list[tuple[str, str]]:
-        """The documents the workspace held when it was left, in order: (path, name) each."""
-        saved = self._json_list(f"{WORKSPACE}/documents")
-        return [
-            (str(item[0]), str(item[1]))
-            for item in saved
-            if isinstance(item, list) and len(item) == 2 and all(isinstance(i, str) for i in item)
-        ]
+        """The documents the workspace held when it was left, in order: (path, name) each
+        (kept in a file of their own, `workspace_documents`; earlier versions kept them in
+        the settings)."""
+        kept = read_documents(documents_file(self.path))
+        return pairs(self._json_list(WORKSPACE_DOCUMENTS)) if kept is None else kept
 
     def set_workspace(self, choices: RunDefaults, documents: Sequence[tuple[str, str]]) -> None:
-        """Remember the workspace's run settings and documents for the next start."""
+        """Remember the workspace's run settings and documents for the next start (the
+        documents' file is written only when they changed since this object last wrote it)."""
         values = _run_values(WORKSPACE, choices)
-        values[f"{WORKSPACE}/documents"] = json.dumps([list(pair) for pair in documents])
+        values[WORKSPACE_DOCUMENTS] = None  # an earlier version's copy, now in its own file
         self.set_many(values)
+        if self._documents_kept != documents:
+            write_documents(documents_file(self.path), documents)
+            self._documents_kept = list(documents)
 
     def prices_text(self) -> str:
         """The user's own model prices, one `model = input, output` line each (USD per 1M tokens)."""
