@@ -3,8 +3,8 @@
 A folder of 4,000 files of 50 KB (200 MB, `folder_runs.make_folder`) is listed through the
 documents pane of the real window (offscreen), then Run is pressed: the scripted server answers
 the first request with code that reads every document and names the one holding the planted
-line. Measured: the listing, Run to the first request and to the answer, and the event loop's
-worst stall during the run; then `rlm-desktop run` over the same folder, spawn to the first
+line. Measured: the listing, Run to the first request and to the run's end (saved), and the
+event loop's worst stall before the first request and after it; then `rlm-desktop run` over the same folder, spawn to the first
 request and to its end (the command also loads the folder: that is what a user of it waits for).
 """
 
@@ -64,21 +64,24 @@ def window_run(window: MainWindow, qtbot: QtBot, folder: Path) -> dict[str, floa
         ws.documents.add_paths([folder])
         qtbot.waitUntil(lambda: not ws.documents.loading, timeout=RUN_TIMEOUT_MS)
         listed = time.monotonic() - listing
-        probe = StallProbe()
-        probe.start()
+        before, after = StallProbe(), StallProbe()
+        before.start()
         pressed = time.monotonic()
         controls.run_button.click()
         qtbot.waitUntil(lambda: first.arrived is not None, timeout=RUN_TIMEOUT_MS)
+        before.stop()
+        after.start()
         qtbot.waitUntil(lambda: not window.starter.running, timeout=RUN_TIMEOUT_MS)
         ended = time.monotonic()
-        probe.stop()
+        after.stop()
         assert first.arrived is not None
         assert "report-" in ws.answer.text.toPlainText()
         return {
             "listed": listed,
             "first": first.arrived - pressed,
             "whole": ended - pressed,
-            "stall": probe.worst() / 1000,
+            "stall before": before.worst() / 1000,
+            "stall after": after.worst() / 1000,
         }
     finally:
         server.stop()
@@ -100,13 +103,13 @@ def test_a_run_over_a_big_folder_window_and_command_line(
     )
     record_figure(
         "window",
-        f"{MEGABYTES} MB folder: Run to first request / to answer, window vs command line",
+        f"{MEGABYTES} MB folder: Run to first request / to its end, window vs command line",
         f"{gui['first']:.2f} / {gui['whole']:.2f} s vs "
         f"{cli.first_request_s:.2f} / {cli.whole_s:.2f} s",
         "the window's documents are listed before Run; the command loads them after its start",
     )
     record_figure(
         "window",
-        f"{MEGABYTES} MB folder: worst event-loop stall from Run to the answer",
-        f"{gui['stall'] * 1000:.0f} ms",
+        f"{MEGABYTES} MB folder: worst event-loop stall, Run to first request / then to saved",
+        f"{gui['stall before'] * 1000:.0f} / {gui['stall after'] * 1000:.0f} ms",
     )

@@ -4,8 +4,8 @@ request, and what the window keeps of it for the next start.
 Pressing Run keeps the workspace's documents for the next start; with thousands of files their
 list is megabytes, and it must neither push the user's settings past what the settings file may
 hold (all of them would be ignored, then lost at the next write) nor be read back with every
-setting. The run's record of its documents (their scrub for secrets and hashes, a second on
-200 MB) is made off the window's event loop.
+setting. The run's record (its documents scrubbed for secrets: a second on 200 MB) is made, and
+closed (waiting for the documents to be stored: another second), off the window's event loop.
 """
 
 from __future__ import annotations
@@ -58,23 +58,28 @@ def test_a_workspace_kept_by_an_earlier_version_is_loaded_again(isolated_home: P
 
 
 class ThreadNotingStore(Store):
-    """The real store, noting which thread made each run's record."""
+    """The real store, noting which thread made each run's record and which closed it."""
 
     recorded_on: list[threading.Thread]
+    closed_on: list[threading.Thread]
 
     def record(self, *args: object, **kwargs: object) -> Recorder:  # type: ignore[override]
         self.recorded_on.append(threading.current_thread())
         return super().record(*args, **kwargs)  # type: ignore[arg-type]
 
+    def recorder_closed(self, recorder: Recorder) -> None:
+        self.closed_on.append(threading.current_thread())
+        super().recorder_closed(recorder)
 
-def test_the_runs_record_of_its_documents_is_made_off_the_event_loop(
+
+def test_the_runs_record_is_made_and_closed_off_the_event_loop(
     window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
 ) -> None:
     scripted_server.respond_with(scripted(root=[repl("FINAL(len(context))")]))
     window.prefs.set_prices_text(PRICES)
     prepare(window, qtbot, scripted_server, "How many memos?", memos(3))
     store = ThreadNotingStore(paths.database_path())
-    store.recorded_on = []
+    store.recorded_on, store.closed_on = [], []
     ws = window.workspace
     starter = RunStarter(
         ws.controls, ws.documents, window.status, window.prefs, ws.bridge, lambda: store, window
@@ -85,6 +90,8 @@ def test_the_runs_record_of_its_documents_is_made_off_the_event_loop(
     assert "3" in ws.answer.text.toPlainText()
     assert len(store.recorded_on) == 1
     assert store.recorded_on[0] is not threading.main_thread()
+    assert len(store.closed_on) == 1  # closing waits for the documents to be stored
+    assert store.closed_on[0] is not threading.main_thread()
     saved = store.list_sessions()
     assert [s["status"] for s in saved] == ["completed"]
     assert len(store.document_texts(saved[0]["id"])) == 3

@@ -94,9 +94,11 @@ class RunController(QObject):
             log.exception("run %s failed", run.run_id)
             self.failed.emit(f"The run failed: {type(exc).__name__}: {exc}")
         finally:
-            if recorder is not None:
-                recorder.close()
             self.bridge.flush()
+            if recorder is not None:
+                # Closing waits for the store's writing thread to store the run's documents
+                # (a second over 200 MB): in a worker thread, the window keeps painting.
+                await asyncio.to_thread(recorder.close)
         if result is not None and recorder is not None and recorder.warnings:
             warnings = [*result.warnings, *recorder.warnings]
             result = dataclasses.replace(result, warnings=warnings)
