@@ -58,8 +58,9 @@ class RunController(QObject):
     ) -> str:
         """Start a run of `config` over `documents`; returns its id (the session id).
 
-        The store's record of the run (its documents scrubbed for secrets and hashed: a second
-        over 200 MB) is made in a worker thread, so the window stays responsive meanwhile.
+        The store's record of the run is made in a worker thread (it writes to the session
+        database, which another process may hold locked for seconds), so the window stays
+        responsive meanwhile.
         Raises `ValueError` subclasses (the engine's `ConfigError`) for settings that cannot
         work, and the store's `StoreError` when the run cannot be recorded.
         """
