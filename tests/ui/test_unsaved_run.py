@@ -40,8 +40,9 @@ def test_the_answer_card_says_when_the_run_was_not_saved(
     window.prefs.set_prices_text("openai/test-model = 0, 0")  # a free local model
     prepare(window, qtbot, scripted_server, "How many zebrafish?", memos(1))
     store = window.starter.store()
-    pages = store.db.execute("PRAGMA page_count").fetchone()[0]
-    store.db.execute(f"PRAGMA max_page_count = {pages}")  # SQLite answers as a full disk would
+    writing = store.writing.connection  # the connection the store writes runs with
+    pages = writing.execute("PRAGMA page_count").fetchone()[0]
+    writing.execute(f"PRAGMA max_page_count = {pages}")  # SQLite answers as a full disk would
     answer = window.workspace.answer
 
     assert window.start_run()
