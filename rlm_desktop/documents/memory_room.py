@@ -1,9 +1,10 @@
 """How much a run's documents may weigh on this machine, checked before a load reads anything.
 
-At its peak a run holds its documents' text several times over (the app, the store, the REPL
-worker: `PEAK_FACTOR`, measured by `python -m tests.benchmarks.folder_runs`, docs/figures.md),
-so documents weighing more than the available memory over that factor would have a run killed
-for want of memory halfway; they are refused before the first file is read instead. The user's
+At its peak a run holds a fixed part (the app, its sandbox's processes: `BASE_BYTES`) and its
+documents' text about twice over (the app's copy and the REPL worker's: `PEAK_FACTOR`, with a
+margin over what `python -m tests.benchmarks.folder_runs` measured, docs/figures.md), so
+documents weighing more than the available memory allows for that would have a run killed for
+want of memory halfway; they are refused before the first file is read instead. The user's
 setting `RLM_DESKTOP_MAX_DOCUMENTS_MB` sets the limit by hand: lower, to keep room for other
 work; higher, where the user knows the memory is there.
 """
@@ -17,8 +18,10 @@ from dataclasses import dataclass
 from rlm_desktop.documents.model import MIB, human_size
 
 LIMIT_ENV = "RLM_DESKTOP_MAX_DOCUMENTS_MB"
-PEAK_FACTOR = 4.0
-"""A run's peak resident memory (every process of it) per byte of its documents, measured."""
+BASE_BYTES = 300 * MIB
+"""A run's peak resident memory (every process of it) over 1 MB of documents: 270 MB measured."""
+PEAK_FACTOR = 2.5
+"""What a run's peak grows by per byte of its documents: 2.06 measured from 20 MB to 1 GB."""
 
 
 class BadLimitSetting(ValueError):
@@ -34,7 +37,8 @@ class DocumentsLimit:
 
 
 def documents_limit() -> DocumentsLimit:
-    """The limit the setting gives, else the available memory over `PEAK_FACTOR`."""
+    """The limit the setting gives, else what the available memory leaves over `BASE_BYTES`,
+    over `PEAK_FACTOR`."""
     raw = os.environ.get(LIMIT_ENV, "").strip()
     if raw:
         try:
@@ -51,9 +55,9 @@ def documents_limit() -> DocumentsLimit:
 
     available = psutil.virtual_memory().available
     return DocumentsLimit(
-        int(available / PEAK_FACTOR),
-        f"{human_size(available)} of available memory over the {PEAK_FACTOR:g} times the text "
-        "a run holds at its peak",
+        int(max(0, available - BASE_BYTES) / PEAK_FACTOR),
+        f"{human_size(available)} of available memory, less {human_size(BASE_BYTES)} for the app, "
+        f"over the {PEAK_FACTOR:g} times the text a run holds at its peak",
     )
 
 

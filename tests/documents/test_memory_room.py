@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from rlm_desktop.documents import LoadOptions, load_paths
-from rlm_desktop.documents.memory_room import LIMIT_ENV, PEAK_FACTOR, documents_limit
+from rlm_desktop.documents.memory_room import BASE_BYTES, LIMIT_ENV, PEAK_FACTOR, documents_limit
 from tests.cli import run_cli
 from tests.engine.scripting import QUERY, TEST_MODEL, repl, scripted
 from tests.scripted_server import ScriptedServer
@@ -72,15 +72,15 @@ def test_the_files_named_together_count_together(
     assert "2.3 MB together" in result.errors[0].message
 
 
-def test_without_a_setting_the_limit_is_the_available_memory_over_the_measured_peak(
+def test_without_a_setting_the_limit_is_what_the_available_memory_leaves_for_documents(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(LIMIT_ENV, raising=False)
-    available = psutil.virtual_memory().available
+    expected = (psutil.virtual_memory().available - BASE_BYTES) / PEAK_FACTOR
 
     room = documents_limit()
 
-    assert abs(room.limit_bytes - available / PEAK_FACTOR) < 0.05 * available / PEAK_FACTOR
+    assert abs(room.limit_bytes - expected) < 0.05 * expected
     assert "available memory" in room.why
 
 
