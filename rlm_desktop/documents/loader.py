@@ -20,6 +20,7 @@ more often a mistake (the wrong file, an export that failed) than an intent.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -29,7 +30,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from rlm_desktop.documents import formats
+from rlm_desktop.documents import formats, memory_room
 from rlm_desktop.documents.decoding import Unreadable, normalize_newlines
 from rlm_desktop.documents.extract import (
     COMPRESSED_TYPES,
@@ -127,6 +128,17 @@ class _Loader:
                 self.result.skipped.append(item)
             self.report(listing=True)
         return items
+
+    @staticmethod
+    def weight(listed: list[tuple[Path, list[Found | Skipped] | None]]) -> int:
+        """What the listed files weigh together as stored (one gone since weighs nothing)."""
+        total = 0
+        for path, items in listed:
+            files = [path] if items is None else [i.path for i in items if isinstance(i, Found)]
+            for file in files:
+                with contextlib.suppress(OSError):
+                    total += os.stat(file).st_size
+        return total
 
     def named(self, path: Path, items: list[Found | Skipped] | None) -> None:
         """Load a path the user named: a folder, whose `items` were listed, or a file."""
@@ -414,7 +426,9 @@ def load_paths(paths: Iterable[Path | str], options: LoadOptions | None = None) 
 
     Never raises for bad input: problems come back in `errors` (paths the user named) and
     `skipped` (files inside folders), one line each. The reader process started for PDF and
-    Word files is stopped before this returns. Folders are listed first, then the files read;
+    Word files is stopped before this returns. Folders are listed first, then the files read
+    unless together they weigh more than this machine's memory allows (`memory_room`: then
+    nothing is read and that is the one error);
     `LoadOptions.on_progress` hears the counts as it goes and may stop it (`LoadCancelled`).
     """
     loader = _Loader(options or LoadOptions())
@@ -422,6 +436,9 @@ def load_paths(paths: Iterable[Path | str], options: LoadOptions | None = None) 
         named = [Path(os.path.abspath(Path(raw).expanduser())) for raw in paths]
         listed = [(path, loader.listed(path)) for path in named]
         loader.report()
+        refused = memory_room.refusal(loader.weight(listed)) if named else None
+        if refused is not None:
+            return LoadResult(errors=[LoadError(named[0], refused)])
         for path, items in listed:
             loader.named(path, items)
     finally:

@@ -20,7 +20,7 @@ import pytest
 
 from rlm_desktop.engine import Budget
 from rlm_desktop.engine.events import CellExecuted, WorkerRestarted
-from rlm_desktop.engine.sandbox.process import frame_limit
+from rlm_desktop.engine.sandbox.handover import frame_limit
 from tests.engine.scripting import (
     QUERY,
     make_run,

@@ -6,10 +6,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.documents.load_progress import LoadProgress
+from rlm_desktop.documents.memory_room import LIMIT_ENV
+from rlm_desktop.ui.documents.model import TYPE
 from tests.benchmarks.test_documents_pane_bench import plain_folder
 from tests.ui.test_documents_pane import _load, _pane
 
@@ -110,3 +113,23 @@ def test_files_that_vanish_while_a_folder_loads_are_skipped_not_fatal(
     assert len(loaded) + len(skipped) <= 400
     assert all(entry.ok for entry in pane.model.entries)
     pane.shutdown()
+
+
+def test_a_folder_over_the_memory_limit_is_one_failed_row_and_nothing_loaded(
+    qtbot: QtBot, qloop: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    for number in range(30):
+        (folder / f"report-{number:03}.txt").write_text(f"report {number}\n" + "x" * 100_000)
+    monkeypatch.setenv(LIMIT_ENV, "2")
+    pane = _pane(qtbot)
+
+    _load(qtbot, pane, folder)
+
+    model = pane.model
+    assert model.rowCount() == 1
+    shown = model.data(model.index(0, TYPE))
+    assert shown.startswith("the documents weigh 2.9 MB together, over the 2.0 MB limit")
+    assert pane.documents() == []
+    assert "1 failed" in pane.totals.text()

@@ -8,7 +8,6 @@ import dataclasses
 import json
 import math
 import site
-import struct
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,17 +20,11 @@ from rlm_desktop.engine.sandbox.connection import (
     WorkerLauncher,
 )
 from rlm_desktop.engine.sandbox.given_sources import GivenSource, given_sources
+from rlm_desktop.engine.sandbox.handover import HEADER, ContextHandover, frame
 from rlm_desktop.engine.sandbox.worker.variables import NAME_CHARS, VALUE_CHARS, VARIABLES_SHOWN
 from rlm_desktop.engine.truncation import truncate_middle
 
-HEADER = struct.Struct(">I")
 INTERRUPT_GRACE_S = 2.0
-BYTES_PER_CAP_CHAR = 8
-"""Frame bytes allowed per character of the output cap: stdout and stderr, up to 4 UTF-8 bytes each."""
-CONTEXT_FACTOR = 2
-"""Frame bytes allowed per byte of the context, so a cell can hand it all on to `rlm_query`."""
-FRAME_OVERHEAD = 1_000_000
-"""Room for everything else in a frame: the error, the answer draft, the field names."""
 BODY_STALL_S = 5.0
 """A frame's body must keep arriving: this long without a byte of it stops the worker."""
 CALL_OPS = ("llm_query", "llm_query_batched", "rlm_query", "rlm_query_batched")
@@ -139,22 +132,6 @@ class ProtocolViolation(WorkerDied):
     """The worker sent a frame the app does not accept; the worker is stopped at once."""
 
 
-def frame_limit(output_cap_chars: int, context_bytes: int) -> int:
-    """The largest frame the app reads from a worker; a larger announced frame stops the worker.
-
-    An honest worker's largest frames are a cell result (stdout and stderr, each cut at
-    `output_cap_chars` characters by the worker, at up to 4 UTF-8 bytes a character, so
-    `BYTES_PER_CAP_CHAR` per cap character) and a sub-call that passes the context on
-    (`CONTEXT_FACTOR` times its encoded size), plus `FRAME_OVERHEAD`. With the default cap of
-    1,000,000 characters and a small context that is 9 MB. The worker is told the limit and cuts its
-    own results to fit (and refuses oversized sub-calls), so only a worker whose socket was written
-    to by model code ever exceeds it.
-    """
-    return max(BYTES_PER_CAP_CHAR * output_cap_chars, CONTEXT_FACTOR * context_bytes) + (
-        FRAME_OVERHEAD
-    )
-
-
 class SubCallFailure(Exception):
     """Raised by a call handler to send a typed error back into the REPL."""
 
@@ -166,7 +143,8 @@ class SubCallFailure(Exception):
 
 
 class WorkerProcess:
-    """One worker subprocess serving one RLM call. The context is sent once per (re)start."""
+    """One worker subprocess serving one RLM call. The context is sent once per (re)start,
+    document by document from the call's own copy (`ContextHandover`)."""
 
     def __init__(
         self,
@@ -181,20 +159,19 @@ class WorkerProcess:
         contexts: Sequence[Any] = (),
         histories: Sequence[Any] = (),
     ) -> None:
-        init = _encode(
+        self._handover = ContextHandover(
+            context,
             {
                 "type": "init",
-                "context": context,
                 "meta": meta,
                 "contexts": list(contexts),
                 "histories": list(histories),
                 "memory_limit_mb": memory_limit_mb,
                 "sys_path": site.getsitepackages(),
-            }
+            },
+            output_cap_chars,
         )
-        self.frame_limit = frame_limit(output_cap_chars, len(init))
-        init = init[:-1] + f', "frame_limit": {self.frame_limit}}}'.encode()
-        self._init_frame = HEADER.pack(len(init)) + init
+        self.frame_limit = self._handover.frame_limit
         self._output_cap = output_cap_chars
         self._stopped_because: str | None = None
         self._stop_reason: str | None = None
@@ -247,9 +224,9 @@ class WorkerProcess:
         self._pid = connection.control.pid
         self._writer = connection.writer
         self._reader_task = asyncio.create_task(self._read_loop(connection.reader, self._handle))
-        self._writer.write(self._init_frame)
+        self.frame_limit = await self._handover.send(self._writer)
         if self._history:  # a restarted worker gets the call's history back
-            self._writer.write(_frame({"type": "history", "messages": self._history}))
+            self._writer.write(frame({"type": "history", "messages": self._history}))
         await self._writer.drain()
         await self._ready
 
@@ -421,9 +398,9 @@ class WorkerProcess:
         if self._writer is None or self._writer.is_closing():
             raise WorkerDied("the worker is not running")
         if attachment is None:
-            self._writer.write(_frame(message))
+            self._writer.write(frame(message))
             return
-        self._writer.write(_frame({**message, "attached": len(attachment)}))
+        self._writer.write(frame({**message, "attached": len(attachment)}))
         self._writer.write(attachment)
 
     def _cancel_calls(self) -> None:
@@ -518,15 +495,6 @@ class WorkerProcess:
         finally:
             with contextlib.suppress(WorkerDied):
                 self._send(reply)
-
-
-def _encode(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")
-
-
-def _frame(message: dict[str, Any]) -> bytes:
-    data = _encode(message)
-    return HEADER.pack(len(data)) + data
 
 
 async def _read_body(reader: asyncio.StreamReader, length: int) -> bytes:

@@ -69,17 +69,36 @@ class ParentGone(BaseException):
     """The parent closed the channel (or said shutdown) while a sub-call's result was awaited."""
 
 
+def _receive_context(channel: Channel, init: dict[str, Any]) -> Any:
+    """The context whose pieces follow `init` (appended as they come: the whole never arrives
+    as one frame), up to `context_end`, which sets the frame limit; `ParentGone` if the
+    parent closed the channel first."""
+    pieces: list[Any] = []
+    while (message := channel.receive()) is not None and message.get("type") == "context_part":
+        pieces.append(message.get("value"))
+    if message is None or message.get("type") != "context_end":
+        raise ParentGone()
+    channel.limit = message.get("frame_limit")
+    shape = init.get("context_parts")
+    if shape == "text":
+        return "".join(pieces)
+    return pieces if shape == "list" else init.get("context")
+
+
 def _begin(channel: Channel, pump: Callable[[], None] | None = None) -> Repl | None:
-    """The REPL made from the parent's first message (the context), or None if none came."""
+    """The REPL made from the parent's first messages (the context), or None if none came."""
     init = channel.receive()
     if init is None:
         return None
     _apply_limits(init.get("memory_limit_mb"))
-    channel.limit = init.get("frame_limit")
+    try:
+        context = _receive_context(channel, init)
+    except ParentGone:
+        return None
     sys.path.extend(p for p in init.get("sys_path", []) if p not in sys.path)
     return Repl(
         Proxy(channel, pump),
-        init["context"],
+        context,
         init.get("meta", []),
         init.get("contexts"),
         init.get("histories"),
