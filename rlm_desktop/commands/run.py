@@ -53,6 +53,7 @@ from rlm_desktop.formatting import (
     terminal_safe,
     terminal_text,
 )
+from rlm_desktop.freed_memory import give_back_freed_memory
 
 if TYPE_CHECKING:
     from rlm_desktop.documents import Skipped
@@ -342,6 +343,9 @@ def run_command(args: argparse.Namespace) -> int:
             return preflight_exit_code(problems)
         result, saved = asyncio.run(_execute(run, documents, quiet=args.json, started=started))
         result = _send_traces(result, run.run_id, args.otlp_endpoint) if saved else result
+        run_id = run.run_id
+        del run, documents  # the health below reads the texts back: not two copies at once
+        give_back_freed_memory()
     except ConfigError as error:
         say(error.worded(FLAGS))
         return EXIT_USAGE
@@ -359,10 +363,10 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_NOT_SAVED
     if isinstance(sys.stdout, io.TextIOWrapper):  # model code can print lone surrogates
         sys.stdout.reconfigure(errors="backslashreplace")
-    output = {**result.to_json(), **(_health_json(run.run_id) if args.json and saved else {})}
+    output = {**result.to_json(), **(_health_json(run_id) if args.json and saved else {})}
     print(terminal_json(output) if args.json else terminal_text(shown_answer(result, config)))
     if saved and not args.json:
-        for line in _source_lines(run.run_id):
+        for line in _source_lines(run_id):
             say(line)
     if result.status == "error":
         say(failure(result, config))
