@@ -453,3 +453,30 @@ def test_sources_are_checked_in_json_and_told_in_text(
     assert f"source [2] is not in the documents (the model may have made it up): “{made_up}”" in (
         shown.stderr
     )
+
+
+def test_a_run_says_what_it_loaded_and_json_stays_quiet(
+    scripted_server: ScriptedServer, tmp_path: Path, cli: Cli
+) -> None:
+    """A big folder used to load in silence for seconds: the run says what it loaded, how many
+    tokens and how long it took, on stderr, before the run's own lines (one line, not a
+    counter, when stderr is not a terminal); `--json` keeps stderr to what went wrong."""
+    folder = tmp_path / "memos"
+    folder.mkdir()
+    for number in range(120):
+        (folder / f"memo-{number}.txt").write_text(f"memo {number}: all well.\n" * 40)
+    (folder / "blob.txt").write_bytes(bytes(range(256)) * 20)
+    scripted_server.respond_with(scripted({QUERY: [repl("FINAL('all well')")]}))
+
+    result = cli(*served(scripted_server, "--doc", str(folder), "--mode", "rlm"))
+    quiet = cli(*served(scripted_server, "--doc", str(folder), "--mode", "rlm", "--json"))
+
+    assert result.returncode == 0, result.stderr
+    loaded = [line for line in result.stderr.splitlines() if line.startswith("loaded ")]
+    assert len(loaded) == 1, result.stderr
+    assert loaded[0].startswith("loaded 120 documents (")
+    assert "tokens, 1 left out) in " in loaded[0]
+    assert "\r" not in result.stderr
+    assert result.stderr.index("loaded 120") < result.stderr.index("RLM call")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "loaded " not in quiet.stderr

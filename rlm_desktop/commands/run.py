@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rlm_desktop import paths
+from rlm_desktop.commands.load_line import LoadLine
 from rlm_desktop.commands.options import (
     Subcommands,
     add_api_base_option,
@@ -184,9 +185,14 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def load_documents(
-    paths: list[str], model: str, deadline: float | None = None, ocr: bool = True
+    paths: list[str],
+    model: str,
+    deadline: float | None = None,
+    ocr: bool = True,
+    counting: LoadLine | None = None,
 ) -> list[ContextDocument]:
-    """Load `--doc` paths, by `deadline` (a `time.monotonic()` reading: the run's time limit).
+    """Load `--doc` paths, by `deadline` (a `time.monotonic()` reading: the run's time limit),
+    counting them on `counting`'s line as they load.
 
     Each path that cannot be loaded is one line with its reason and the run goes on with the
     rest; only when nothing loads is it a `ConfigError` (exit 2).
@@ -195,8 +201,22 @@ def load_documents(
 
     if not paths:
         raise ConfigError("no documents: pass --doc PATH (a file or a folder), once or more")
-    options = LoadOptions(model=model, deadline=deadline, ocr=ocr)
-    result = load_paths([Path(p) for p in paths], options)
+    options = LoadOptions(
+        model=model,
+        deadline=deadline,
+        ocr=ocr,
+        on_progress=None if counting is None else counting.on_progress,
+    )
+    try:
+        result = load_paths([Path(p) for p in paths], options)
+    except BaseException:
+        if counting is not None:
+            counting.clear()
+        raise
+    if counting is not None:
+        counting.clear() if not result.documents else counting.finish(
+            len(result.documents), sum(document.tokens for document in result.documents)
+        )
     for line in left_out(result.skipped):
         say(line)
     for document in result.documents:
@@ -329,7 +349,8 @@ def run_command(args: argparse.Namespace) -> int:
             config = build_run_config(follow_up, local_models_free=True)
             documents = earlier.documents
         if args.doc or not documents:
-            documents += load_documents(args.doc, config.model, deadline, args.ocr)
+            counting = None if args.json else LoadLine(sys.stderr)
+            documents += load_documents(args.doc, config.model, deadline, args.ocr, counting)
         run = Run(
             config,
             documents,

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 _BITS_PER_SLICE = 16
 _LEAST_BITS = 1 << 16
+_FILL_CHUNK = 1 << 18
 
 
 class SliceIndex:
@@ -36,15 +36,19 @@ class SliceIndex:
                     dtype=np.int64,
                     count=counts[number],
                 )
-        self._keys, self._first = _first_of_each(hashes)
-        del hashes
+        # Sorted stably, equal hashes keep the order of their slices: the first place of a
+        # hash is where `searchsorted` lands, and no deduplicated copies are made.
+        self._first = np.argsort(hashes, kind="stable")
+        hashes.sort(kind="stable")
+        self._keys = hashes
         bits = _LEAST_BITS
         while bits < _BITS_PER_SLICE * len(self._keys):
             bits *= 2
         self._mask = bits - 1
         words = np.zeros(bits // 64, dtype=np.uint64)
-        where = (self._keys & self._mask).astype(np.uint64)
-        np.bitwise_or.at(words, where >> np.uint64(6), np.uint64(1) << (where & np.uint64(63)))
+        for begin in range(0, len(self._keys), _FILL_CHUNK):  # temporaries of a few MB
+            where = (self._keys[begin : begin + _FILL_CHUNK] & self._mask).astype(np.uint64)
+            np.bitwise_or.at(words, where >> np.uint64(6), np.uint64(1) << (where & np.uint64(63)))
         self._bitmap = words.view(np.uint8).tobytes()  # bytes: the fastest to index from Python
 
     def get(self, slice_hash: int) -> tuple[int, int] | None:
@@ -55,7 +59,7 @@ class SliceIndex:
         at = int(np.searchsorted(self._keys, slice_hash))
         if at == len(self._keys) or self._keys[at] != slice_hash:
             return None
-        window = int(self._first[at])
+        window = int(self._first[at])  # the leftmost of equal hashes: the first slice
         number = int(np.searchsorted(self._starts, window, side="right")) - 1
         return number, (window - int(self._starts[number])) * self._stride
 
@@ -65,14 +69,3 @@ class SliceIndex:
         return int(self._keys.nbytes + self._first.nbytes + self._starts.nbytes) + len(
             self._bitmap
         )
-
-
-def _first_of_each(hashes: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], ...]:
-    """The distinct hashes, sorted, and the offset of each one's first occurrence (what
-    `np.unique(..., return_index=True)` gives, by a quicker unstable sort)."""
-    order = np.argsort(hashes)
-    ordered = hashes[order]
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-    if not len(ordered):
-        return ordered, order.astype(np.int64)
-    return ordered[starts], np.minimum.reduceat(order, starts).astype(np.int64)
