@@ -128,8 +128,10 @@ def first_guest(
         host_s = time.monotonic() - started
         asked = time.monotonic()
         init = json.dumps({"context": "", "meta": []}).encode()
+        end = json.dumps({"type": "context_end", "frame_limit": 10_000_000}).encode()
         host.stdin.write(control({"op": "spawn", "guest": 1, "cwd": str(scratch)}))
         host.stdin.write(pack(1, struct.pack(">I", len(init)) + init))
+        host.stdin.write(pack(1, struct.pack(">I", len(end)) + end))
         host.stdin.flush()
         assert _next(host.stdout, 1)["type"] == "ready"
         guest_s = time.monotonic() - asked

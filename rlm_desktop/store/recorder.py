@@ -89,6 +89,8 @@ class Recorder:
         self._oldest = 0.0
         self._retry_at = 0.0
         self._refused: sqlite3.Error | None = None
+        self._documents_refused: sqlite3.Error | None = None
+        """The last refusal of a chunk of documents (events written since do not clear it)."""
         self._refusals = 0
         self._left_out: list[str] = []
         self.finished = False
@@ -143,8 +145,16 @@ class Recorder:
                 self._due = False
         started = time.perf_counter()
         try:
-            if self._session is None and self._documents.left:
-                self._store_documents(connection)
+            if self._documents.left:
+                # The session's row and its documents go in before its events: a long prompt
+                # that repeats a slice of a document is kept as that slice only once the
+                # document is stored.
+                stored = self._store_documents(connection)
+                if stored and self._documents.left:  # refused: the events still go in
+                    with self._lock:
+                        self._buffer[:0] = batch
+                        self._due = self._due or bool(batch)
+                    batch = []
             if batch:
                 self._write_batch(connection, batch)
         finally:
@@ -152,21 +162,33 @@ class Recorder:
             with self._lock:
                 self._busy = False
 
-    def _store_documents(self, connection: sqlite3.Connection) -> None:
+    def _store_documents(self, connection: sqlite3.Connection) -> bool:
+        """Store the next chunk of documents; whether it went in."""
         try:
             with self._thread.transaction(connection):
+                writer = self._session_writer(connection)
+                if self._session is not None:
+                    writer.begin(self._session)
                 chunk = self._documents.store_chunk(connection)
         except sqlite3.Error as error:
             self._refuse(error)
-            return
+            self._documents_refused = error
+            return False
         except Exception as error:  # not the database's refusal: trying again would not help
             log.warning("session %s: documents not stored", self.session_id, exc_info=True)
             left = self._documents.abandon()
             self._left_out.append(f"{left} documents ({type(error).__name__}: {error})")
-            return
+            return False
+        self._session = None
+        self._documents_refused = None
         self._documents.committed(chunk)
-        if self._writer is not None:
-            self._writer.documents_stored(self._documents.texts)
+        writer.documents_stored(self._documents.texts)
+        return True
+
+    def _session_writer(self, connection: sqlite3.Connection) -> SessionWriter:
+        if self._writer is None:
+            self._writer = SessionWriter(connection, self.session_id, self._redactor)
+        return self._writer
 
     def _write_batch(self, connection: sqlite3.Connection, batch: list[Event]) -> None:
         try:
@@ -182,11 +204,10 @@ class Recorder:
 
     def _write(self, connection: sqlite3.Connection, batch: list[Event]) -> None:
         with self._thread.transaction(connection):
-            if self._writer is None:
-                self._writer = SessionWriter(connection, self.session_id, self._redactor)
+            writer = self._session_writer(connection)
             if self._session is not None:
-                self._writer.begin(self._session)
-            self._writer.write(batch)
+                writer.begin(self._session)
+            writer.write(batch)
         self._session = None
         self._refused = None
         self.events_written += len(batch)
@@ -260,11 +281,12 @@ class Recorder:
             unsaved.append(f"{len(self._buffer)} events could not be written")
         if self._documents.left and (self._buffer or self._session is None):
             unsaved.append(f"{self._documents.left} documents could not be stored")
-        if unsaved and self._refused is not None:
+        refused = self._refused or self._documents_refused
+        if unsaved and refused is not None:
             how = "not saved" if self._session is not None else "not saved in full"
             found.append(
                 f"session {self.session_id} was {how}: {', '.join(unsaved)}:"
-                f" {self._sink.describe(self._refused)}"
+                f" {self._sink.describe(refused)}"
             )
         return found
 

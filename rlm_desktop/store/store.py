@@ -150,9 +150,27 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """The connection, held under the store's lock inside one transaction."""
-        with self.lock, self.db.atomic():
-            yield self.db.conn
+        """The connection, held under the store's lock inside one transaction.
+
+        The transaction takes the database for writing as it begins (`BEGIN IMMEDIATE`), waiting
+        its turn behind the writing thread's: begun for reading first, a write after the thread
+        committed would be refused at once ("database is locked"), not waited for.
+        """
+        with self.lock:
+            conn = self.db.conn
+            if conn.in_transaction:
+                with self.db.atomic():
+                    yield conn
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            if conn.in_transaction:
+                conn.execute("COMMIT")
 
     def describe(self, error: BaseException) -> str:
         """`error`, met using this database, as one line that says what to do about it."""
@@ -181,12 +199,12 @@ class Store:
 
     def mark_interrupted(self, session_id: str) -> None:
         """End a session that stopped without `RunFinished`, with totals from what was written."""
-        with self.lock, self.db.atomic():
+        with self.transaction():
             queries.mark_interrupted(self.db.conn, session_id)
 
     def note_ran_on(self, session_id: str, ran_on: dict[str, Any]) -> None:
         """Record where a session ran (`sessions.ran_on`); nothing when it left no session."""
-        with self.lock, self.db.atomic():
+        with self.transaction():
             self.db.execute(
                 "UPDATE sessions SET ran_on = ? WHERE id = ?", [json.dumps(ran_on), session_id]
             )
@@ -263,7 +281,7 @@ class Store:
 
         Raises `SessionNotFound` for an unknown id and `SessionBusy` while it is being recorded.
         """
-        with self.lock, self.db.atomic():
+        with self.transaction():
             full_id = self.resolve(session_id)
             status, pid, started, host = self.db.execute(
                 "SELECT status, writer_pid, writer_started, writer_host FROM sessions WHERE id = ?",
@@ -311,7 +329,7 @@ class Store:
 
     def _index_pending(self) -> None:
         """Bring the full-text indexes up to date with what has been written (see `search`)."""
-        with self.lock, self.db.atomic():
+        with self.transaction():
             fulltext.catch_up(self.db.conn)
 
     def document_texts(self, session_id: str) -> list[tuple[str, str]]:
