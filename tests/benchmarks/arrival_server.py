@@ -9,9 +9,12 @@ with `--scan NEEDLE`, the name of the document holding NEEDLE (the code reads ev
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tests.scripted_server import ScriptedServer
@@ -24,6 +27,26 @@ SCAN = (
     "FINAL(context_meta[hits[0]]['name'] if hits else 'nowhere')\n"
     "```"
 )
+
+
+@contextmanager
+def arrival_server(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """This server in a process of its own (`args`: `--scan NEEDLE`, or none): its base URL,
+    and the process whose stdout says when requests came. It stops when its stdin closes."""
+    from tests.cli import ROOT
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.benchmarks.arrival_server", *args],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert server.stdout is not None
+    try:
+        yield server.stdout.readline().strip(), server
+    finally:
+        server.communicate(timeout=30)
 
 
 def main() -> None:

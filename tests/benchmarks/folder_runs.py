@@ -16,14 +16,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-from tests.cli import ROOT, start_cli
+from tests.benchmarks.arrival_server import arrival_server
+from tests.cli import start_cli
 from tests.engine.scripting import TEST_MODEL
 
 FILE_BYTES = 50_000
@@ -64,21 +64,9 @@ def make_folder(folder: Path, megabytes: int) -> str:
     return f"report-{planted:05}.txt"
 
 
-@contextmanager
-def scanning_server() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def scanning_server() -> AbstractContextManager[tuple[str, subprocess.Popen[str]]]:
     """The arrival server answering with the scan; its base URL and process."""
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tests.benchmarks.arrival_server", "--scan", NEEDLE],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    try:
-        yield server.stdout.readline().strip(), server
-    finally:
-        server.communicate(timeout=30)
+    return arrival_server("--scan", NEEDLE)
 
 
 class PeakMemory:

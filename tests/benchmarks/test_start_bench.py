@@ -11,16 +11,15 @@ from __future__ import annotations
 import json
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.arrival_server import ANSWER
+from tests.benchmarks.arrival_server import ANSWER, arrival_server
 from tests.benchmarks.report import record_figure
-from tests.cli import ROOT, start_cli
+from tests.cli import start_cli
 from tests.engine.scripting import TEST_MODEL
 
 FILES = 20
@@ -43,18 +42,8 @@ def one_mb_folder(tmp_path: Path) -> Path:
 @pytest.fixture
 def arrivals() -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """The arrival server's base URL, and the process whose stdout says when requests came."""
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tests.benchmarks.arrival_server"],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    try:
-        yield server.stdout.readline().strip(), server
-    finally:
-        server.communicate(timeout=30)  # stdin closes: it stops
+    with arrival_server() as served:
+        yield served
 
 
 def timed_start(
