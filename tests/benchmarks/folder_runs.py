@@ -105,9 +105,10 @@ def folder_size(folder: Path) -> int:
 
 
 def timed_run(
-    folder: Path, planted: str, home: Path, base_url: str, server: subprocess.Popen[str]
+    folder: Path, expected: str, home: Path, base_url: str, server: subprocess.Popen[str]
 ) -> FolderRun:
-    """One `rlm-desktop run --doc folder`, measured; the answer must name the planted file."""
+    """One `rlm-desktop run --doc folder`, measured; the answer must hold `expected` (the
+    planted file's name, for the scan)."""
     assert server.stdout is not None
     before = folder_size(home) if home.exists() else 0
     spawned = time.monotonic()
@@ -123,7 +124,7 @@ def timed_run(
     peak = memory.stop()
     assert command.returncode == 0, err
     answer = json.loads(out)["answer"]
-    assert planted in answer, answer
+    assert expected in answer, answer
     return FolderRun(first - spawned, ended - spawned, peak, folder_size(home) - before)
 
 

@@ -8,19 +8,16 @@ runs, each in a fresh data folder. Reported against the 2 s target, not asserted
 
 from __future__ import annotations
 
-import json
 import statistics
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.benchmarks.arrival_server import ANSWER, arrival_server
+from tests.benchmarks.folder_runs import timed_run
 from tests.benchmarks.report import record_figure
-from tests.cli import start_cli
-from tests.engine.scripting import TEST_MODEL
 
 FILES = 20
 FILE_CHARS = 50_000
@@ -50,19 +47,8 @@ def timed_start(
     folder: Path, home: Path, base_url: str, server: subprocess.Popen[str]
 ) -> tuple[float, float]:
     """Seconds from the spawn to the first request, and to the command's end."""
-    assert server.stdout is not None
-    spawned = time.monotonic()
-    command = start_cli(
-        "run", "--api-base", base_url, "--model", TEST_MODEL, "--query", "Which report?",
-        "--doc", str(folder), "--json",
-        home=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    first = float(server.stdout.readline())
-    out, err = command.communicate(timeout=120)
-    ended = time.monotonic()
-    assert command.returncode == 0, err
-    assert json.loads(out)["answer"] == ANSWER
-    return first - spawned, ended - spawned
+    run = timed_run(folder, ANSWER, home, base_url, server)
+    return run.first_request_s, run.whole_s
 
 
 def spread(values: list[float]) -> str:
