@@ -253,6 +253,12 @@ class ScriptedServer:
         )
 
     @property
+    def in_flight(self) -> int:
+        """Chat requests received and not answered yet (waiting out their latency)."""
+        with self._lock:
+            return self._in_flight
+
+    @property
     def base_url(self) -> str:
         """The `api_base` to give litellm."""
         return f"{self.root_url}/v1"

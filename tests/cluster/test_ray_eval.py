@@ -151,8 +151,11 @@ def test_a_node_that_dies_mid_evaluation_costs_at_most_a_retry(
                             home=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
         said = said_until(process, "[2/")
         # The first two trials end together (their workers start at once); the next two go out
-        # at once to the warm workers and are mid-request (1.5 s) half a second later.
-        time.sleep(0.5)
+        # at once to the warm workers: the node dies once both are mid-request (1.5 s each),
+        # however late a busy machine lets this test see them.
+        deadline = time.monotonic() + 30
+        while slow.in_flight < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
         dying_cluster.stop_worker()
         replacement = dying_cluster.add_worker()
         out, rest = process.communicate(timeout=400)
