@@ -136,25 +136,21 @@ class Recorder:
         return self._oldest + FLUSH_INTERVAL_S - now
 
     def work(self, connection: sqlite3.Connection) -> None:
-        """Write the next piece: the session with its first events, a chunk of documents, or a
-        batch of events (the writing thread calls this)."""
+        """Write the next piece: the session's row with its first documents, a chunk of
+        documents, or a batch of events (the writing thread calls this)."""
         with self._lock:
             self._busy = True
-            batch, self._buffer = self._buffer[:MAX_BUFFER], self._buffer[MAX_BUFFER:]
-            if not self._buffer:
-                self._due = False
         started = time.perf_counter()
         try:
-            if self._documents.left:
-                # The session's row and its documents go in before its events: a long prompt
-                # that repeats a slice of a document is kept as that slice only once the
-                # document is stored.
-                stored = self._store_documents(connection)
-                if stored and self._documents.left:  # refused: the events still go in
-                    with self._lock:
-                        self._buffer[:0] = batch
-                        self._due = self._due or bool(batch)
-                    batch = []
+            # The session's row and its documents go in before its events: a long prompt that
+            # repeats a slice of a document is kept as that slice only once the document is
+            # stored. A refused chunk does not hold the events back.
+            if self._documents.left and self._store_documents(connection) and self._documents.left:
+                return
+            with self._lock:
+                batch, self._buffer = self._buffer[:MAX_BUFFER], self._buffer[MAX_BUFFER:]
+                if not self._buffer:
+                    self._due = False
             if batch:
                 self._write_batch(connection, batch)
         finally:

@@ -116,8 +116,9 @@ class Store:
         nothing behind). Raises `DatabaseUnavailable` when the database cannot be written and
         `DiskFull` when its disk has no room for the run (see `room.py`): before any request.
         The documents' texts are kept so the session can be reviewed after the files move:
-        stored beside the run by the store's writing thread, not before its first request. The run's API key (`run.credentials.api_key` when exposed, or `secrets`),
-        and any secret-looking environment value, is scrubbed from everything written.
+        stored beside the run by the store's writing thread, not before its first request. The
+        run's API key (`run.credentials.api_key` when exposed, or `secrets`), and any
+        secret-looking environment value, is scrubbed from everything written.
         """
         if self._taken_if_writable(run.run_id):
             raise StoreError(f"session {run.run_id} already exists: give the run a new id")
