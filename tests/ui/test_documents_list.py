@@ -173,3 +173,36 @@ def test_after_a_run_the_share_read_takes_the_tokens_place_not_the_names(
     assert pane.view.isColumnHidden(READ)  # no run's share over an emptied list
     assert not pane.view.isColumnHidden(TOKENS)
     pane.shutdown()
+
+
+def test_the_rows_on_screen_are_redrawn_whole_when_the_read_bar_comes_and_goes(
+    qtbot: QtBot, qloop: object, tmp_path: Path
+) -> None:
+    """The Read bar makes the rows taller; the numbers must move with their rows, not stay
+    where the shorter rows had them (what the screen holds, against a fresh drawing)."""
+    pane = _pane(qtbot, width=260)
+    pane.resize(260, 400)
+    _load(qtbot, pane, _licences(tmp_path))
+    qtbot.wait(100)
+    viewport = pane.view.viewport()
+
+    def on_screen_matches_a_fresh_drawing() -> bool:
+        corner = viewport.mapToGlobal(viewport.rect().topLeft())
+        shown = pane.screen().grabWindow(
+            0, corner.x(), corner.y(), viewport.width(), viewport.height()
+        )
+        return shown.toImage() == viewport.grab().toImage()
+
+    documents = pane.documents()
+    short_rows = pane.view.visualRect(pane.proxy.index(1, NUMBER)).top()
+    pane.show_coverage(
+        Coverage(tuple(DocumentCoverage(d.name, d.chars, d.chars // 2, ()) for d in documents))
+    )
+    qtbot.wait(100)
+    assert pane.view.visualRect(pane.proxy.index(1, NUMBER)).top() > short_rows
+    assert on_screen_matches_a_fresh_drawing(), "the # column kept the shorter rows' numbers"
+    pane.show_coverage(None)
+    qtbot.wait(100)
+    assert pane.view.visualRect(pane.proxy.index(1, NUMBER)).top() == short_rows
+    assert on_screen_matches_a_fresh_drawing()
+    pane.shutdown()

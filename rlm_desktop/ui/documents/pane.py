@@ -536,10 +536,14 @@ class DocumentsPane(QWidget):
         """Show what of each document reached a model in the run shown (None: hide it)."""
         self.model.set_coverage(() if coverage is None else coverage.documents)
         hidden = coverage is None or not coverage.documents
+        # Uniform rows take their height from the first name alone; the Read bar needs more.
+        # Qt neither lays the rows out again for it nor repaints the columns whose width stayed
+        # (the "#" one kept the old rows' numbers): both are asked for.
+        self.view.setUniformRowHeights(hidden)
         self.view.setColumnHidden(READ, hidden)
         self._fit_columns(self.width())
-        # Uniform rows take their height from the first name alone; the Read bar needs more.
-        self.view.setUniformRowHeights(hidden)
+        self.view.doItemsLayout()
+        self.view.viewport().update()
         current = self.view.currentIndex()
         self._show_preview(current, current)
 
