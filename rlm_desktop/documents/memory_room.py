@@ -62,16 +62,24 @@ def documents_limit() -> DocumentsLimit:
     )
 
 
-def refusal(total_bytes: int) -> str | None:
-    """Why documents weighing `total_bytes` together cannot be loaded here, or None."""
+def refusal(total_bytes: int, listed: bool = False) -> str | None:
+    """Why documents weighing `total_bytes` together cannot be loaded here, or None.
+
+    `listed`: they are already loaded, and it is a run of them all that is refused (the window
+    adds folders one at a time, each within the limit on its own); the text they hold is what
+    is weighed then.
+    """
     try:
         room = documents_limit()
     except BadLimitSetting as bad:
         return str(bad)
     if total_bytes <= room.limit_bytes:
         return None
+    weight, fewer = (
+        ("hold {} of text", "remove some documents") if listed else ("weigh {}", "load fewer files")
+    )
     return (
-        f"the documents weigh {human_size(total_bytes)} together, over the "
-        f"{human_size(room.limit_bytes)} limit ({room.why}); load fewer files, run it on a "
-        f"machine with more memory, or set {LIMIT_ENV} to another limit"
+        f"the documents {weight.format(human_size(total_bytes))} together, over the "
+        f"{human_size(room.limit_bytes)} limit ({room.why}); {fewer}, run it on a machine with "
+        f"more memory, or set {LIMIT_ENV} to another limit"
     )

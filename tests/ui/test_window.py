@@ -9,6 +9,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QShortcut
 from pytestqt.qtbot import QtBot
 
+from rlm_desktop.documents.memory_room import LIMIT_ENV
 from rlm_desktop.paths import resource
 from rlm_desktop.providers import keys, registry
 from rlm_desktop.ui.settings.dialog import SettingsDialog
@@ -73,6 +74,34 @@ def test_run_without_documents_says_how_to_fix_it(window: MainWindow) -> None:
     window.start_run()
     assert not ws.controls.error.isHidden()
     assert "Add at least one document" in ws.controls.error.text()
+
+
+def test_folders_added_one_at_a_time_are_weighed_together_before_a_run(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each folder is within the memory limit on its own; a run of both is not, and is refused
+    in one line before it starts, the list kept as it was."""
+    keys.set_key("openai", "sk-test")
+    monkeypatch.setenv(LIMIT_ENV, "2")
+    window.pages.setCurrentWidget(window.workspace)
+    ws = window.workspace
+    for name in ("north", "south"):
+        folder = tmp_path / name
+        folder.mkdir()
+        for number in range(14):
+            (folder / f"report-{number:02}.txt").write_text("y" * 100_000 + "\n")
+        ws.documents.add_paths([folder])
+        qtbot.waitUntil(lambda: not ws.documents.loading, timeout=20_000)
+    assert len(ws.documents.documents()) == 28
+    ws.controls.question.setPlainText("What?")
+    assert not window.start_run()
+    assert not window.starter.running
+    assert ws.controls.error.text() == (
+        "The documents hold 2.7 MB of text together, over the 2.0 MB limit (set by "
+        f"{LIMIT_ENV}=2); remove some documents, run it on a machine with more memory, or set "
+        f"{LIMIT_ENV} to another limit."
+    )
+    assert len(ws.documents.documents()) == 28
 
 
 def test_run_without_a_key_names_the_settings_page(

@@ -20,6 +20,7 @@ from PySide6.QtCore import QObject, Signal
 
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
+from rlm_desktop.documents import memory_room
 from rlm_desktop.engine.config import (
     DEFAULT_MODEL,
     DEFAULT_SCRATCH_QUOTA_MB,
@@ -246,9 +247,11 @@ class RunStarter(QObject):
             return f"Choose a root model, e.g. {DEFAULT_MODEL}."
         if self.documents.loading:
             return "Documents are still loading: run again when they are listed."
-        if not self.documents.documents():
+        documents = self.documents.documents()
+        if not documents:
             return "Add at least one document (Ctrl+O), or drop files on the Documents pane."
-        return ""
+        too_heavy = memory_room.refusal(sum(d.chars for d in documents), listed=True)
+        return f"{too_heavy[0].upper()}{too_heavy[1:]}." if too_heavy else ""
 
     def start(self) -> bool:
         """Check the inputs and begin: the pre-flight check, then the run.
