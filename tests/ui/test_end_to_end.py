@@ -16,6 +16,7 @@ from rlm_desktop.ui.tree.columns import COLUMNS
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import Reply, ScriptedServer
+from tests.ui.exporting import exported as export_from
 from tests.ui.launch_script import ANSWER, make_responder
 
 SECRET = "sk-test-SECRET-9f8e7d6c5b4a"
@@ -151,7 +152,7 @@ def test_saved_session_reopens_with_the_same_tree(
     assert dialog.table.rowCount() == 1
     assert dialog.table.item(0, 1).text() == "When is the launch?"
     assert dialog.table.item(0, 4).text() == "completed"
-    exported = dialog.export_selected(tmp_path / "session.md")
+    exported = export_from(qtbot, dialog, tmp_path / "session.md")
     assert exported is not None
     assert ANSWER in exported.read_text(encoding="utf-8")
     dialog.search.setText("launch")

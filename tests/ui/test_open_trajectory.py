@@ -29,6 +29,7 @@ from rlm_desktop.ui.window.main_window import MainWindow
 from tests.demo_recording import MEMOS_FILE, RECORDED
 from tests.engine.scripting import make_run, repl, scripted
 from tests.scripted_server import ScriptedServer
+from tests.ui.exporting import exported
 from tests.ui.test_file_dialogs import answering
 
 RECORDING = RECORDED / MEMOS_FILE
@@ -203,11 +204,11 @@ def test_the_export_tick_box_carries_the_documents_text(
     qtbot.waitUntil(task.done, timeout=60_000)
     dialog = window.show_sessions()
     assert dialog.with_documents.text() == "with the documents' text"
-    plain = dialog.export_selected(tmp_path / "plain.jsonl")
+    plain = exported(qtbot, dialog, tmp_path / "plain.jsonl")
     assert plain is not None
     assert secret not in plain.read_text(encoding="utf-8")
     dialog.with_documents.setChecked(True)
-    carried = dialog.export_selected(tmp_path / "carried.jsonl")
+    carried = exported(qtbot, dialog, tmp_path / "carried.jsonl")
     assert carried is not None
     lines = [json.loads(line) for line in carried.read_text(encoding="utf-8").splitlines()]
     assert any(secret in json.dumps(line, ensure_ascii=False) for line in lines)

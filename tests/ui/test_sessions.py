@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 from rlm_desktop import formatting as fmt
 from rlm_desktop import paths
 from rlm_desktop.engine.bus import EventBus
+from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.events import Event, RunFinished, RunStarted
 from rlm_desktop.evaluation.records import EvaluationRecords
 from rlm_desktop.store import Store
@@ -23,6 +24,7 @@ from rlm_desktop.ui.sessions.dialog import COLUMNS, FOUND, ID_ROLE, MATCH, SANDB
 from rlm_desktop.ui.sessions.snippet import HTML_ROLE
 from rlm_desktop.ui.window.main_window import MainWindow
 from tests.store.searchable import ANSWER, searchable_run
+from tests.ui.exporting import exported
 from tests.ui.synthetic import synthetic_run
 
 
@@ -173,7 +175,7 @@ def test_the_save_dialogs_file_type_decides_the_export_format(
         saving.accept()
 
     QTimer.singleShot(0, choose_json_lines)
-    written = dialog.export_selected()
+    written = exported(qtbot, dialog)
     assert seen == {
         "filters": [
             "Markdown (*.md)",
@@ -192,16 +194,63 @@ def test_the_save_dialogs_file_type_decides_the_export_format(
 
 
 def test_an_export_to_a_path_takes_its_format_from_the_extension(
-    window: MainWindow, tmp_path: Path
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
 ) -> None:
     record_events("zoo-run", searchable_run("zoo-run"))
     dialog = window.show_sessions()
-    traces = dialog.export_selected(tmp_path / "trace.json")
+    traces = exported(qtbot, dialog, tmp_path / "trace.json")
     assert traces is not None
     assert "resourceSpans" in json.loads(traces.read_text(encoding="utf-8"))
-    notes = dialog.export_selected(tmp_path / "notes.md")
+    notes = exported(qtbot, dialog, tmp_path / "notes.md")
     assert notes is not None
     assert notes.read_text(encoding="utf-8").startswith("#")
+
+
+def test_an_export_is_made_beside_the_window_one_at_a_time_and_a_bad_folder_is_one_line(
+    window: MainWindow, qtbot: QtBot, tmp_path: Path
+) -> None:
+    """A big session's export takes seconds: the dialog says it is under way and the window
+    goes on meanwhile; a second export waits its turn; a folder that cannot be written to is
+    said in one line and loses nothing."""
+    store = Store(paths.database_path())
+    run = _Recorded("big-run")
+    texts = [f"report {n}\n" + "figures and findings " * 100_000 for n in range(8)]
+    documents = [ContextDocument(name=f"report-{n}.txt", text=t) for n, t in enumerate(texts)]
+    recorder = store.record(run, documents=documents)
+    for event in synthetic_run(fanout=2, run_id="big-run"):
+        run.bus.publish(event)
+    recorder.close()
+    store.close()
+    dialog = window.show_sessions()
+    dialog.with_documents.setChecked(True)
+    target = tmp_path / "big.jsonl"
+
+    pending = dialog.export_selected(target)
+    assert pending is not None
+    assert not pending.done()  # returned to the loop, not blocking it
+    assert dialog.message.text() == f"Exporting to {target}…"
+    assert dialog.export_selected(tmp_path / "again.md") is None
+    assert dialog.message.text() == "An export is under way: wait for it to finish."
+    qtbot.waitUntil(pending.done, timeout=60_000)
+    assert pending.result() == target
+    assert dialog.message.text() == f"Exported to {target}."
+    carried = target.read_text(encoding="utf-8")
+    assert all(f"report {n}\\n" in carried for n in range(8))
+    assert not (tmp_path / "again.md").exists()
+
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    assert exported(qtbot, dialog, blocked / "big.md") is None
+    assert dialog.message.text() == (
+        f"Could not write {blocked / 'big.md'}: Not a directory. Choose another folder."
+    )
+    assert dialog.table.rowCount() == 1
+    assert exported(qtbot, dialog, tmp_path / "after.md") == tmp_path / "after.md"
+    assert dialog.message.text() == (
+        f"Exported to {tmp_path / 'after.md'}. Without the documents' text: only a JSON Lines "
+        "export carries it."
+    )
+    assert "figures and findings figures" not in (tmp_path / "after.md").read_text("utf-8")
 
 
 def test_the_chosen_file_type_sets_the_extension_unless_the_name_has_its_own(

@@ -10,6 +10,7 @@ with the same value in every row gives way to a line that names the value.
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +72,8 @@ HIT_ROLE = Qt.ItemDataRole.UserRole + 5
 """A search's best hit in the row's session (None without a search)."""
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 SEARCH_SETTLE_MS = 200
+
+logger = logging.getLogger(__name__)
 
 
 def _models(row: dict[str, Any]) -> str:
@@ -154,6 +157,7 @@ class SessionsDialog(QDialog):
         self.export_button = QPushButton("Export…")
         self.export_button.clicked.connect(lambda: self.export_selected())
         self._closed = False
+        self._exporting: asyncio.Future[Path | None] | None = None
         self._add_health()
         QShortcut(QKeySequence.StandardKey.Delete, self.table, lambda: self.delete_selected())
 
@@ -467,11 +471,22 @@ class SessionsDialog(QDialog):
         self.reload()
         return session_id
 
-    def export_selected(self, target: ExportTarget | Path | None = None) -> Path | None:
+    def export_selected(
+        self, target: ExportTarget | Path | None = None
+    ) -> asyncio.Future[Path | None] | None:
         """Export the selected session to `target`, or where the save dialog says when None
-        (its file type is the format); a bare path takes its format from its extension."""
+        (its file type is the format); a bare path takes its format from its extension.
+
+        The export is made and written beside the window's loop (a big session's takes
+        seconds); the future gives the file written, None when it could not be (said in the
+        dialog). None when nothing was started: no selection, the save dialog cancelled, or an
+        export already under way.
+        """
         session_id = self.selected_id()
         if session_id is None:
+            return None
+        if self._exporting is not None:
+            self.message.setText("An export is under way: wait for it to finish.")
             return None
         if target is None:
             dialog = export_dialog(self, session_id)
@@ -480,23 +495,41 @@ class SessionsDialog(QDialog):
             target = ExportTarget.chosen(dialog)
         elif isinstance(target, Path):
             target = ExportTarget.for_path(target)
+        self.message.setText(f"Exporting to {target.path}…")
+        self._exporting = asyncio.ensure_future(self._export(session_id, target))
+        return self._exporting
+
+    async def _export(self, session_id: str, target: ExportTarget) -> Path | None:
         from rlm_desktop.exports import export_bytes
 
-        path = target.path
-        data = export_bytes(
-            self.store,
-            session_id,
-            target.format,
-            self.include_content.isChecked(),
-            with_documents=self.with_documents.isChecked(),
-        )
+        include_content = self.include_content.isChecked()
+        with_documents = self.with_documents.isChecked() and target.format == "jsonl"
+        left_out = self.with_documents.isChecked() and not with_documents
         try:
-            path.write_bytes(data)
+            data = await asyncio.to_thread(
+                export_bytes,
+                self.store,
+                session_id,
+                target.format,
+                include_content,
+                with_documents=with_documents,
+            )
+            await asyncio.to_thread(target.path.write_bytes, data)
         except OSError as exc:
-            self.message.setText(f"Could not write {path}: {exc.strerror}. Choose another folder.")
-            return None
-        self.message.setText(f"Exported to {path}.")
-        return path
+            told = f"Could not write {target.path}: {exc.strerror}. Choose another folder."
+            written = None
+        except Exception as error:  # a damaged (imported) session: one line, the dialog lives on
+            logger.exception("exporting session %s", session_id)
+            told, written = f"Could not export this session: {error}", None
+        else:
+            told, written = f"Exported to {target.path}.", target.path
+            if left_out:
+                told += " Without the documents' text: only a JSON Lines export carries it."
+        finally:
+            self._exporting = None
+        if not self._closed:
+            self.message.setText(told)
+        return written
 
 
 def _found(row: dict[str, Any]) -> tuple[str, str]:
