@@ -96,6 +96,14 @@ def test_two_sessions_compare_side_by_side(
         side.tree.select(child)
         assert side.tree.selected() is child
 
+    assert browser.isVisible()  # under the comparison, for the next pair
+    dialog.close()
+    qtbot.waitUntil(lambda: not window.findChildren(CompareDialog))
+    assert browser.isVisible()
+    assert browser.selected_ids() == [newer, older]  # the pair still chosen
+    assert browser.compare_selected() == (older, newer)
+    qtbot.waitUntil(lambda: len(window.findChildren(CompareDialog)) == 1)
+
 
 def test_a_long_value_does_not_push_the_other_columns_out_of_sight(qtbot: QtBot) -> None:
     """Eight documents on one side make a long line: it is elided (its tooltip holds it whole),

@@ -428,14 +428,14 @@ class SessionsDialog(QDialog):
         return [str(item.data(ID_ROLE)) for item in items if item is not None]
 
     def compare_selected(self) -> tuple[str, str] | None:
-        """Compare the two selected sessions (the older on the left)."""
+        """Compare the two selected sessions (the older on the left); the list stays open
+        under the comparison, for the next pair."""
         chosen = self.selected_ids()
         if len(chosen) != 2:
             self.message.setText("Select exactly two sessions (Ctrl+click) to compare them.")
             return None
         newer, older = chosen
         self.compare_sessions.emit(older, newer)
-        self.accept()
         return older, newer
 
     def replay_selected(self) -> None:

@@ -535,7 +535,9 @@ class MainWindow(QMainWindow):
         dialog.open_session.connect(self.open_session)
         dialog.hit_opened.connect(lambda hit: land(self.workspace, hit))  # at its word
         dialog.replay_session.connect(self.replay_session)
-        dialog.compare_sessions.connect(self.compare_sessions)
+        dialog.compare_sessions.connect(
+            lambda left, right: self.compare_sessions(left, right, dialog)
+        )
         dialog.finished.connect(lambda _code: self.conversations.refresh())  # some deleted
         dialog.open()
         return dialog
@@ -573,11 +575,14 @@ class MainWindow(QMainWindow):
         dialog.show()  # not modal: rows open in the window beside it
         return dialog
 
-    def compare_sessions(self, left_id: str, right_id: str) -> CompareDialog:
-        """Open two saved sessions side by side; returns the dialog."""
+    def compare_sessions(
+        self, left_id: str, right_id: str, over: QWidget | None = None
+    ) -> CompareDialog:
+        """Open two saved sessions side by side, over `over` (the session browser they were
+        chosen in, there again once they are compared) or the window; returns the dialog."""
         from rlm_desktop.ui.compare.dialog import CompareDialog
 
-        dialog = CompareDialog(self.starter.store(), left_id, right_id, self)
+        dialog = CompareDialog(self.starter.store(), left_id, right_id, over or self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog
