@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.ui.shared.preferences import Preferences
+from rlm_desktop.ui.window.layout_memory import room_on_screen
 from rlm_desktop.ui.window.main_window import MainWindow
 from rlm_desktop.ui.window.zoom import LARGEST_POINTS, TOO_LARGE
 from tests.cli import run_python
@@ -82,3 +83,29 @@ def test_a_damaged_interface_size_is_not_taken(isolated_home: Path) -> None:
     done = run_python("-c", probe, home=isolated_home, env={"QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True"]
+
+
+def test_enlarging_reaches_the_largest_size_that_fits_whether_or_not_the_largest_asked_does(
+    window: MainWindow, qtbot: QtBot, app: QApplication
+) -> None:
+    """Presenting asks for a size and takes the largest that fits and leaves room: tried first
+    (one restyling where it fits), else searched for. Either way, it is what trying every size
+    in turn finds."""
+    zoom = window.zoom
+    zoom.persist = False
+    start = zoom.points
+
+    def fits_with_room(points: int) -> bool:
+        zoom.restore(points)
+        least, room = window.least_size(), room_on_screen(window)
+        return least.width() <= room.width() and least.height() <= room.height()
+
+    every_size = [p for p in range(start, LARGEST_POINTS + 1) if fits_with_room(p)]
+    largest = max(every_size)
+    assert largest < LARGEST_POINTS, "the screen should be too small for the largest size"
+    zoom.restore(start)
+    assert zoom.enlarge_to(LARGEST_POINTS) == largest
+    zoom.restore(start)
+    assert zoom.enlarge_to(largest) == largest  # the asked size fits: taken at once
+    zoom.restore(start)
+    zoom.persist = True
