@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from pytestqt.qtbot import QtBot
 
 from rlm_desktop.paths import database_path
@@ -52,3 +54,38 @@ def test_the_answer_card_says_when_the_run_was_not_saved(
     assert answer.warnings.isVisibleTo(answer)
     assert "the disk is full" in answer.warnings.text()
     assert "not saved in full" in window.status.currentMessage()
+
+
+def test_stop_while_the_runs_record_is_being_opened_leaves_no_session_and_the_next_run_saves(
+    window: MainWindow, qtbot: QtBot, scripted_server: ScriptedServer
+) -> None:
+    """Another program holds the session database for writing as the run's record is opened
+    (the record waits for it, beside the window); Stop then says the run did not start, sends
+    nothing, and leaves no half-made session behind once the database is free again."""
+    scripted_server.respond_with(scripted(root=[repl("FINAL('7 zebrafish')")]))
+    prepare(window, qtbot, scripted_server, "How many zebrafish?", memos(2))
+    store = window.starter.store()
+    holder = sqlite3.connect(database_path(), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the database taken for writing by another program
+    starting: list[bool] = []
+    window.starter.run_starting.connect(lambda: starting.append(True))
+
+    assert window.start_run()
+    qtbot.waitUntil(lambda: bool(starting), timeout=20_000)
+    qtbot.wait(300)  # the record's opening is waiting for the database
+    window.stop_run()
+    assert window.status.currentMessage() == "Stopped before the run started."
+    assert window.workspace.controls.run_button.isEnabled()
+    holder.execute("ROLLBACK")
+    holder.close()
+    qtbot.wait(1500)  # the record, made once the database is free, is closed unused
+    assert store.list_sessions() == []
+    assert scripted_server.chat_requests() == []
+
+    assert window.start_run()
+    qtbot.waitUntil(lambda: window.starter.running, timeout=20_000)
+    qtbot.waitUntil(lambda: not window.starter.running, timeout=60_000)
+    assert "7 zebrafish" in window.workspace.answer.text.toPlainText()
+    (saved,) = store.list_sessions()
+    assert saved["status"] == "completed"
+    assert len(store.document_texts(saved["id"])) == 2
