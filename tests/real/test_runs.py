@@ -40,7 +40,7 @@ complete block early, and the app has a reply to stop at its code."""
 ROOT_TOKENS_TO_STOP_SHORT_OF = 768
 """Room for the model to write far past its block, as it would without stop-at-code."""
 UNSTOPPED = "gemma-unstopped"
-"""A copy of the `gemma` profile whose replies are read to their end (`stop_after_code` off)."""
+"""A copy of the `gemma` profile whose replies are read to their end (`code_stop` "whole-reply")."""
 
 
 @pytest.fixture
@@ -127,11 +127,11 @@ def test_a_root_reply_is_read_up_to_its_first_complete_code_block(
 def test_stop_at_code_saves_what_the_model_writes_past_its_block(
     local_server: LocalServer, real_home: Path, notes: Path, report: Report
 ) -> None:
-    """The same first turn with and without `stop_after_code`: without it the reply runs on past
+    """The same first turn with and without stop-at-code: without it the reply runs on past
     its block, never cut there; the report puts both turns' tokens and seconds side by side."""
     cap_replies(ROOT_TOKENS_TO_STOP_SHORT_OF)
     index = profiles.read_index(paths.user_profiles_dir())
-    index[UNSTOPPED] = {**index["gemma"], "patterns": [], "stop_after_code": False}
+    index[UNSTOPPED] = {**index["gemma"], "patterns": [], "code_stop": "whole-reply"}
     profiles.write_index(paths.user_profiles_dir(), index)
     turns = {}
     for profile in ("gemma", UNSTOPPED):
