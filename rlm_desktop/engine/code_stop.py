@@ -5,7 +5,8 @@
   follows it is no further code: an imagined output (a line starting `Output:`, `Result:`,
   `Out[` or `>>>`; a fence that opens no code block, such as ```output or a bare ```; a sentence
   claiming a result, such as "The output is"), or more than `PROSE_BOUND` characters of prose
-  with no new block opening.
+  with no new block opening. A block that submits the answer (a `FINAL(` or `FINAL_VAR(` line
+  at its top level) is the reply's last: the run ends after it.
 - `first-block`: cut once the first block has closed: one block per turn, for small models whose
   replies ramble on into imagined outputs and new blocks built on them.
 - `whole-reply`: never cut for code (the reply is read to its end or its cap).
@@ -39,6 +40,7 @@ _IMAGINED_OUTPUT = re.compile(
     r"|out[ \t]*\[\d*\]|>>>)",
     re.IGNORECASE,
 )
+_SUBMITS = re.compile(r"FINAL(?:_VAR)?\(")
 _CLAIMED_RESULT = re.compile(
     r"\b(?:the (?:output|result) (?:is|was|will be|should be|would be)"
     r"|(?:this|that|which|it) (?:will |should |would )?(?:prints?|outputs?)\b)",
@@ -58,6 +60,8 @@ class CodeStop:
         self._seen = 0
         """How much of the reply has been searched for a line's end."""
         self._inside = False
+        self._submits = False
+        """The open block has a top-level `FINAL(`/`FINAL_VAR(` line."""
         self._closed: int | None = None
         """The end of the last closed block's fence line (before its newline)."""
         self._prose_from = 0
@@ -75,8 +79,9 @@ class CodeStop:
         if self._closed is None or self._inside:
             return None
         prose = len(text) - self._prose_from
-        if text.startswith("`", self._line):
-            prose = self._line - self._prose_from
+        head = text[self._line : self._line + 8].lstrip(" \t")
+        if "```".startswith(head) or head.startswith("```"):
+            prose = self._line - self._prose_from  # a line that may yet open a block
         return self._closed if prose > PROSE_BOUND else None
 
     def _read_line(self, text: str, start: int, newline: int) -> int | None:
@@ -84,7 +89,8 @@ class CodeStop:
         if self._inside:
             if text[start:newline].rstrip(" \t").endswith("```"):
                 self._inside, self._closed, self._prose_from = False, newline, newline + 1
-                return newline if self._first_only else None
+                return newline if self._first_only or self._submits else None
+            self._submits = self._submits or _SUBMITS.match(text, start, newline) is not None
             return None
         if _CODE_FENCE.match(text, start, newline + 1):
             self._inside = True

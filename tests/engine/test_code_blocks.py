@@ -143,6 +143,23 @@ async def test_prose_past_the_bound_after_a_block_is_not_waited_for(
     assert scripted_server.streamed_chars[0] < PROSE_BOUND * 3
 
 
+async def test_a_block_that_submits_the_answer_is_the_replys_last(
+    scripted_server: ScriptedServer,
+) -> None:
+    """The run ends after the cell that calls FINAL, so what the model writes after its block,
+    a sentence or a block of its own, is not waited for."""
+    after = "That answers the question: the ledger totals what the cell printed.\n" * 40
+    first = streamed(blocks("x = 6 * 7\nFINAL(x)", "print('never')", between=after))
+    scripted_server.respond_with(scripted({QUERY: [first]}))
+    result, events = await run_to_end(make_run(scripted_server, profile=STRONG))
+
+    assert (result.status, result.answer, result.turns) == ("completed", "42", 1)
+    assert [c.code for c in of_type(events, CellExecuted)] == ["x = 6 * 7\nFINAL(x)"]
+    responded = of_type(events, LLMResponded)[0]
+    assert (responded.cut, responded.content) == ("code", "```repl\nx = 6 * 7\nFINAL(x)\n```")
+    assert scripted_server.streamed_chars[0] < PROSE_BOUND
+
+
 async def test_a_block_still_open_at_the_cap_does_not_run_and_the_closed_ones_do(
     scripted_server: ScriptedServer,
 ) -> None:
