@@ -5,8 +5,8 @@
   follows it is no further code: an imagined output (a line starting `Output:`, `Result:`,
   `Out[` or `>>>`; a fence that opens no code block, such as ```output or a bare ```; a sentence
   claiming a result, such as "The output is"), or more than `PROSE_BOUND` characters of prose
-  with no new block opening. A block that submits the answer (a `FINAL(` or `FINAL_VAR(` line
-  at its top level) is the reply's last: the run ends after it.
+  with no new block opening. A block that submits the answer (a `FINAL(`, `FINAL_VAR(` or
+  `answer["ready"] = True` line at its top level) is the reply's last: the run ends after it.
 - `first-block`: cut once the first block has closed: one block per turn, for small models whose
   replies ramble on into imagined outputs and new blocks built on them.
 - `whole-reply`: never cut for code (the reply is read to its end or its cap).
@@ -40,7 +40,7 @@ _IMAGINED_OUTPUT = re.compile(
     r"|out[ \t]*\[\d*\]|>>>)",
     re.IGNORECASE,
 )
-_SUBMITS = re.compile(r"FINAL(?:_VAR)?\(")
+_SUBMITS = re.compile(r"FINAL(?:_VAR)?\(|answer\[[\"']ready[\"']\][ \t]*=[ \t]*True\b")
 _CLAIMED_RESULT = re.compile(
     r"\b(?:the (?:output|result) (?:is|was|will be|should be|would be)"
     r"|(?:this|that|which|it) (?:will |should |would )?(?:prints?|outputs?)\b)",
@@ -61,7 +61,7 @@ class CodeStop:
         """How much of the reply has been searched for a line's end."""
         self._inside = False
         self._submits = False
-        """The open block has a top-level `FINAL(`/`FINAL_VAR(` line."""
+        """The open block has a top-level line that submits the answer."""
         self._closed: int | None = None
         """The end of the last closed block's fence line (before its newline)."""
         self._prose_from = 0

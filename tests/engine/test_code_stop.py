@@ -61,3 +61,11 @@ def test_the_first_block_rule_cuts_at_the_first_closing_fence() -> None:
 def test_a_rule_that_is_not_a_choice_is_refused() -> None:
     with pytest.raises(ValueError, match="code_stop must be 'after-code' or 'first-block'"):
         CodeStop("whole-reply")
+
+
+@pytest.mark.parametrize("submits", ["FINAL(a)", "FINAL_VAR('a')", 'answer["ready"] = True'])
+def test_a_block_that_submits_the_answer_is_the_last_read(submits: str) -> None:
+    reply = block(f"a = 1\n{submits}") + "Done, the answer is 1.\n" + block("print(a)")
+    assert cut_of(reply, 3) == len(block(f"a = 1\n{submits}")) - 1
+    indented = block(f"if a:\n    {submits}") + "then\n" + block("print(a)")
+    assert cut_of(indented, 3) is None
