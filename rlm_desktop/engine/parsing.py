@@ -36,14 +36,20 @@ _OPENING_FENCE = re.compile(r"^[ \t]*```(?:repl|python|py)[ \t]*\n", re.IGNORECA
 _CLOSING_FENCE = re.compile(r"```[ \t]*$", re.MULTILINE)
 
 
-def code_being_written(reply: str) -> str:
-    """The body of a reply's first code block so far, closed or still open ("" before one)."""
-    opening = _OPENING_FENCE.search(reply)
-    if opening is None:
-        return ""
-    body = reply[opening.end() :]
-    closing = _CLOSING_FENCE.search(body)
-    return (body[: closing.start()] if closing else body).rstrip("\n")
+def code_being_written(reply: str, index: int | None = None) -> str:
+    """The body so far of a reply's code block `index` (0-based; None: its latest), closed or
+    still open ("" when the reply has no such block)."""
+    bodies: list[str] = []
+    start = 0
+    while (opening := _OPENING_FENCE.search(reply, start)) is not None and index != len(bodies) - 1:
+        closing = _CLOSING_FENCE.search(reply, opening.end())
+        bodies.append(reply[opening.end() : closing.start() if closing else None].rstrip("\n"))
+        if closing is None:
+            break
+        start = closing.end()
+    if index is None:
+        return bodies[-1] if bodies else ""
+    return bodies[index] if index < len(bodies) else ""
 
 
 def prose_without_code(reply: str) -> str:

@@ -2,7 +2,7 @@
 
 A profile folder holds a `profiles.toml` index, whose tables name each profile's prompt file,
 patterns, output-token settings, whether the model takes a system message (`system_role`), and
-how its replies are read (`stop_after_code`) or held to their shape (`constrained_replies`),
+how its replies are read (`code_stop`) or held to their shape (`constrained_replies`),
 beside the prompt files. The application ships one folder; the user's edited copies live in
 another and win by name. The caller says where both are (`ProfileFolders`): the engine does not
 know the application's paths.
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rlm_desktop.engine.code_stop import AFTER_CODE, CODE_STOPS, WHOLE_REPLY
 from rlm_desktop.engine.config import ConfigError
 
 INDEX_FILE = "profiles.toml"
@@ -48,9 +49,10 @@ class Profile:
     root_max_output_tokens: int
     sub_max_output_tokens: int
     description: str = ""
-    stop_after_code: bool = True
-    """Stop reading a root reply once its first code block is complete (what a model writes
-    after it, imagined outputs and new questions, is never run, so it is not waited for)."""
+    code_stop: str = AFTER_CODE
+    """Where a root reply's stream is cut (`code_stop.CODE_STOPS`): after its code, once what
+    follows is no further code; after its first block; or never. What is cut, imagined outputs
+    and new questions, is never run, so it is not waited for."""
     system_role: bool = True
     """False when the model's chat template has no system role: the system prompt is then sent at
     the top of the first user turn (`message_roles`)."""
@@ -89,7 +91,7 @@ class ProfileDraft:
     sub_max_output_tokens: int = DEFAULT_SUB_MAX_OUTPUT_TOKENS
     description: str = ""
     system_role: bool = True
-    stop_after_code: bool = True
+    code_stop: str = AFTER_CODE
     local_servers: bool = False
     constrained_replies: bool = False
 
@@ -143,8 +145,24 @@ def _flag(entry: dict[str, Any], key: str, default: bool) -> bool:
     return value
 
 
-def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
-    """One entry of a folder's index; a profile that cannot be used carries its `problem`."""
+def _code_stop(entry: dict[str, Any], inherited: str) -> str:
+    """The entry's `code_stop`. An index written before it says `stop_after_code`: false reads
+    as `whole-reply`; true (what every saved profile said) as `inherited`, the rule of the
+    bundled profile it replaces (else the default)."""
+    if "code_stop" in entry:
+        value = entry["code_stop"]
+        if value not in CODE_STOPS:
+            choices = ", ".join(f'"{choice}"' for choice in CODE_STOPS)
+            raise ValueError(f"code_stop must be one of {choices}, not {value!r}")
+        return str(value)
+    return inherited if _flag(entry, "stop_after_code", True) else WHOLE_REPLY
+
+
+def _read_profile(
+    folder: Path, name: str, entry: Any, inherited: dict[str, str] | None = None
+) -> Profile:
+    """One entry of a folder's index; a profile that cannot be used carries its `problem`.
+    `inherited`: the `code_stop` of the bundled profiles, by name, for a legacy entry."""
     index = folder / INDEX_FILE
     if not isinstance(entry, dict):
         return _broken(
@@ -159,7 +177,7 @@ def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
     try:
         root_tokens = _whole_number(entry, "root_max_output_tokens", DEFAULT_ROOT_MAX_OUTPUT_TOKENS)
         sub_tokens = _whole_number(entry, "sub_max_output_tokens", DEFAULT_SUB_MAX_OUTPUT_TOKENS)
-        stop_after_code = _flag(entry, "stop_after_code", True)
+        code_stop = _code_stop(entry, (inherited or {}).get(name, AFTER_CODE))
         system_role = _flag(entry, "system_role", True)
         local_servers = _flag(entry, "local_servers", False)
         constrained_replies = _flag(entry, "constrained_replies", False)
@@ -183,7 +201,7 @@ def _read_profile(folder: Path, name: str, entry: Any) -> Profile:
         root_max_output_tokens=root_tokens,
         sub_max_output_tokens=sub_tokens,
         description=str(entry.get("description", "")),
-        stop_after_code=stop_after_code,
+        code_stop=code_stop,
         system_role=system_role,
         local_servers=local_servers,
         constrained_replies=constrained_replies,
@@ -195,10 +213,12 @@ def _broken(name: str, patterns: tuple[str, ...], source: Path | None, problem: 
     return Profile(name, "", patterns, 0, 0, source=source, problem=problem)
 
 
-def _read_folder(folder: Path) -> list[Profile]:
+def _read_folder(folder: Path, inherited: dict[str, str] | None = None) -> list[Profile]:
     """The folder's profiles in index order, broken ones included; `ConfigError` when its
     index cannot be read."""
-    return [_read_profile(folder, name, entry) for name, entry in read_index(folder).items()]
+    return [
+        _read_profile(folder, name, entry, inherited) for name, entry in read_index(folder).items()
+    ]
 
 
 @dataclass(frozen=True)
@@ -229,16 +249,17 @@ def read_profiles(folders: ProfileFolders) -> ProfileSet:
     """
     unread: list[str] = []
     found: list[list[Profile]] = []
-    for folder in (folders.user, folders.bundled):
+    for folder in (folders.bundled, folders.user):
+        inherited = {p.name: p.code_stop for p in found[0]} if found else None
         try:
-            found.append(_read_folder(folder))
+            found.append(_read_folder(folder, inherited))
         except ConfigError as error:
             unread.append(str(error))
             found.append([])
-    user = {p.name: p for p in found[0]}
-    bundled_names = {p.name for p in found[1]}
+    bundled, user = found[0], {p.name: p for p in found[1]}
+    bundled_names = {p.name for p in bundled}
     new = [p for name, p in user.items() if name not in bundled_names]
-    return ProfileSet(tuple(new + [user.get(p.name, p) for p in found[1]]), tuple(unread))
+    return ProfileSet(tuple(new + [user.get(p.name, p) for p in bundled]), tuple(unread[::-1]))
 
 
 def list_profiles(folders: ProfileFolders) -> list[Profile]:
@@ -330,6 +351,7 @@ def save_user_profile(folder: Path, draft: ProfileDraft) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     table = read_index(folder)
     entry = table.get(draft.name, {})
+    entry.pop("stop_after_code", None)  # written before `code_stop`, which now says it
     safe_name = _prompt_file_name(draft.name, table)
     prompt_name = str(entry.get("prompt") or safe_name)
     if Path(prompt_name).name != prompt_name or prompt_name in (".", ".."):
@@ -346,7 +368,7 @@ def save_user_profile(folder: Path, draft: ProfileDraft) -> Path:
         "sub_max_output_tokens": draft.sub_max_output_tokens,
         "description": draft.description,
         "system_role": draft.system_role,
-        "stop_after_code": draft.stop_after_code,
+        "code_stop": draft.code_stop,
         "local_servers": draft.local_servers,
         "constrained_replies": draft.constrained_replies,
     }

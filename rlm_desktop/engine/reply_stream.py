@@ -6,21 +6,20 @@ handed on as it arrives (`StreamWatch.on_text`), and reading stops early for two
   not taken, whatever the provider does, so a call's hold is its true worst case. A reply's
   pieces are counted both as chunks (a server sends at most one chunk per token) and with the
   app's tokenizer (with the margin `reply_acceptance` allows, since tokenizers differ);
-- the caller's stop (`StreamWatch.stop`): a root reply is complete once its first code block has
-  closed (`CodeBlockStop`), and what a model writes after it is never run.
+- the caller's stop (`StreamWatch.stop`): a root reply is complete once what follows its code
+  blocks is no further code (`code_stop.CodeStop`), and what a model writes after that is never
+  run.
 A server that answers a stream request with a plain reply is read as one (`plain`).
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from rlm_desktop.engine.encodings import encoded_length, tokenizer_for
-from rlm_desktop.engine.parsing import CODE_BLOCK
 
 OVERRUN_MARGIN = 1.25
 """How far the app's own count may pass `max_tokens` before the reply is cut (see above)."""
@@ -54,38 +53,6 @@ class StreamStop(Protocol):
 
     def end(self, text: str) -> int | None:
         """The index after which `text` (the reply so far) is complete, or None to read on."""
-
-
-class CodeBlockStop:
-    """Complete once the reply's first ```repl (or python) block has closed, at the end of the
-    closing fence's line.
-
-    Each piece is searched from the start of the line it joined, so a long reply is scanned
-    about once, not once per piece.
-    """
-
-    def __init__(self) -> None:
-        self._opened: int | None = None
-        self._scan_from = 0
-
-    def end(self, text: str) -> int | None:
-        """The end of the first closed code block's line, or None while there is none."""
-        scan_from, self._scan_from = self._scan_from, text.rfind("\n") + 1
-        if self._opened is None:
-            opening = _OPENING.search(text, scan_from)
-            if opening is None:
-                return None
-            self._opened, scan_from = opening.start(), opening.end()
-        if _CLOSING.search(text, scan_from) is None:
-            return None
-        block = CODE_BLOCK.search(text, self._opened)
-        if block is None:
-            return None
-        return text.index("\n", block.end())
-
-
-_OPENING = re.compile(r"^[ \t]*```(?:repl|python|py)[ \t]*\n", re.IGNORECASE | re.MULTILINE)
-_CLOSING = re.compile(r"```[ \t]*\n")
 
 
 @dataclass

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rlm_desktop import formatting as fmt
+from rlm_desktop.engine.code_stop import WHOLE_REPLY, CodeStop
 from rlm_desktop.engine.compaction import CompactionPolicy, compact, compaction_due
 from rlm_desktop.engine.conversation import ReplMemory
 from rlm_desktop.engine.events import (
@@ -27,7 +28,6 @@ from rlm_desktop.engine.llm import Completion, LLMError, Message
 from rlm_desktop.engine.observation import format_observation
 from rlm_desktop.engine.parsing import extract_code_blocks, find_prose_final, prose_without_code
 from rlm_desktop.engine.prompts import first_user_message, system_prompt
-from rlm_desktop.engine.reply_stream import CodeBlockStop
 from rlm_desktop.engine.runtime import Runtime, internal_error
 from rlm_desktop.engine.sandbox.connection import WorkerDied
 from rlm_desktop.engine.sandbox.given_sources import GivenSource
@@ -316,12 +316,14 @@ class RLMCall:
 
     async def _ask(self, messages: list[Message], *, code_turn: bool = False) -> Completion:
         """One request of the call; a `code_turn` (a turn whose code runs, not the turn-limit
-        answer or a summary) stops at its code and is held to its shape as the profile says."""
+        answer or a summary) stops after its code and is held to its shape as the profile
+        says."""
         rt = self.rt
         profile = rt.profile
+        reads_to_end = not code_turn or profile.code_stop == WHOLE_REPLY
         completion = await rt.request(
             self.call_id, self.model, messages, profile.root_max_output_tokens,
-            CodeBlockStop() if code_turn and profile.stop_after_code else None,
+            None if reads_to_end else CodeStop(profile.code_stop),
             rt.reply_constraint if code_turn else None,
         )  # fmt: skip
         self._tokens[0] += completion.input_tokens

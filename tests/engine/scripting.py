@@ -60,13 +60,13 @@ WHOLE_REPLIES = "whole-replies"
 
 def whole_replies_profile() -> str:
     """The name of a user profile like `default` that reads every root reply to its end
-    (`stop_after_code = false`): for scripts whose one reply holds several code blocks."""
+    (`code_stop = "whole-reply"`): for scripts whose one reply holds several code blocks."""
     folders = paths.profile_folders()
     folders.user.mkdir(parents=True, exist_ok=True)
     prompt = folders.user / f"{WHOLE_REPLIES}.txt"
     prompt.write_text((folders.bundled / "default.txt").read_text())
     (folders.user / "profiles.toml").write_text(
-        f'[{WHOLE_REPLIES}]\nprompt = "{prompt.name}"\nstop_after_code = false\n'
+        f'[{WHOLE_REPLIES}]\nprompt = "{prompt.name}"\ncode_stop = "whole-reply"\n'
     )
     return WHOLE_REPLIES
 

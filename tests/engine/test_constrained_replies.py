@@ -199,8 +199,8 @@ async def test_lm_studio_s_json_replies_stream_as_prose_and_code_and_the_code_ru
         assert response_format["json_schema"]["schema"] == json_schema(request["max_tokens"])
     assert opening(turns[0])[0].endswith(JSON_INSTRUCTIONS)
     executed = of_type(events, TurnExecuted)
-    reply = 'I will count the lines.\n\n```repl\nn = context.count("\\n")\nprint(n)\n```'
-    assert executed[0].reply == reply
+    reply = 'I will count the lines.\n\n```repl\nn = context.count("\\n")\nprint(n)\n```\n'
+    assert executed[0].reply == reply  # read to its end: nothing follows the block
     assert [cell.code for cell in of_type(events, CellExecuted)] == [
         'n = context.count("\\n")\nprint(n)',
         "FINAL(str(n))",

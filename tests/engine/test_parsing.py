@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from rlm_desktop.engine.parsing import extract_code_blocks, find_prose_final, prose_without_code
+from rlm_desktop.engine.parsing import (
+    code_being_written,
+    extract_code_blocks,
+    find_prose_final,
+    prose_without_code,
+)
 
 
 @pytest.mark.parametrize(
@@ -97,3 +102,24 @@ def test_prose_after_a_final_line_is_never_swallowed_into_the_answer() -> None:
     # (or nothing), never the text that follows it.
     final = find_prose_final("FINAL(42)\nI am fairly sure of it (though not certain)")
     assert final is None or final.value == "42"
+
+
+WRITING = "Hi\n```repl\na = 1\n```\nthen\n```repl\nb = 2\n```\nmore\n```python\nc = "
+
+
+@pytest.mark.parametrize(
+    ("reply", "index", "body"),
+    [
+        (WRITING, None, "c = "),
+        (WRITING, 0, "a = 1"),
+        (WRITING, 1, "b = 2"),
+        (WRITING, 2, "c = "),
+        (WRITING, 3, ""),
+        ("```repl\na = 1\n```", 1, ""),
+        ("no code yet", None, ""),
+    ],
+)
+def test_the_code_being_written_is_the_latest_block_or_the_one_asked_for(
+    reply: str, index: int | None, body: str
+) -> None:
+    assert code_being_written(reply, index) == body

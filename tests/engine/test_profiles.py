@@ -272,17 +272,17 @@ def test_a_value_of_the_wrong_type_is_one_line_naming_the_profile(isolated_home:
 
 def test_a_copy_of_a_profile_keeps_how_its_replies_are_read(isolated_home: Path) -> None:
     """Copying the bundled `local` profile, or saving an edit, keeps `local_servers`,
-    `stop_after_code` and `constrained_replies` as set, and any other setting of the entry."""
+    `code_stop` and `constrained_replies` as set, and any other setting of the entry."""
     folder = paths.user_profiles_dir()
     draft = ProfileDraft(
-        name="mine", prompt="Mine.", patterns=(), stop_after_code=False,
+        name="mine", prompt="Mine.", patterns=(), code_stop="whole-reply",
         local_servers=True, constrained_replies=True,
     )  # fmt: skip
     save_user_profile(folder, draft)
     chosen = choose_profile(paths.profile_folders(), "openai/x", local_server=True)
     assert chosen.name == "mine"
-    assert (chosen.stop_after_code, chosen.local_servers, chosen.constrained_replies) == (
-        False, True, True,
+    assert (chosen.code_stop, chosen.local_servers, chosen.constrained_replies) == (
+        "whole-reply", True, True,
     )  # fmt: skip
     table = read_index(folder)
     table["mine"]["future_setting"] = "kept"
@@ -290,6 +290,57 @@ def test_a_copy_of_a_profile_keeps_how_its_replies_are_read(isolated_home: Path)
     save_user_profile(folder, dataclasses.replace(draft, constrained_replies=False))
     assert read_index(folder)["mine"]["future_setting"] == "kept"
     assert not choose_profile(paths.profile_folders(), "openai/x", "mine").constrained_replies
+
+
+def test_small_and_local_models_keep_one_block_a_turn_and_strong_coders_run_every_block() -> None:
+    rules = {p.name: p.code_stop for p in list_profiles(paths.profile_folders())}
+    assert rules == {
+        "gemma": "first-block", "reasoning": "after-code", "small": "first-block",
+        "local": "first-block", "default": "after-code",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("legacy", "name", "rule"),
+    [
+        ("stop_after_code = false", "default", "whole-reply"),
+        ("stop_after_code = true", "default", "after-code"),
+        ("stop_after_code = true", "gemma", "first-block"),
+        ("stop_after_code = true", "mine", "after-code"),
+        ("", "small", "first-block"),
+    ],
+)
+def test_a_profile_saved_before_code_stop_reads_as_it_meant(
+    isolated_home: Path, legacy: str, name: str, rule: str
+) -> None:
+    """Every profile the editor saved said `stop_after_code = true` (the old default): it reads
+    as the rule of the bundled profile it replaces, or the default for a new one; false was
+    "read every reply to its end". Saving it again writes `code_stop` in its place."""
+    folder = write_user_profiles(
+        isolated_home, f'["{name}"]\nprompt = "p.txt"\n{legacy}\n', {"p.txt": "Mine."}
+    )
+    chosen = choose_profile(paths.profile_folders(), "openai/x", name)
+    assert chosen.code_stop == rule
+    save_user_profile(folder, ProfileDraft(name=name, prompt="Mine.", code_stop=chosen.code_stop))
+    assert "stop_after_code" not in read_index(folder)[name]
+    assert read_index(folder)[name]["code_stop"] == rule
+    assert choose_profile(paths.profile_folders(), "openai/x", name).code_stop == rule
+
+
+@pytest.mark.parametrize("written", ['"first block"', "true", '"AFTER-CODE"', "1"])
+def test_a_code_stop_that_is_not_a_choice_is_one_line_naming_them(
+    isolated_home: Path, written: str
+) -> None:
+    folder = write_user_profiles(
+        isolated_home, f'[mine]\npatterns = ["*"]\ncode_stop = {written}\n', {"mine.txt": "M."}
+    )
+    with pytest.raises(ConfigError) as info:
+        choose_profile(paths.profile_folders(), "openai/test-model")
+    assert str(info.value).startswith(
+        f"profile 'mine' in {folder / 'profiles.toml'}: code_stop must be one of"
+        ' "after-code", "first-block", "whole-reply", not '
+    )
+    assert "\n" not in str(info.value)
 
 
 @pytest.mark.parametrize("named", ["../../outside.txt", "/tmp/elsewhere.txt", "link.txt"])

@@ -101,6 +101,21 @@ class Report:
                 f" | {first} | {response.cut or request['finish_reason']} |"
             )
 
+    def code_stop_rules(self, results: dict[str, dict[str, Any]]) -> None:
+        """One run per `code_stop` rule: turns, input and output tokens, wall time, and the code
+        blocks each root turn's reply held."""
+        self.write("\n## The same run under each code_stop rule\n")
+        self.write(
+            "| rule | status | turns | input tokens | output tokens | wall s | blocks a turn |"
+        )
+        self.write("|---|---|---|---|---|---|---|")
+        for rule, result in results.items():
+            blocks = [shape.blocks for shape in turn_shapes(result["session_id"])]
+            self.write(
+                f"| {rule} | {result['status']} | {result['turns']} | {result['input_tokens']:,}"
+                f" | {result['output_tokens']:,} | {result['wall_s']:.1f} | {blocks} |"
+            )
+
     def turn_shapes(self, sessions: dict[str, list[str]]) -> None:
         """For each setting's saved runs: how many RLM turns there were, the share whose reply
         held exactly one code block, and the share whose code all ran without an error."""

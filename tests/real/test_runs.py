@@ -40,7 +40,9 @@ complete block early, and the app has a reply to stop at its code."""
 ROOT_TOKENS_TO_STOP_SHORT_OF = 768
 """Room for the model to write far past its block, as it would without stop-at-code."""
 UNSTOPPED = "gemma-unstopped"
-"""A copy of the `gemma` profile whose replies are read to their end (`stop_after_code` off)."""
+"""A copy of the `gemma` profile whose replies are read to their end (`code_stop` "whole-reply")."""
+AFTER_CODE = "gemma-after-code"
+"""A copy of the `gemma` profile that runs every block of a reply (`code_stop` "after-code")."""
 
 
 @pytest.fixture
@@ -127,11 +129,11 @@ def test_a_root_reply_is_read_up_to_its_first_complete_code_block(
 def test_stop_at_code_saves_what_the_model_writes_past_its_block(
     local_server: LocalServer, real_home: Path, notes: Path, report: Report
 ) -> None:
-    """The same first turn with and without `stop_after_code`: without it the reply runs on past
+    """The same first turn with and without stop-at-code: without it the reply runs on past
     its block, never cut there; the report puts both turns' tokens and seconds side by side."""
     cap_replies(ROOT_TOKENS_TO_STOP_SHORT_OF)
     index = profiles.read_index(paths.user_profiles_dir())
-    index[UNSTOPPED] = {**index["gemma"], "patterns": [], "stop_after_code": False}
+    index[UNSTOPPED] = {**index["gemma"], "patterns": [], "code_stop": "whole-reply"}
     profiles.write_index(paths.user_profiles_dir(), index)
     turns = {}
     for profile in ("gemma", UNSTOPPED):
@@ -150,6 +152,32 @@ def test_stop_at_code_saves_what_the_model_writes_past_its_block(
     unstopped, unstopped_response = turns[UNSTOPPED]
     assert unstopped_response.cut != "code"
     report.stop_at_code(turns)
+
+
+def test_the_real_model_under_the_old_rule_and_the_new(
+    local_server: LocalServer, real_home: Path, notes: Path, report: Report
+) -> None:
+    """The same three-turn run with one block a turn (`gemma`'s rule) and with every block run
+    (`after-code`): each ends truthfully, and no turn of the old rule ran more than one block;
+    the report sets turns, tokens and seconds side by side with what the model wrote."""
+    cap_replies(ROOT_TOKENS_TO_STOP_SHORT_OF)
+    index = profiles.read_index(paths.user_profiles_dir())
+    index[AFTER_CODE] = {**index["gemma"], "patterns": [], "code_stop": "after-code"}
+    profiles.write_index(paths.user_profiles_dir(), index)
+    results = {}
+    for rule, profile in (("first-block", "gemma"), ("after-code", AFTER_CODE)):
+        done, result = run_json(
+            real_home, local_server, "--mode", "rlm", "--profile", profile, "--max-turns", "3",
+            "--max-depth", "1", "--doc", str(notes), "--query", QUESTION,
+        )  # fmt: skip
+        report.session(f"rlm run, code_stop {rule}, at most 3 turns", result["session_id"])
+        assert_truthful_ending(real_home, result, done.returncode)
+        assert result["status"] in ("completed", "max_turns"), result["error"]
+        results[rule] = result
+    report.code_stop_rules(results)
+    detail, _responses = saved_run(results["first-block"]["session_id"])
+    (root,) = detail.roots()
+    assert all(len(detail.cells_of(root["id"], turn)) <= 1 for turn in range(3))
 
 
 def test_a_constrained_run_s_every_turn_is_prose_and_one_block(

@@ -153,17 +153,18 @@ def test_profiles_copy_edit_and_delete(
     assert copy == "mine-copy"
     page.editor.setPlainText("edited prompt")
     page.patterns.setText("anthropic/*, gemini/*")
-    assert page.stop_after_code.isChecked()
+    assert page.code_stop.currentData() == "after-code"
+    assert page.code_stop.currentText() == "read on while code follows"
     assert not page.constrained_replies.isChecked()
     page.constrained_replies.setChecked(True)
-    page.stop_after_code.setChecked(False)
+    page.code_stop.setCurrentIndex(page.code_stop.findData("first-block"))
     page.save_selected()
     from rlm_desktop.engine.profiles import choose_profile
 
     chosen = choose_profile(paths.profile_folders(), "gemini/gemini-2.5-flash", "mine-copy")
     assert chosen.prompt == "edited prompt"
     assert chosen.patterns == ("anthropic/*", "gemini/*")
-    assert (chosen.constrained_replies, chosen.stop_after_code) == (True, False)
+    assert (chosen.constrained_replies, chosen.code_stop) == (True, "first-block")
     assert page.constrained_replies.isChecked()
     assert page.constrained_replies.isEnabled()
     assert choose_profile(paths.profile_folders(), "anthropic/claude-x").name == "mine-copy"
@@ -187,10 +188,15 @@ def test_bundled_profiles_are_read_only(
     page.list.setCurrentRow(bundled[0])
     assert page.editor.isReadOnly()
     assert not page.save_button.isEnabled()
+    assert (page.code_stop.currentData(), page.code_stop.isEnabled()) == ("first-block", False)
+    page.list.setCurrentRow(bundled[-1])
+    assert page.code_stop.currentText() == "read on while code follows"
+    page.list.setCurrentRow(bundled[0])
     name = page.copy_selected()
     assert name is not None
     assert page.selected().name == name
     assert not page.editor.isReadOnly()
+    assert (page.code_stop.currentData(), page.code_stop.isEnabled()) == ("first-block", True)
 
 
 def test_a_profiles_system_role_shows_is_copied_and_saved(

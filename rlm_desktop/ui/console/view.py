@@ -78,7 +78,7 @@ class TurnCard(QFrame):
         self.prose.setAccessibleName(f"Turn {index + 1} reply")
         layout.addWidget(self.prose)
         self.live_code: CodeView | None = None
-        """The code of the reply's first block as the model writes it, until its cell runs."""
+        """The code of the block the model is writing, then of the block whose cell runs."""
         self.cells_box = QVBoxLayout()
         layout.addLayout(self.cells_box)
         self.pending = _label("waiting for the model…", "muted", selectable=False)
@@ -94,7 +94,8 @@ class TurnCard(QFrame):
         prose = prose_without_code(written)
         self.prose.setText(prose)
         self.prose.setVisible(bool(prose))
-        self._show_live_code(written if not turn.cells and not turn.finished else "")
+        running = len(turn.cells) if turn.reply else None  # the reply is whole: its cells run
+        self._show_live_code("" if turn.finished else code_being_written(written, running))
         for position in range(len(self.cells), len(turn.cells)):
             number = (
                 turn.cell_numbers[position] if position < len(turn.cell_numbers) else position + 1
@@ -117,8 +118,7 @@ class TurnCard(QFrame):
                 self.pending.setObjectName(name)
                 repolish(self.pending)
 
-    def _show_live_code(self, written: str) -> None:
-        code = code_being_written(written)
+    def _show_live_code(self, code: str) -> None:
         if not code:
             if self.live_code is not None:
                 self.live_code.hide()
@@ -126,7 +126,7 @@ class TurnCard(QFrame):
         if self.live_code is None:
             self.live_code = CodeView(code, self._font, self._wrap)
             self.live_code.setAccessibleName(f"Turn {self.index + 1} code as it is written")
-            self._column.insertWidget(2, self.live_code)
+            self._column.insertWidget(self._column.indexOf(self.pending), self.live_code)
         elif self.live_code.toPlainText() != code:
             self.live_code.setPlainText(code)
         self.live_code.refit()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from rlm_desktop import paths
+from rlm_desktop.engine.code_stop import AFTER_CODE, FIRST_BLOCK, WHOLE_REPLY
 from rlm_desktop.engine.profiles import (
     Profile,
     ProfileDraft,
@@ -38,6 +40,12 @@ from rlm_desktop.ui.run.controls import sentence
 from rlm_desktop.ui.shared.widgets import note_label, plain_label
 
 PROFILE_ROLE = 0x0101
+CODE_STOP_CHOICES = {
+    AFTER_CODE: "read on while code follows",
+    FIRST_BLOCK: "stop at the first code block",
+    WHOLE_REPLY: "read every reply to its end",
+}
+"""The profile's `code_stop` choices as the editor names them."""
 
 
 def load_profiles() -> tuple[list[Profile], str]:
@@ -87,10 +95,16 @@ class ProfilesPage(QWidget):
             "Off for models whose chat template has no system role (Gemma's): the instructions "
             "then open the first user message."
         )
-        self.stop_after_code = QCheckBox("stop at the first code block")
-        self.stop_after_code.setToolTip(
-            "Stop reading a reply once its first code block is complete: what a model writes "
-            "after it (imagined outputs, new questions) is never run, so it is not waited for."
+        self.code_stop = QComboBox()
+        self.code_stop.setAccessibleName("Code stop")
+        for rule, text in CODE_STOP_CHOICES.items():
+            self.code_stop.addItem(text, rule)
+        self.code_stop.setToolTip(
+            "Where a reply stops being read. Read on while code follows: every code block of a "
+            "reply runs, in order; reading stops once a block is followed by an imagined output "
+            "(Output:, a fenced output block, \"this prints\") or a long paragraph. Stop at the "
+            "first code block: one block a turn, for small models that ramble on. What is not "
+            "read is never run, so it is not waited for."
         )
         self.constrained_replies = QCheckBox("held to prose and one code block")
         self.constrained_replies.setToolTip(
@@ -127,7 +141,7 @@ class ProfilesPage(QWidget):
         form.addRow("Output tokens", tokens)
         form.addRow("System role", self.system_role)
         replies = QHBoxLayout()
-        replies.addWidget(self.stop_after_code)
+        replies.addWidget(self.code_stop)
         replies.addWidget(self.constrained_replies)
         replies.addStretch(1)
         form.addRow("Replies", replies)
@@ -201,7 +215,7 @@ class ProfilesPage(QWidget):
         self.root_tokens.setValue(profile.root_max_output_tokens)
         self.sub_tokens.setValue(profile.sub_max_output_tokens)
         self.system_role.setChecked(profile.system_role)
-        self.stop_after_code.setChecked(profile.stop_after_code)
+        self.code_stop.setCurrentIndex(max(0, self.code_stop.findData(profile.code_stop)))
         self.constrained_replies.setChecked(profile.constrained_replies)
         self.local_servers.setChecked(profile.local_servers)
         self.editor.setPlainText(profile.prompt)
@@ -218,13 +232,13 @@ class ProfilesPage(QWidget):
             sub_max_output_tokens=self.sub_tokens.value(),
             description=self.description.text(),
             system_role=self.system_role.isChecked(),
-            stop_after_code=self.stop_after_code.isChecked(),
+            code_stop=str(self.code_stop.currentData()),
             constrained_replies=self.constrained_replies.isChecked(),
             local_servers=self.local_servers.isChecked(),
         )
 
-    def _flags(self) -> tuple[QCheckBox, ...]:
-        return (self.system_role, self.stop_after_code, self.constrained_replies, self.local_servers)
+    def _flags(self) -> tuple[QWidget, ...]:
+        return (self.system_role, self.code_stop, self.constrained_replies, self.local_servers)
 
     def copy_selected(self) -> str | None:
         """Copy the selected profile into the user's folder and select the copy."""
