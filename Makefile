@@ -2,11 +2,14 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# `make run` installs the app and what builds its wasm guest (APP_STAMP); `make test` and the
+# other developers' targets add the dev and cluster extras and the reference package (STAMP).
+APP_STAMP := $(VENV)/.app-installed
+STAMP     := $(VENV)/.installed
 
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run guest test test-packages test-real real-packages bench bench-compare lint screenshots clean package package-test demo-recording
+.PHONY: run guest cluster test test-packages test-real real-packages bench bench-compare lint screenshots clean package package-test demo-recording
 
 # What the tests need from Debian: the libraries Qt needs offscreen, Chromium (the HTML export is
 # printed and read back in it) and the desktop entry's and AppStream file's validators.
@@ -17,21 +20,44 @@ DESKTOP_DEBS := xvfb openbox libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-k
 TEST_DEBS := libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-3 fonts-dejavu-core \
 	chromium desktop-file-utils appstream $(DESKTOP_DEBS)
 
-$(STAMP): pyproject.toml
+# RapidOCR names the full opencv-python, which carries a Qt of its own and OpenCV's video and GUI
+# parts; OCR needs only the headless build of the same cv2, put in its place after each install
+# (a pip or pipx install of the wheel keeps RapidOCR's own choice).
+OPENCV_HEADLESS := opencv-python-headless==5.1.0.95
+# (Uninstalling opencv-python deletes the cv2 files both share: the headless one is put back whole.)
+define headless_opencv
+	if $(PY) -m pip show --quiet opencv-python >/dev/null 2>&1; then \
+		$(PY) -m pip uninstall --quiet --yes opencv-python && \
+		$(PY) -m pip install --quiet --no-deps --force-reinstall $(OPENCV_HEADLESS); \
+	else $(PY) -m pip install --quiet --no-deps $(OPENCV_HEADLESS); fi
+endef
+
+$(APP_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[guest]'
+	$(headless_opencv)
+	touch $(APP_STAMP)
+
+$(STAMP): $(APP_STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,cluster]'
+	$(headless_opencv)
 	# The reference implementation, whose types the export tests read our JSONL with; its provider
 	# SDKs are not needed for that (its own two small dependencies are in the dev extra).
 	$(PY) -m pip install --quiet --no-deps $(REFERENCE_PIN)
 	touch $(STAMP)
 
 # The wasm sandbox's guest (engine/sandbox/wasm/build.py): rebuilt when its sources changed.
-guest: $(STAMP)
+guest: $(APP_STAMP)
 	$(PY) -m rlm_desktop.engine.sandbox.wasm.build
 
-run: $(STAMP) guest
+run: $(APP_STAMP) guest
 	$(VENV)/bin/rlm-desktop
+
+# Ray for `eval --ray` and `batch --ray` (the `cluster` extra), added to the app's .venv on request.
+cluster: $(APP_STAMP)
+	$(PY) -m pip install --quiet -e '.[cluster]'
+	$(headless_opencv)
 
 # The recorded run "Watch a recorded run" plays: a real run of the engine over the sample memos
 # against the scripted model server, exported with its documents (tests/demo_recording.py).
@@ -105,8 +131,9 @@ screenshots: $(STAMP)
 # The frozen one-folder bundle dist/rlm-desktop/ (PyInstaller, pinned in the `package` extra).
 PACKAGE_STAMP := $(VENV)/.packaging-installed
 
-$(PACKAGE_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[dev,cluster,package]'
+$(PACKAGE_STAMP): $(APP_STAMP)
+	$(PY) -m pip install --quiet -e '.[guest,package]'
+	$(headless_opencv)
 	touch $(PACKAGE_STAMP)
 
 package: $(PACKAGE_STAMP) guest
@@ -119,7 +146,7 @@ package: $(PACKAGE_STAMP) guest
 
 # Not part of `make test`: builds the bundle, runs its --version, --self-check, a run and its
 # window offscreen, then installs the project with pipx into a temporary folder and runs it.
-package-test: package
+package-test: package $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m package -p no:randomly -s --timeout=1800 \
 		tests/test_packaging_bundle.py tests/test_packaging_pipx.py
 

@@ -3,10 +3,11 @@
 PyInstaller-free (the spec files add what needs PyInstaller), so a test can check it without
 building anything. Paths are relative to the repository; destinations are folders inside the bundle,
 laid out as the installed package is: `resources/` beside the `rlm_desktop` package (paths.py looks
-there), litellm's data files inside `litellm/` (litellm_files.py finds them through litellm's
-package folder), and the sandbox's scripts as files in `rlm_desktop/engine/sandbox/`
-(the worker, in its folder `worker/`, loads confine.py from the folder above its own), with the
-wasm sandbox's guest in `wasm/` (built from the sources first, `build_guest`).
+there), litellm's and RapidOCR's data files inside their packages' folders (litellm_files.py and
+RapidOCR find them through the package's folder), and the sandbox's scripts as files in
+`rlm_desktop/engine/sandbox/` (the worker, in its folder `worker/`, loads confine.py from the folder
+above its own), with the wasm sandbox's guest in `wasm/` (built from the sources first,
+`build_guest`).
 """
 
 from __future__ import annotations
@@ -45,10 +46,16 @@ SANDBOX_SCRIPTS = (
 # `_libwasmtime.so` is not `lib*.so`); pyinstaller-hooks-contrib has no hook for wasmtime.
 NATIVE_LIBRARY_PACKAGES = ("wasmtime",)
 NATIVE_SUFFIXES = (".so", ".dll", ".dylib")
-LITELLM_DATA = (
-    ("model_prices_and_context_window_backup.json", "."),
-    ("litellm_core_utils/tokenizers", "litellm_core_utils/tokenizers"),
-)
+# Data files packages read from their own folder, which PyInstaller's analysis does not see:
+# {package: ((file or folder in it, folder in the bundle's copy of it), ...)}.
+PACKAGE_DATA = {
+    "litellm": (
+        ("model_prices_and_context_window_backup.json", "."),
+        ("litellm_core_utils/tokenizers", "litellm_core_utils/tokenizers"),
+    ),
+    # OCR's PP-OCR models and the engine's settings (documents/ocr_engine.py).
+    "rapidocr_onnxruntime": (("config.yaml", "."), ("models", "models")),
+}
 
 # Standard-library modules model code never needs and that would pull in large extras.
 STDLIB_LEFT_OUT = frozenset(
@@ -210,11 +217,13 @@ def package_folder(name: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def litellm_datas() -> list[tuple[str, str]]:
-    """litellm's bundled price map and tokenizer files (the app never downloads either)."""
-    package = package_folder("litellm")
+def package_datas() -> list[tuple[str, str]]:
+    """The data files of PACKAGE_DATA: litellm's price map and tokenizer files and RapidOCR's
+    models (the app never downloads any of them)."""
     return [
-        (str(package / source), f"litellm/{target}".rstrip("/.")) for source, target in LITELLM_DATA
+        (str(package_folder(name) / source), f"{name}/{target}".rstrip("/."))
+        for name, files in PACKAGE_DATA.items()
+        for source, target in files
     ]
 
 

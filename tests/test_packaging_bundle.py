@@ -25,6 +25,7 @@ from rlm_desktop.engine.sandbox.wasm.compiled import cache_name, digest, runtime
 from tests.cli import ROOT
 from tests.conftest import TEST_MODEL
 from tests.documents.makers import make_pdf
+from tests.documents.ocr_makers import make_image, make_scanned_pdf
 from tests.packaged import MEMOS, first_guest, packaged_env, run_in_wasm
 from tests.scripted_rlm import repl, scripted
 from tests.scripted_server import ScriptedServer, last_user_text
@@ -42,6 +43,7 @@ print("numpy", numpy.__version__, int(values.sum()), float(statistics.median(val
 print(len(context), "documents,", sum("4242" in text for text in context), "with the total")
 """
 VALUES = [3, 1, 4, 1, 5, 9, 2, 6]
+OCR_LINES = ["Invoice 4471 for the northern region", "The scanned letter from our supplier"]
 INTERNAL = BUNDLE.parent / "_internal"
 GUEST = INTERNAL / "rlm_desktop" / "engine" / "sandbox" / "wasm" / "guest.wasm"
 
@@ -125,6 +127,24 @@ def test_model_code_imports_the_analysis_packages_inside_the_bundles_sandbox(
     assert result["sandbox"] == source_level  # the frozen worker is confined as a source one
 
 
+def test_the_bundle_reads_an_image_and_a_scanned_page_by_ocr(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    image = make_image(tmp_path / "invoice.png", OCR_LINES[:1])
+    scan = make_scanned_pdf(tmp_path / "letter.pdf", [OCR_LINES[1:]])
+    scripted_server.respond_with(
+        scripted({"What was scanned?": [repl("print(context)"), repl("FINAL('read')")]})
+    )
+    done = bundle("run", "--query", "What was scanned?", "--doc", str(image), "--doc", str(scan),
+                  "--model", TEST_MODEL, "--api-base", scripted_server.base_url, "--mode", "rlm",
+                  "--json", home=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "completed"
+    read = "".join(last_user_text(scripted_server.chat_requests()[-1]).lower().split())
+    # PP-OCR's models sometimes drop the space between English words: compared without spaces.
+    assert all("".join(line.lower().split()) in read for line in OCR_LINES), read
+
+
 def test_a_run_in_the_bundles_wasm_sandbox_compiles_its_guest_once_and_completes(
     tmp_path: Path, scripted_server: ScriptedServer
 ) -> None:
@@ -189,6 +209,12 @@ def test_the_bundle_leaves_out_what_the_app_never_uses() -> None:
     assert not [name for name in files if "/translations/" in name]
     assert not [name for name in files if "WebEngine" in name or "Qt6Qml" in name]
     assert not [name for name in files if name.startswith(("libgtk-3", "tkinter", "PyQt"))]
+    # OCR's OpenCV is the headless build: no Qt of its own, none of its GUI's X libraries.
+    assert not [name for name in files if name.startswith(("cv2/qt/", "opencv_python.libs/"))]
+    assert not [name for name in files if "libQt5" in name]
+    tooling = ("pytest", "_pytest", "mypy", "ruff", "ray", "datasette", "componentize_py",
+               "PyInstaller", "import_linter", "pymarkdown")  # fmt: skip
+    assert not [name for name in files if name.split("/")[0] in tooling]
     for needed in (
         "resources/profiles/profiles.toml",
         "resources/style/app.qss",

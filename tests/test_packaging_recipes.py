@@ -61,7 +61,7 @@ def test_each_spec_file_is_python_that_takes_its_contents_from_bundle_py(name: s
     }
     missing = sorted(attribute for attribute in used if not hasattr(bundle, attribute))
     assert not missing, f"{name} uses bundle.{missing}, which bundle.py lacks"
-    assert {"ENTRY", "resource_datas", "litellm_datas", "sandbox_datas", "stdlib_modules"} <= used
+    assert {"ENTRY", "resource_datas", "package_datas", "sandbox_datas", "stdlib_modules"} <= used
     assert {"HIDDEN_IMPORTS", "QT_LEFT_OUT", "METADATA", "is_dropped"} <= used
     assert {"build_guest", "native_binaries"} <= used  # the wasm sandbox's guest and runtime
     called = {
@@ -110,10 +110,14 @@ def test_the_bundle_gets_every_file_where_the_app_reads_it() -> None:
     assert all(target == f"resources/{Path(source).name}" for source, target in resources.items())
     package = litellm_package_dir()
     assert package is not None
-    litellm = dict(bundle.litellm_datas())
-    assert litellm[str(package / PRICE_MAP_FILE)] == "litellm"
+    packages = dict(bundle.package_datas())
+    assert packages[str(package / PRICE_MAP_FILE)] == "litellm"
     tokenizers = package / "litellm_core_utils" / "tokenizers"
-    assert litellm[str(tokenizers)] == "litellm/litellm_core_utils/tokenizers"
+    assert packages[str(tokenizers)] == "litellm/litellm_core_utils/tokenizers"
+    ocr = Path(bundle.package_folder("rapidocr_onnxruntime"))
+    assert packages[str(ocr / "config.yaml")] == "rapidocr_onnxruntime"
+    assert packages[str(ocr / "models")] == "rapidocr_onnxruntime/models"
+    assert list((ocr / "models").glob("*.onnx"))
     sandbox = dict(bundle.sandbox_datas())
     assert str(WORKER_SCRIPT) in sandbox
     assert all(Path(source).is_file() for source in sandbox)
