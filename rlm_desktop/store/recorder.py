@@ -59,7 +59,8 @@ class Recorder:
 
     `events_written` and `flushes` say what has been written; `write_seconds` is the time the
     run's own thread spent on recording (buffering and waiting in `flush`), `thread_seconds`
-    the writing thread's time.
+    the writing thread's time and `thread_cpu_seconds` the CPU it used in that time (the rest
+    it waited: for the disk, or for the interpreter's lock, which it shares with the run).
     """
 
     def __init__(
@@ -98,6 +99,7 @@ class Recorder:
         self.flushes = 0
         self.write_seconds = 0.0
         self.thread_seconds = 0.0
+        self.thread_cpu_seconds = 0.0
         self._thread.add(self)
         self._detach: Callable[[], None] | None = attach(self._on_event)
 
@@ -141,6 +143,7 @@ class Recorder:
         with self._lock:
             self._busy = True
         started = time.perf_counter()
+        cpu = time.thread_time()
         try:
             # The session's row and its documents go in before its events: a long prompt that
             # repeats a slice of a document is kept as that slice only once the document is
@@ -155,6 +158,7 @@ class Recorder:
                 self._write_batch(connection, batch)
         finally:
             self.thread_seconds += time.perf_counter() - started
+            self.thread_cpu_seconds += time.thread_time() - cpu
             with self._lock:
                 self._busy = False
 
