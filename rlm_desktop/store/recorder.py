@@ -2,12 +2,13 @@
 (`write_thread.py`) that writes them, and the run's documents, beside the run.
 
 The listener appends to a buffer; the thread writes it once no event has been added for
-`FLUSH_INTERVAL_S` after the oldest (a fan-out's requests go out first, and are recorded
-together), and at once at every turn boundary of a root call, at its end, at `RunFinished`, and
-when the buffer holds `MAX_DEFERRED` events — so a killed process loses at most a fraction of a
-second of its run. The session's row goes in with its first events; its documents follow, a
-chunk per transaction between event batches (`documents_beside.py`). `flush` and `close` wait
-until everything buffered, documents included, is written.
+`FLUSH_INTERVAL_S`, or `LONGEST_WAIT_S` after the oldest (a fan-out's requests go out first, and
+are recorded together while their replies are awaited, not while they leave), and at once at
+every turn boundary of a root call, at its end, at `RunFinished`, and when the buffer holds
+`MAX_DEFERRED` events — so a killed process loses at most a fraction of a second of its run.
+The session's row goes in with its first events; its documents follow, a chunk per transaction
+between event batches (`documents_beside.py`). `flush` and `close` wait until everything
+buffered, documents included, is written.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from rlm_desktop.store.writer import Row, SessionWriter
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.05
+LONGEST_WAIT_S = 0.25
+"""The longest an event waits while others keep coming (what a killed process can lose)."""
 MAX_BUFFER = 1000
 """The most events one transaction writes."""
 MAX_DEFERRED = 4 * MAX_BUFFER
@@ -88,6 +91,7 @@ class Recorder:
         `RETRY_AFTER_S` of one of those (once, not again after a new refusal)."""
         self._busy = False
         self._oldest = 0.0
+        self._newest = 0.0
         self._retry_at = 0.0
         self._refused: sqlite3.Error | None = None
         self._documents_refused: sqlite3.Error | None = None
@@ -113,8 +117,9 @@ class Recorder:
             isinstance(event, TurnExecuted | CallFinished) and event.call_id in self._roots
         )
         with self._lock:
+            self._newest = time.monotonic()
             if not self._buffer:
-                self._oldest = time.monotonic()
+                self._oldest = self._newest
                 self._lock.notify_all()
             self._buffer.append(event)
             if boundary or len(self._buffer) >= MAX_DEFERRED:
@@ -135,7 +140,7 @@ class Recorder:
             return self._retry_at - now
         if self._due or self._urgent is not None or self._documents.left:
             return 0.0
-        return self._oldest + FLUSH_INTERVAL_S - now
+        return min(self._newest + FLUSH_INTERVAL_S, self._oldest + LONGEST_WAIT_S) - now
 
     def work(self, connection: sqlite3.Connection) -> None:
         """Write the next piece: the session's row with its first documents, a chunk of
