@@ -83,6 +83,11 @@ class Redactor:
             value = _HEADER.sub(_redact_header, value)
         return value
 
+    def leaves_alone(self, value: str) -> bool:
+        """Whether `text(value)` is `value` itself: no secret in it, no word a header-like one
+        starts with. True for a string says the same of every substring of it."""
+        return not any(secret in value for secret in self._secrets) and not may_hold_header(value)
+
     def data(self, value: Any) -> Any:
         """A copy of JSON-like `value` with every string scrubbed."""
         if isinstance(value, str):

@@ -61,3 +61,24 @@ def test_a_header_in_a_long_document_in_any_case_is_still_redacted() -> None:
         scrubbed = Redactor().text(filler + header + "\n" + filler)
         assert REDACTED in scrubbed
         assert "0123456789" not in scrubbed
+
+
+def test_what_it_leaves_alone_joined_it_leaves_alone_in_every_part() -> None:
+    """The store asks once of an event's strings joined (`Redactor.leaves_alone`): whenever that
+    says nothing is to scrub, scrubbing each part changes none of them (mixes of secrets' pieces,
+    the hint words' and whole secrets; a fixed seed)."""
+    secret = "sk-live-0a9b8c7d"
+    redactor = Redactor([secret])
+    pieces = [*PIECES, secret, secret[:6], secret[6:], "api_key=", "Bearer ", "0123456789"]
+    chance = random.Random(46)
+    asked = left_alone = 0
+    for _ in range(5_000):
+        parts = [
+            "".join(chance.choice(pieces + list(LETTERS)) for _ in range(chance.randint(0, 5)))
+            for _ in range(chance.randint(1, 4))
+        ]
+        asked += 1
+        if redactor.leaves_alone("\n".join(parts)):
+            left_alone += 1
+            assert [redactor.text(part) for part in parts] == parts, parts
+    assert 0 < left_alone < asked  # both ways were taken

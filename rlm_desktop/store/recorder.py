@@ -2,12 +2,13 @@
 (`write_thread.py`) that writes them, and the run's documents, beside the run.
 
 The listener appends to a buffer; the thread writes it once no event has been added for
-`FLUSH_INTERVAL_S` after the oldest (a fan-out's requests go out first, and are recorded
-together), and at once at every turn boundary of a root call, at its end, at `RunFinished`, and
-when the buffer holds `MAX_DEFERRED` events — so a killed process loses at most a fraction of a
-second of its run. The session's row goes in with its first events; its documents follow, a
-chunk per transaction between event batches (`documents_beside.py`). `flush` and `close` wait
-until everything buffered, documents included, is written.
+`FLUSH_INTERVAL_S`, or `LONGEST_WAIT_S` after the oldest (a fan-out's requests go out first, and
+are recorded together while their replies are awaited, not while they leave), and at once at
+every turn boundary of a root call, at its end, at `RunFinished`, and when the buffer holds
+`MAX_DEFERRED` events — so a killed process loses at most a fraction of a second of its run.
+The session's row goes in with its first events; its documents follow, a chunk per transaction
+between event batches (`documents_beside.py`). `flush` and `close` wait until everything
+buffered, documents included, is written.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from rlm_desktop.store.writer import Row, SessionWriter
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.05
+LONGEST_WAIT_S = 0.25
+"""The longest an event waits while others keep coming (what a killed process can lose)."""
 MAX_BUFFER = 1000
 """The most events one transaction writes."""
 MAX_DEFERRED = 4 * MAX_BUFFER
@@ -59,7 +62,8 @@ class Recorder:
 
     `events_written` and `flushes` say what has been written; `write_seconds` is the time the
     run's own thread spent on recording (buffering and waiting in `flush`), `thread_seconds`
-    the writing thread's time.
+    the writing thread's time and `thread_cpu_seconds` the CPU it used in that time (the rest
+    it waited: for the disk, or for the interpreter's lock, which it shares with the run).
     """
 
     def __init__(
@@ -87,6 +91,7 @@ class Recorder:
         `RETRY_AFTER_S` of one of those (once, not again after a new refusal)."""
         self._busy = False
         self._oldest = 0.0
+        self._newest = 0.0
         self._retry_at = 0.0
         self._refused: sqlite3.Error | None = None
         self._documents_refused: sqlite3.Error | None = None
@@ -98,6 +103,7 @@ class Recorder:
         self.flushes = 0
         self.write_seconds = 0.0
         self.thread_seconds = 0.0
+        self.thread_cpu_seconds = 0.0
         self._thread.add(self)
         self._detach: Callable[[], None] | None = attach(self._on_event)
 
@@ -111,8 +117,9 @@ class Recorder:
             isinstance(event, TurnExecuted | CallFinished) and event.call_id in self._roots
         )
         with self._lock:
+            self._newest = time.monotonic()
             if not self._buffer:
-                self._oldest = time.monotonic()
+                self._oldest = self._newest
                 self._lock.notify_all()
             self._buffer.append(event)
             if boundary or len(self._buffer) >= MAX_DEFERRED:
@@ -133,7 +140,7 @@ class Recorder:
             return self._retry_at - now
         if self._due or self._urgent is not None or self._documents.left:
             return 0.0
-        return self._oldest + FLUSH_INTERVAL_S - now
+        return min(self._newest + FLUSH_INTERVAL_S, self._oldest + LONGEST_WAIT_S) - now
 
     def work(self, connection: sqlite3.Connection) -> None:
         """Write the next piece: the session's row with its first documents, a chunk of
@@ -141,6 +148,7 @@ class Recorder:
         with self._lock:
             self._busy = True
         started = time.perf_counter()
+        cpu = time.thread_time()
         try:
             # The session's row and its documents go in before its events: a long prompt that
             # repeats a slice of a document is kept as that slice only once the document is
@@ -155,6 +163,7 @@ class Recorder:
                 self._write_batch(connection, batch)
         finally:
             self.thread_seconds += time.perf_counter() - started
+            self.thread_cpu_seconds += time.thread_time() - cpu
             with self._lock:
                 self._busy = False
 

@@ -41,6 +41,8 @@ _ESCAPING_ENCODER = json.JSONEncoder(default=str)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MIN_INTEGER, _MAX_INTEGER = -(2**63), 2**63 - 1
 _SCALARS = frozenset({int, float, bool, type(None)})
+_JOINED_CHARS = 65_536
+"""The most characters of an event's strings scrubbed as one (a longer event, field by field)."""
 
 # Upserts where a row has children: REPLACE would delete it first, and its foreign keys'
 # ON DELETE CASCADE its turns, cells and requests with it.
@@ -403,18 +405,34 @@ class SessionWriter:
         return kept
 
     def _scrubbed(self, event: Event) -> Row:
-        """The event's payload with every string scrubbed (numbers and None pass as they are)."""
-        text, data = self._redactor.text, self._redactor.data
+        """The event's payload with every string scrubbed (numbers and None pass as they are).
+
+        Its strings are asked once, joined: when the whole holds nothing to scrub, none of its
+        parts does (a sub-call's events, as a rule); otherwise each is scrubbed on its own.
+        """
+        data = self._redactor.data
         payload: Row = {}
+        strings = []
         for name in _payload_fields(type(event)):
             value = getattr(event, name)
             kind = type(value)
             if kind is str:
-                value = text(value)
+                strings.append(name)
             elif kind not in _SCALARS:
                 value = data(value)
             payload[name] = value
+        if strings and not self._leaves_alone([payload[name] for name in strings]):
+            text = self._redactor.text
+            for name in strings:
+                payload[name] = text(payload[name])
         return payload
+
+    def _leaves_alone(self, strings: list[str]) -> bool:
+        """Whether the redactor would leave every one of `strings` as it is (asked of them
+        joined, when short enough)."""
+        return sum(map(len, strings)) <= _JOINED_CHARS and self._redactor.leaves_alone(
+            "\n".join(strings)
+        )
 
     def _apply(self, kind: str, d: Row) -> None:
         d["sid"] = self._sid

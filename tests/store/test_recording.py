@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 
 import pytest
@@ -198,6 +199,33 @@ async def test_a_burst_is_written_once_it_pauses_in_transactions(store: Store) -
         ).fetchone()
         assert logged == len(events)
         assert recorder.flushes >= len(events) / MAX_BUFFER
+    finally:
+        other.close()
+        recorder.close()
+
+
+async def test_a_stream_that_never_pauses_is_still_written_within_a_fraction_of_a_second(
+    store: Store,
+) -> None:
+    """Events that keep coming, one every 10 ms (never `FLUSH_INTERVAL_S` apart), are written
+    once the oldest has waited `LONGEST_WAIT_S`, not when the stream stops: a process killed
+    mid-stream loses a fraction of a second of it."""
+    run = FakeRun("stream", EventBus())
+    recorder = store.record(run)
+    events = list(run_events("stream", turns=1, calls_per_turn=100, finish=False))[:-1]
+    other = sqlite3.connect(database_path())
+    started = time.monotonic()
+    seen_after: float | None = None
+    try:
+        for event in events[:150]:  # 1.5 s of events, 10 ms apart
+            run.bus.publish(event)
+            await asyncio.sleep(0.01)
+            if seen_after is None and other.execute(
+                "SELECT count(*) FROM events WHERE session_id = 'stream'"
+            ).fetchone()[0]:
+                seen_after = time.monotonic() - started
+        assert seen_after is not None, "nothing written while the stream went on"
+        assert seen_after < 1.0
     finally:
         other.close()
         recorder.close()

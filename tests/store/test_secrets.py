@@ -89,10 +89,16 @@ def test_secrets_never_reach_the_file_or_the_exports(
     assert "Bearer [redacted]" in stdout
     store.close()
 
-    files = list(isolated_home.glob("sessions.db*"))
-    assert files
+    assert_not_in_files(isolated_home, (API_KEY, ENV_SECRET, HEADER_TOKEN))
     for secret in (API_KEY, ENV_SECRET, HEADER_TOKEN):
-        for path in files:
-            assert secret.encode() not in path.read_bytes(), (secret, path.name)
         for text in exports:
             assert secret not in text
+
+
+def assert_not_in_files(home: Path, secrets: tuple[str, ...]) -> None:
+    """No byte of the database's files (the main file, its WAL) holds one of `secrets`."""
+    files = list(home.glob("sessions.db*"))
+    assert files
+    for secret in secrets:
+        for path in files:
+            assert secret.encode() not in path.read_bytes(), (secret, path.name)
