@@ -16,6 +16,7 @@ from sqlite_utils import Database
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.context import ContextDocument, sections_from_json
 from rlm_desktop.engine.events import Event, event_from_dict
+from rlm_desktop.engine.kept_documents import chars_of
 from rlm_desktop.store import integrity, queries
 from rlm_desktop.store import search as fulltext
 from rlm_desktop.store.documents_beside import DocumentsBeside
@@ -122,7 +123,7 @@ class Store:
         """
         if self._taken_if_writable(run.run_id):
             raise StoreError(f"session {run.run_id} already exists: give the run a new id")
-        problem = room_problem(self.path.parent, needed_bytes(d.text for d in documents))
+        problem = room_problem(self.path.parent, needed_bytes(chars_of(documents)))
         if problem is not None:
             raise DiskFull(problem)
         credentials = getattr(run, "credentials", None)
