@@ -233,11 +233,15 @@ def load_documents(
     return [doc.to_context() for doc in result.documents]
 
 
-def kept_on_disk(documents: list[ContextDocument]) -> KeptDocuments:
-    """The documents with their texts moved to a file of the app's, `documents` emptied: the
-    run reads each text back when it needs it (the worker's hand-over, the store), so the app
-    does not hold the corpus beside the worker's copy of it."""
-    kept = KeptDocuments(documents, paths.data_dir())
+def kept_on_disk(documents: list[ContextDocument]) -> Sequence[ContextDocument]:
+    """The documents with their texts moved to a file in the data folder, `documents` emptied:
+    the run reads each text back when it needs it (the worker's hand-over, the store), so the
+    app does not hold the corpus beside the worker's copy of it. A folder that cannot take the
+    file leaves them as they are (the store then says what is wrong with it)."""
+    try:
+        kept = KeptDocuments(documents, paths.data_dir())
+    except OSError:
+        return documents
     documents.clear()
     give_back_freed_memory()
     return kept
@@ -377,7 +381,8 @@ def run_command(args: argparse.Namespace) -> int:
         try:
             result, saved = asyncio.run(_execute(run, documents, quiet=args.json, started=started))
         finally:
-            documents.close()
+            if isinstance(documents, KeptDocuments):
+                documents.close()
         result = _send_traces(result, run.run_id, args.otlp_endpoint) if saved else result
         run_id = run.run_id
         del run, documents  # the health below reads the texts back: not two copies at once

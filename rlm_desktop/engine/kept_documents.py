@@ -44,6 +44,11 @@ class _Spill:
         self.spans.append((start, len(data)))
         self.chars.append(len(text))
 
+    def flush(self) -> None:
+        """Write what is buffered now (so a full disk is known while the texts are kept)."""
+        with self._lock:
+            self._file.flush()
+
     def read(self, index: int) -> str:
         start, size = self.spans[index]
         with self._lock:
@@ -89,17 +94,13 @@ class KeptTexts(Sequence[str]):
         """The characters of every text, without reading any."""
         return sum(self._spill.chars[position] for position in self._positions)
 
-    @property
-    def total_bytes(self) -> int:
-        """The UTF-8 bytes of every text, without reading any."""
-        return sum(self._spill.spans[position][1] for position in self._positions)
-
 
 class KeptDocuments(Sequence[ContextDocument]):
     """Documents whose texts live in a `KeptTexts`; indexing one reads its text back.
 
-    `metas` are the documents' `context_meta` entries, made while they were kept. Call `close`
-    once the run is over (the file is removed; reading after that raises `ValueError`).
+    `metas` are the documents' `context_meta` entries, made while they were kept. Raises
+    `OSError` when `folder` cannot take the file (a full disk: nothing is left behind). Call
+    `close` once the run is over (the file is removed; reading after that raises `ValueError`).
     """
 
     def __init__(self, documents: Iterable[ContextDocument], folder: Path) -> None:
@@ -111,6 +112,7 @@ class KeptDocuments(Sequence[ContextDocument]):
                 self._spill.append(document.text)
                 self.metas.append(document.meta())
                 self._documents.append(dataclasses.replace(document, text=""))
+            self._spill.flush()
         except BaseException:
             self._spill.close()
             raise

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.store.redact import Redactor
-from rlm_desktop.store.texts import SessionTexts, keep_text, text_sha256
+from rlm_desktop.store.texts import ReadTexts, keep_text, session_texts, text_sha256
 from rlm_desktop.store.writer import document_row, encodable, file_size, stored_text
 
 CHUNK_CHARS = 4_000_000
@@ -77,10 +77,10 @@ class DocumentsBeside:
         return self._end - self.stored
 
     @property
-    def texts(self) -> SessionTexts:
+    def texts(self) -> ReadTexts:
         """The stored documents' texts, as the tables hold them (read back when indexed, on
         the writing thread)."""
-        return SessionTexts(self._connection, self._session_id, self.stored)
+        return session_texts(self._connection, self._session_id, self.stored)
 
     def store_chunk(self, conn: sqlite3.Connection) -> StoredChunk:
         """Store the next documents, about `CHUNK_CHARS` of text (caller holds a transaction;
