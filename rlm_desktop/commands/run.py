@@ -42,6 +42,7 @@ from rlm_desktop.engine.config import (
     SANDBOX_CHOICES,
 )
 from rlm_desktop.engine.exposure import exposure_warnings
+from rlm_desktop.engine.kept_documents import KeptDocuments
 from rlm_desktop.engine.litellm_loader import start_loading_litellm
 from rlm_desktop.engine.llm import AUTH_STATUS
 from rlm_desktop.engine.preflight import EndpointUnreachable, PreflightProblem, preflight
@@ -232,6 +233,20 @@ def load_documents(
     return [doc.to_context() for doc in result.documents]
 
 
+def kept_on_disk(documents: list[ContextDocument]) -> Sequence[ContextDocument]:
+    """The documents with their texts moved to a file in the data folder, `documents` emptied:
+    the run reads each text back when it needs it (the worker's hand-over, the store), so the
+    app does not hold the corpus beside the worker's copy of it. A folder that cannot take the
+    file leaves them as they are (the store then says what is wrong with it)."""
+    try:
+        kept = KeptDocuments(documents, paths.data_dir())
+    except OSError:
+        return documents
+    documents.clear()
+    give_back_freed_memory()
+    return kept
+
+
 def continued_from(session_id: str) -> ContinuedSession:
     """The saved session `--continue` names, its documents rebuilt from the store; a
     `ConfigError` when no one session has that id (or prefix)."""
@@ -340,17 +355,18 @@ def run_command(args: argparse.Namespace) -> int:
         started = time.monotonic()  # the run's time limit covers loading its documents
         timeout = config.budget.timeout_s
         deadline = None if timeout is None else started + timeout
-        documents: list[ContextDocument] = []
+        loaded: list[ContextDocument] = []
         if args.continue_id:
             earlier = continued_from(args.continue_id)
             follow_up = dataclasses.replace(
                 choices, follows=earlier.session_id, conversation_id=earlier.conversation_id
             )
             config = build_run_config(follow_up, local_models_free=True)
-            documents = earlier.documents
-        if args.doc or not documents:
+            loaded = list(earlier.documents)
+        if args.doc or not loaded:
             counting = None if args.json else LoadLine(sys.stderr)
-            documents += load_documents(args.doc, config.model, deadline, args.ocr, counting)
+            loaded += load_documents(args.doc, config.model, deadline, args.ocr, counting)
+        documents = kept_on_disk(loaded)
         run = Run(
             config,
             documents,
@@ -362,7 +378,11 @@ def run_command(args: argparse.Namespace) -> int:
             for problem in problems:
                 say(preflight_line(problem))
             return preflight_exit_code(problems)
-        result, saved = asyncio.run(_execute(run, documents, quiet=args.json, started=started))
+        try:
+            result, saved = asyncio.run(_execute(run, documents, quiet=args.json, started=started))
+        finally:
+            if isinstance(documents, KeptDocuments):
+                documents.close()
         result = _send_traces(result, run.run_id, args.otlp_endpoint) if saved else result
         run_id = run.run_id
         del run, documents  # the health below reads the texts back: not two copies at once
@@ -462,7 +482,7 @@ def _send_traces(result: RunResult, session_id: str, endpoint: str | None) -> Ru
 
 
 async def _execute(
-    run: Run, documents: list[ContextDocument], quiet: bool, started: float | None = None
+    run: Run, documents: Sequence[ContextDocument], quiet: bool, started: float | None = None
 ) -> tuple[RunResult, bool]:
     """The run's result (with what could not be saved among its `warnings`), and whether its
     session was saved in full."""

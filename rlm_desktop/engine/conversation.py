@@ -22,6 +22,7 @@ from typing import Any
 
 from rlm_desktop import confined, ids
 from rlm_desktop.engine.config import ConfigError
+from rlm_desktop.engine.kept_documents import KeptTexts
 from rlm_desktop.engine.llm import Message
 from rlm_desktop.engine.sandbox.process import StateReport, WorkerProcess
 from rlm_desktop.engine.sandbox.untrusted_files import open_new, read_regular, remove_tree
@@ -191,14 +192,18 @@ def context_groups(earlier: Sequence[int], documents: int) -> tuple[int, ...]:
     return (*earlier, added) if added else tuple(earlier)
 
 
-def split_contexts(texts: Sequence[str], groups: Sequence[int]) -> list[str | list[str]]:
-    """`context_0`, `context_1`, ...: one str for a group of one document, else a list of str."""
-    contexts: list[str | list[str]] = []
+def split_contexts(texts: Sequence[str], groups: Sequence[int]) -> list[str | Sequence[str]]:
+    """`context_0`, `context_1`, ...: one str for a group of one document, else a list of str
+    (or, for texts kept on disk, a view of them that reads each when it is handed over)."""
+    contexts: list[str | Sequence[str]] = []
     start = 0
     for size in groups:
-        part = list(texts[start : start + size])
+        part = texts[start : start + size]
         start += size
-        contexts.append(part[0] if len(part) == 1 else part)
+        if len(part) == 1:
+            contexts.append(part[0])
+        else:
+            contexts.append(part if isinstance(part, KeptTexts) else list(part))
     return contexts
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rlm_desktop.engine.context import PART_KINDS, parts_key
+from rlm_desktop.engine.kept_documents import KeptTexts
 from rlm_desktop.engine.runtime import Runtime
 
 MAX_LISTED_DOCUMENTS = 25
@@ -14,8 +15,12 @@ def describe_context(context: Any) -> str:
     """A one-line description of `context`'s shape for the system prompt."""
     if isinstance(context, str):
         return f"a str of {len(context):,} characters"
-    if isinstance(context, list):
-        total = sum(len(str(c)) for c in context)
+    if isinstance(context, list | KeptTexts):
+        total = (  # kept texts' lengths are known: nothing is read back
+            context.total_chars
+            if isinstance(context, KeptTexts)
+            else sum(len(str(c)) for c in context)
+        )
         return f"a list of {len(context):,} str ({total:,} characters in all, in load order)"
     return f"a {type(context).__name__}"
 

@@ -40,6 +40,7 @@ from rlm_desktop.engine.events import (
     RunTotals,
 )
 from rlm_desktop.engine.folders import EngineFolders
+from rlm_desktop.engine.kept_documents import KeptDocuments, metas_of, texts_of
 from rlm_desktop.engine.ledger import TIME_LIMIT, BudgetLedger
 from rlm_desktop.engine.litellm_loader import release_logging_worker, warm_up
 from rlm_desktop.engine.llm import Credentials, LLMClient
@@ -107,7 +108,8 @@ class Run:
         self._prices = PriceBook(config.prices)
         refuse_unpriced_under_cap(config, self._prices)
         self.config = config
-        self.documents = list(documents)
+        self.documents = documents if isinstance(documents, KeptDocuments) else list(documents)
+        self._metas = metas_of(self.documents)
         self.run_id = run_id or new_run_id()
         self.bus = EventBus()
         self.folders = folders
@@ -128,13 +130,13 @@ class Run:
         """The run's secrets, so a recorder can scrub them from what it writes."""
         return self._credentials
 
-    def context_value(self) -> str | list[str]:
+    def context_value(self) -> str | Sequence[str]:
         """`context` as the model sees it: one str, or a list of str in load order (in a
         conversation, the first question's documents: later ones are `context_1`, ...)."""
         return self._contexts()[0]
 
-    def _contexts(self) -> list[str | list[str]]:
-        return split_contexts([doc.text for doc in self.documents], self._groups)
+    def _contexts(self) -> list[str | Sequence[str]]:
+        return split_contexts(texts_of(self.documents), self._groups)
 
     def cancel(self) -> None:
         """Stop the whole tree now: every worker is killed and the run ends as `cancelled`."""
@@ -262,7 +264,7 @@ class Run:
                     "system_role": self.profile.system_role,
                     **self._constraint_setting(),
                 },
-                documents=[doc.meta() for doc in self.documents],
+                documents=list(self._metas),
             )
         )
 
@@ -317,8 +319,7 @@ class Run:
         sandbox is refused now, before anything starts."""
         backend = backend_for(self.config.sandbox)
         if backend == "wasm":
-            texts = [doc.text for doc in self.documents]
-            refuse_oversized_context(texts, self.config.memory_limit_mb)
+            refuse_oversized_context(texts_of(self.documents), self.config.memory_limit_mb)
         return backend
 
     def _choose_mode(self, runtime: Runtime) -> tuple[Any, str]:
@@ -353,7 +354,7 @@ class Run:
             runtime,
             prompt=self.config.query,
             context=contexts[0],
-            meta=[doc.meta() for doc in self.documents],
+            meta=list(self._metas),
             depth=1,
             parent_id=None,
             model=self.config.model,
@@ -361,17 +362,17 @@ class Run:
         )
         return await call.run()
 
-    def _memory(self, contexts: list[str | list[str]]) -> ReplMemory:
+    def _memory(self, contexts: list[str | Sequence[str]]) -> ReplMemory:
         earlier = len(self._thread.previous.context_groups) if self._thread else 1
-        added = self.documents[sum(self._groups[:-1]) :] if len(self._groups) > earlier else []
+        added = self._metas[sum(self._groups[:-1]) :] if len(self._groups) > earlier else []
         return ReplMemory(
             kept_root=self.folders.scratch,
             session_id=self.run_id,
             cap_bytes=self.config.repl_state_cap_mb * 1_000_000,
             thread=self._thread,
-            contexts=tuple(contexts[1:]),
+            contexts=tuple(c if isinstance(c, str) else list(c) for c in contexts[1:]),
             groups=self._groups,
-            new_documents=tuple(doc.name for doc in added),
+            new_documents=tuple(str(meta["name"]) for meta in added),
         )
 
     def _keep_question(self, status: RunStatus, answer: str) -> None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.store.redact import Redactor
-from rlm_desktop.store.texts import keep_text, text_sha256
+from rlm_desktop.store.texts import ReadTexts, keep_text, session_texts, text_sha256
 from rlm_desktop.store.writer import document_row, encodable, file_size, stored_text
 
 CHUNK_CHARS = 4_000_000
@@ -61,29 +61,34 @@ class DocumentsBeside:
         self, session_id: str, documents: Sequence[ContextDocument], redactor: Redactor
     ) -> None:
         self._session_id = session_id
-        self._documents = list(documents)
+        self._documents = documents  # kept documents are read back one at a time, not copied
+        self._end = len(documents)
         self._redactor = redactor
         self._since_ns = time.time_ns() - int(KNOWN_AFTER_S * 1e9)
+        self._connection: sqlite3.Connection | None = None
         self.stored = 0
         """How many documents are stored (their rows and texts committed)."""
-        self.texts: list[str] = []
-        """The stored documents' texts, as the tables hold them."""
         self.known_again = 0
         """How many of them were known again (neither hashed nor inserted)."""
 
     @property
     def left(self) -> int:
         """How many documents are still to be stored."""
-        return len(self._documents) - self.stored
+        return self._end - self.stored
+
+    @property
+    def texts(self) -> ReadTexts:
+        """The stored documents' texts, as the tables hold them (read back when indexed, on
+        the writing thread)."""
+        return session_texts(self._connection, self._session_id, self.stored)
 
     def store_chunk(self, conn: sqlite3.Connection) -> StoredChunk:
         """Store the next documents, about `CHUNK_CHARS` of text (caller holds a transaction;
         call `committed` once it is)."""
+        self._connection = conn
         texts: list[str] = []
         taken = 0
-        while self.stored + len(texts) < len(self._documents) and (
-            not texts or taken < CHUNK_CHARS
-        ):
+        while self.stored + len(texts) < self._end and (not texts or taken < CHUNK_CHARS):
             position = self.stored + len(texts)
             text = self._store(conn, position, self._documents[position])
             texts.append(text)
@@ -93,12 +98,11 @@ class DocumentsBeside:
     def committed(self, chunk: StoredChunk) -> None:
         """`chunk` is in the database."""
         self.stored += chunk.count
-        self.texts.extend(chunk.texts)
 
     def abandon(self) -> int:
         """Store no more of the documents (a bug stopped them); returns how many are left out."""
         left = self.left
-        del self._documents[self.stored :]
+        self._end = self.stored
         return left
 
     def _store(self, conn: sqlite3.Connection, position: int, document: ContextDocument) -> str:

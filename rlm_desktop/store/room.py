@@ -27,13 +27,13 @@ MIN_FREE_BYTES = 4 * 1024 * 1024
 FIX = "free some space there, or point RLM_DESKTOP_HOME at a folder on another disk"
 
 
-def needed_bytes(texts: Iterable[str]) -> int:
-    """The room recording a run over documents of these `texts` needs at its start.
+def needed_bytes(chars: Iterable[int]) -> int:
+    """The room recording a run over documents of these lengths (`chars`) needs at its start.
 
     Characters count as bytes: exact for ASCII text, an underestimate of at most 4x for other
     scripts, which `MIN_FREE_BYTES` and the doubling cover for all but very large documents.
     """
-    return MIN_FREE_BYTES + 2 * sum(len(text) for text in texts)
+    return MIN_FREE_BYTES + 2 * sum(chars)
 
 
 def room_problem(folder: Path, needed: int) -> str | None:

@@ -16,6 +16,7 @@ from sqlite_utils import Database
 from rlm_desktop.engine.bus import EventBus
 from rlm_desktop.engine.context import ContextDocument, sections_from_json
 from rlm_desktop.engine.events import Event, event_from_dict
+from rlm_desktop.engine.kept_documents import chars_of
 from rlm_desktop.store import integrity, queries
 from rlm_desktop.store import search as fulltext
 from rlm_desktop.store.documents_beside import DocumentsBeside
@@ -26,6 +27,7 @@ from rlm_desktop.store.prompts import PromptReader
 from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.redact import Redactor
 from rlm_desktop.store.room import needed_bytes, room_problem
+from rlm_desktop.store.texts import StoredDocuments, read_text
 from rlm_desktop.store.write_thread import WriteThread
 from rlm_desktop.store.writer import logged_event, session_row
 
@@ -122,7 +124,7 @@ class Store:
         """
         if self._taken_if_writable(run.run_id):
             raise StoreError(f"session {run.run_id} already exists: give the run a new id")
-        problem = room_problem(self.path.parent, needed_bytes(d.text for d in documents))
+        problem = room_problem(self.path.parent, needed_bytes(chars_of(documents)))
         if problem is not None:
             raise DiskFull(problem)
         credentials = getattr(run, "credentials", None)
@@ -335,27 +337,40 @@ class Store:
 
     def document_texts(self, session_id: str) -> list[tuple[str, str]]:
         """`(name, text)` of each document of the session, in load order (as saved)."""
+        return [(name, text) for name, text in self._documents_of(session_id, "d.name, t.text")]
+
+    def stored_documents(self, session_id: str) -> StoredDocuments:
+        """`document_texts` holding only the documents' names and lengths: each text is read
+        back when it is asked for (use it while the store is open)."""
+        return StoredDocuments(
+            self._documents_of(session_id, "d.name, t.sha256, t.chars"), self._text
+        )
+
+    def _text(self, digest: str) -> str:
         with self.lock:
-            full_id = self.resolve(session_id)
-            rows: Iterable[tuple[str, str]] = self.db.execute(
-                "SELECT d.name, t.text FROM documents d JOIN texts t ON t.sha256 = d.sha256"
-                " WHERE d.session_id = ? AND t.text IS NOT NULL ORDER BY d.position",
-                [full_id],
-            ).fetchall()
-        return list(rows)
+            text = read_text(self.db.conn, digest)
+        if text is None:
+            raise SessionDamaged(f"a document's text ({digest[:12]}) is no longer stored")
+        return text
 
     def context_documents(self, session_id: str) -> list[ContextDocument]:
         """The session's documents as the engine took them (text, type, sections, the document
         each was attached to), in load order, for a follow-up or a re-run."""
+        columns = "d.name, t.text, d.path, d.tokens, d.type, d.sections, d.attached_to"
+        return [saved_document(*row) for row in self._documents_of(session_id, columns)]
+
+    def _documents_of(self, session_id: str, columns: str) -> list[Any]:
+        """`columns` of the session's stored documents (`d`) and their texts (`t`), in load
+        order (a session id or a unique prefix)."""
         with self.lock:
             full_id = self.resolve(session_id)
-            rows = self.db.execute(
-                "SELECT d.name, t.text, d.path, d.tokens, d.type, d.sections, d.attached_to"
-                " FROM documents d JOIN texts t ON t.sha256 = d.sha256"
-                " WHERE d.session_id = ? AND t.text IS NOT NULL ORDER BY d.position",
-                [full_id],
-            ).fetchall()
-        return [saved_document(*row) for row in rows]
+            return list(
+                self.db.execute(
+                    f"SELECT {columns} FROM documents d JOIN texts t ON t.sha256 = d.sha256"
+                    " WHERE d.session_id = ? AND t.text IS NOT NULL ORDER BY d.position",
+                    [full_id],
+                ).fetchall()
+            )
 
     def close(self) -> None:
         """Close every recorder still attached (its run is marked `interrupted`), then the file."""

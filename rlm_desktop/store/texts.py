@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable, Sequence
+from typing import overload
 
 
 def text_sha256(text: str) -> str:
@@ -26,3 +28,80 @@ def read_text(conn: sqlite3.Connection, digest: str) -> str | None:
     """The text named `digest`, or None when the database does not hold it."""
     row = conn.execute("SELECT text FROM texts WHERE sha256 = ?", [digest]).fetchone()
     return None if row is None or row[0] is None else str(row[0])
+
+
+class ReadTexts(Sequence[str]):
+    """`count` texts, each read (`read(index)`) when it is indexed: nothing is held between
+    reads."""
+
+    def __init__(self, count: int, read: Callable[[int], str]) -> None:
+        self._count = count
+        self._read = read
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[position] for position in range(self._count)[index]]
+        return self._read(range(self._count)[index])
+
+
+def session_texts(conn: sqlite3.Connection | None, session_id: str, count: int) -> ReadTexts:
+    """The texts of a session's first `count` documents as the tables hold them (scrubbed),
+    read through `conn` (on the thread that owns it) when indexed; none without a connection."""
+
+    def read(position: int) -> str:
+        assert conn is not None
+        row = conn.execute(_SESSION_TEXT, [session_id, position]).fetchone()
+        if row is None or row[0] is None:
+            raise LookupError(f"document {position + 1} of session {session_id} is gone")
+        return str(row[0])
+
+    return ReadTexts(count if conn is not None else 0, read)
+
+
+_SESSION_TEXT = """SELECT t.text FROM documents d JOIN texts t ON t.sha256 = d.sha256
+    WHERE d.session_id = ? AND d.position = ?"""
+
+
+class StoredDocuments(Sequence[tuple[str, str]]):
+    """`(name, text)` of a session's documents in load order, as `Store.document_texts` gives
+    them, with only their names and lengths held: each text is read (`read`, by its SHA-256)
+    when it is asked for, the last one kept, so a check over a big session holds one at a time.
+    """
+
+    def __init__(self, rows: Sequence[tuple[str, str, int]], read: Callable[[str], str]) -> None:
+        self.names = [name for name, _, _ in rows]
+        self.lengths = [chars for _, _, chars in rows]
+        self._digests = [digest for _, digest, _ in rows]
+        self._read = read
+        self._last: tuple[int, str] | None = None
+        self.texts = ReadTexts(len(self.names), self.text)
+
+    def text(self, index: int) -> str:
+        """The text of document `index`."""
+        if self._last is None or self._last[0] != index:
+            self._last = index, self._read(self._digests[index])
+        return self._last[1]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[str, str]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[str, str]]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[str, str] | list[tuple[str, str]]:
+        if isinstance(index, slice):
+            return [self[position] for position in range(len(self))[index]]
+        index = range(len(self))[index]
+        return self.names[index], self.text(index)

@@ -4,7 +4,8 @@ The app sends a header (`init`: everything but the documents), then the context 
 (`context_part`: a document of a list, or a slice of one long text), then `context_end` with the
 frame limit, which follows the context's encoded size. Each piece is encoded as it is sent and
 the stream is drained as it goes, so the app never holds the encoded context, only the call's
-own copy of the documents, from which a restarted worker is handed them again. The worker
+own copy of the documents (for a run's documents kept on disk, `KeptTexts`: each read back as
+it is sent), from which a restarted worker is handed them again. The worker
 appends the pieces as they come (worker/serve.py), never holding the whole frame beside them.
 """
 
@@ -15,6 +16,7 @@ import struct
 from collections.abc import Iterator
 from typing import Any
 
+from rlm_desktop.engine.kept_documents import KeptTexts
 from rlm_desktop.engine.sandbox.connection import FrameWriter
 
 HEADER = struct.Struct(">I")
@@ -70,7 +72,7 @@ class ContextHandover:
     def _shape(self) -> tuple[str | None, Iterator[Any]]:
         """How the context travels (`list`, `text`, or None: inside the header) and its pieces."""
         context = self._context
-        if isinstance(context, list):
+        if isinstance(context, list | KeptTexts):  # kept texts are read back one by one
             return "list", iter(context)
         if isinstance(context, str):
             step = TEXT_PIECE_CHARS

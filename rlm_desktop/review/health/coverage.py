@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rlm_desktop.review.health.document_parts import document_parts
 from rlm_desktop.review.health.slice_index import SliceIndex
 
 MIN_RUN = 64
@@ -115,12 +116,12 @@ class CoverageIndex:
     def __init__(
         self, documents: Sequence[tuple[str, str]], probe_limit: int = PROBE_LIMIT
     ) -> None:
-        self._names = [name for name, _ in documents]
-        self._texts = [text for _, text in documents]
-        self._read: list[list[tuple[int, int]]] = [[] for _ in documents]
+        parts = document_parts(documents)
+        self._names, self._lengths, self._texts = parts.names, parts.lengths, parts.texts
+        self._read: list[list[tuple[int, int]]] = [[] for _ in self._names]
         self._probes_left = probe_limit
         self.unscanned = 0
-        self._slices = SliceIndex(self._texts, KEY, STRIDE)
+        self._slices = SliceIndex(self._texts, KEY, STRIDE, self._lengths)
 
     @property
     def nbytes(self) -> int:
@@ -144,9 +145,9 @@ class CoverageIndex:
     def span(self, number: int, start: int, end: int) -> list[tuple[int, int, int]]:
         """A passage given as it is (a prompt kept as a span of a document), as `passages`
         gives them: within its document, and only when it is at least `MIN_RUN` long."""
-        if not 0 <= number < len(self._texts):
+        if not 0 <= number < len(self._lengths):
             return []
-        start, end = max(start, 0), min(end, len(self._texts[number]))
+        start, end = max(start, 0), min(end, self._lengths[number])
         return [(number, start, end)] if end - start >= MIN_RUN else []
 
     def passages(self, source: str) -> list[tuple[int, int, int]]:
@@ -192,14 +193,14 @@ class CoverageIndex:
     def coverage(self) -> Coverage:
         """What has been read so far."""
         documents = []
-        for number, (name, text) in enumerate(zip(self._names, self._texts, strict=True)):
+        for number, (name, length) in enumerate(zip(self._names, self._lengths, strict=True)):
             merged = self._read[number] = merge(self._read[number])
             documents.append(
                 DocumentCoverage(
                     name=name,
-                    chars=len(text),
+                    chars=length,
                     covered=sum(end - start for start, end in merged),
-                    uncovered=tuple(gaps(merged, len(text))),
+                    uncovered=tuple(gaps(merged, length)),
                 )
             )
         return Coverage(tuple(documents), self.unscanned)

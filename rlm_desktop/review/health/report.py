@@ -13,6 +13,7 @@ from rlm_desktop.review.health.coding import weak_coder_findings
 from rlm_desktop.review.health.cost import PastRun, cost_findings, resent_documents_findings
 from rlm_desktop.review.health.coverage import Coverage, CoverageIndex
 from rlm_desktop.review.health.depth import depth_findings
+from rlm_desktop.review.health.document_parts import document_parts
 from rlm_desktop.review.health.duplicates import duplicate_findings
 from rlm_desktop.review.health.ending import ending_findings, retry_findings
 from rlm_desktop.review.health.finding import Finding
@@ -76,7 +77,7 @@ def analyse(
     the cost comparison) and `profiles` the prompt profiles (for truncation advice).
     """
     view = RunView(detail)
-    texts = [text for _, text in documents]
+    parts = document_parts(documents)
     findings = [
         *ending_findings(view),
         *retry_findings(view),
@@ -88,14 +89,14 @@ def analyse(
         *cost_findings(view, history),
         *duplicate_findings(view),
         *serial_findings(view),
-        *short_input_findings(view, texts),
+        *short_input_findings(view, parts.texts),
         *truncation_findings(view, profiles),
         *not_stored_findings(view),
     ]
     index = CoverageIndex(documents)
     quoted: Counter[str] = Counter()
     passages: defaultdict[str, list[Passage]] = defaultdict(list)
-    if any(text for _, text in documents):
+    if any(parts.lengths):
         for call_id, found in read_passages(index, coverage_sources(view)):
             passages[call_id] += found
             quoted[call_id] += index.mark(found)
@@ -111,7 +112,7 @@ def analyse(
         findings=tuple(findings),
         coverage=coverage,
         sources=sources,
-        read=read_to_answer(view, passages, [name for name, _ in documents], answer),
+        read=read_to_answer(view, passages, parts.names, answer),
     )
 
 
@@ -119,7 +120,7 @@ def session_sources(store: Store, session_id: str) -> tuple[CheckedSource, ...]:
     """The answer's sources of a saved session, checked against its documents (the health
     check's `sources`, without the rest of it)."""
     view = RunView(load_detail(store, session_id))
-    return _checked(view, store.document_texts(view.detail.session_id), answer_of(view))
+    return _checked(view, store.stored_documents(view.detail.session_id), answer_of(view))
 
 
 def answer_of(view: RunView) -> str:
@@ -178,7 +179,7 @@ def read_passages(
 def session_health(store: Store, session_id: str) -> HealthReport:
     """The health of a saved session (an id or a unique prefix); raises `SessionNotFound`."""
     detail = load_detail(store, session_id)
-    return analyse(detail, store.document_texts(detail.session_id), past_runs(store), profiles())
+    return analyse(detail, store.stored_documents(detail.session_id), past_runs(store), profiles())
 
 
 def past_runs(store: Store) -> list[PastRun]:

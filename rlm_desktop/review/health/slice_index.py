@@ -23,13 +23,18 @@ _FILL_CHUNK = 1 << 18
 class SliceIndex:
     """The `width`-character slices of `texts` at every `stride`-th position, by hash."""
 
-    def __init__(self, texts: Sequence[str], width: int, stride: int) -> None:
-        counts = [max(0, (len(text) - width) // stride + 1) for text in texts]
+    def __init__(
+        self, texts: Sequence[str], width: int, stride: int, lengths: Sequence[int] = ()
+    ) -> None:
+        """`lengths`, when given, are the texts' (so texts read back one at a time are read once)."""
+        lengths = lengths or [len(text) for text in texts]
+        counts = [max(0, (length - width) // stride + 1) for length in lengths]
         self._starts = np.cumsum([0, *counts], dtype=np.int64)
         self._stride = stride
         hashes = np.empty(int(self._starts[-1]), dtype=np.int64)
-        for number, text in enumerate(texts):
-            if counts[number]:
+        for number, count in enumerate(counts):
+            if count:
+                text = texts[number]
                 begin = int(self._starts[number])
                 hashes[begin : begin + counts[number]] = np.fromiter(
                     (hash(text[p : p + width]) for p in range(0, counts[number] * stride, stride)),

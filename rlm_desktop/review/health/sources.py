@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from rlm_desktop.engine.sandbox.given_sources import GivenSource
 from rlm_desktop.review.health.coverage import merge
+from rlm_desktop.review.health.document_parts import document_parts
 
 Match = Literal["exact", "normalized", "fuzzy", "span", "not_found"]
 _LOOSENESS: tuple[Match, ...] = ("exact", "normalized", "fuzzy", "not_found")
@@ -152,8 +153,8 @@ def check_sources(
     """The sources the model gave, then the passages the answer quotes, each checked against
     `documents` (`(name, text)` in `context`'s order). Quotes that repeat the question, or a
     source already given, are not checked twice."""
-    finder = _Finder([text for _, text in documents])
-    names = [name for name, _ in documents]
+    parts = document_parts(documents)
+    finder, names = _Finder(parts.texts), parts.names
     checked: list[CheckedSource] = []
     seen: set[str] = set()
     for source in given:
@@ -249,7 +250,7 @@ def _checked_span(
 class _Finder:
     """Looks quotes up in the documents, from the strictest match to the loosest."""
 
-    def __init__(self, texts: list[str]) -> None:
+    def __init__(self, texts: Sequence[str]) -> None:
         self.texts = texts
         self._alike: dict[int, _Normalised] = {}
 
