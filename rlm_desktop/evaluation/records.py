@@ -126,11 +126,11 @@ class EvaluationRecords:
         )
 
     def all(self) -> list[EvaluationRecord]:
-        """Every evaluation, newest first."""
+        """Every evaluation, newest first: in the order they were recorded, since their times
+        are to the second and two begun within one would otherwise come in either order."""
         with self.store.lock:
             ids = [
-                r["id"]
-                for r in self.store.db.table(EVALUATIONS).rows_where(order_by="created_at desc")
+                r["id"] for r in self.store.db.table(EVALUATIONS).rows_where(order_by="rowid desc")
             ]
         return [record for i in ids if (record := self.find(i)) is not None]
 
