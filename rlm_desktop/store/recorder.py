@@ -22,7 +22,7 @@ from typing import Protocol
 from rlm_desktop.engine.events import CallFinished, CallStarted, Event, RunFinished, TurnExecuted
 from rlm_desktop.store.documents_beside import DocumentsBeside
 from rlm_desktop.store.redact import Redactor
-from rlm_desktop.store.write_thread import WriteThread
+from rlm_desktop.store.write_thread import WriteThread, immediate_transaction
 from rlm_desktop.store.writer import Row, SessionWriter
 
 log = logging.getLogger(__name__)
@@ -170,7 +170,7 @@ class Recorder:
     def _store_documents(self, connection: sqlite3.Connection) -> bool:
         """Store the next chunk of documents; whether it went in."""
         try:
-            with self._thread.transaction(connection):
+            with immediate_transaction(connection):
                 writer = self._session_writer(connection)
                 if self._session is not None:
                     writer.begin(self._session)
@@ -208,7 +208,7 @@ class Recorder:
             self._write_singly(connection, batch)
 
     def _write(self, connection: sqlite3.Connection, batch: list[Event]) -> None:
-        with self._thread.transaction(connection):
+        with immediate_transaction(connection):
             writer = self._session_writer(connection)
             if self._session is not None:
                 writer.begin(self._session)

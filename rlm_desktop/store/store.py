@@ -28,7 +28,7 @@ from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.redact import Redactor
 from rlm_desktop.store.room import needed_bytes, room_problem
 from rlm_desktop.store.texts import StoredDocuments, read_text
-from rlm_desktop.store.write_thread import WriteThread
+from rlm_desktop.store.write_thread import WriteThread, immediate_transaction
 from rlm_desktop.store.writer import logged_event, session_row
 
 log = logging.getLogger(__name__)
@@ -153,27 +153,17 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """The connection, held under the store's lock inside one transaction.
-
-        The transaction takes the database for writing as it begins (`BEGIN IMMEDIATE`), waiting
-        its turn behind the writing thread's: begun for reading first, a write after the thread
-        committed would be refused at once ("database is locked"), not waited for.
-        """
+        """The connection, held under the store's lock inside one transaction, taken for
+        writing as it begins so that it waits its turn behind the writing thread's
+        (`immediate_transaction`); inside one already, a savepoint of it."""
         with self.lock:
             conn = self.db.conn
             if conn.in_transaction:
                 with self.db.atomic():
                     yield conn
                 return
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate_transaction(conn):
                 yield conn
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            if conn.in_transaction:
-                conn.execute("COMMIT")
 
     def describe(self, error: BaseException) -> str:
         """`error`, met using this database, as one line that says what to do about it."""

@@ -33,6 +33,22 @@ class Client(Protocol):
         ...
 
 
+@contextmanager
+def immediate_transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """`connection` inside one transaction, taken for writing as it begins (`BEGIN IMMEDIATE`):
+    a transaction begun for reading first would be refused at once ("database is locked") when
+    it came to write after another connection had committed, not made to wait its turn."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield connection
+        if connection.in_transaction:
+            connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:  # SQLite may have rolled it back itself
+            connection.execute("ROLLBACK")
+        raise
+
+
 class WriteThread:
     """One thread and one connection that write for every recorder of a store (started with
     the first recorder, stopped by `close`)."""
@@ -109,18 +125,6 @@ class WriteThread:
                 return None
             timeouts = [wait for wait, _ in waits if wait is not None]
             self.condition.wait(min(timeouts, default=1.0))
-
-    @contextmanager
-    def transaction(self, connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-        """`connection` inside one transaction, taken for writing at once."""
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            yield connection
-            connection.execute("COMMIT")
-        except BaseException:
-            if connection.in_transaction:  # SQLite may have rolled it back itself
-                connection.execute("ROLLBACK")
-            raise
 
     def close(self) -> None:
         """Stop the thread once its clients are gone, and close its connection."""
