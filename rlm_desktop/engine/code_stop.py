@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from rlm_desktop.engine.parsing import OPENING_FENCE
+
 AFTER_CODE = "after-code"
 FIRST_BLOCK = "first-block"
 WHOLE_REPLY = "whole-reply"
@@ -33,7 +35,6 @@ under 300 characters); a paragraph past that talks about output the model has no
 every character of it is a token paid for and waited on (600 characters, some 150 tokens, are
 seconds on a local model and far less than the history an extra turn re-sends)."""
 
-_CODE_FENCE = re.compile(r"[ \t]*```(?:repl|python|py)[ \t]*\n", re.IGNORECASE)
 _ANY_FENCE = re.compile(r"[ \t]*```")
 _IMAGINED_OUTPUT = re.compile(
     r"[ \t]*(?:[*_#]+[ \t]*)?(?:(?:outputs?|results?|stdout)\b[*_ \t]*(?:\([^)\n]*\))?[*_ \t]*:"
@@ -92,7 +93,7 @@ class CodeStop:
                 return newline if self._first_only or self._submits else None
             self._submits = self._submits or _SUBMITS.match(text, start, newline) is not None
             return None
-        if _CODE_FENCE.match(text, start, newline + 1):
+        if OPENING_FENCE.match(text, start, newline + 1):
             self._inside = True
             return None
         if self._closed is None:

@@ -32,7 +32,8 @@ def extract_code_blocks(reply: str) -> list[str]:
     return [block for block in blocks if block.strip()]
 
 
-_OPENING_FENCE = re.compile(r"^[ \t]*```(?:repl|python|py)[ \t]*\n", re.IGNORECASE | re.MULTILINE)
+OPENING_FENCE = re.compile(r"^[ \t]*```(?:repl|python|py)[ \t]*\n", re.IGNORECASE | re.MULTILINE)
+"""The line that opens a code block the REPL runs (what `CODE_BLOCK` starts with)."""
 _CLOSING_FENCE = re.compile(r"```[ \t]*$", re.MULTILINE)
 
 
@@ -41,7 +42,7 @@ def code_being_written(reply: str, index: int | None = None) -> str:
     still open ("" when the reply has no such block)."""
     bodies: list[str] = []
     start = 0
-    while (opening := _OPENING_FENCE.search(reply, start)) is not None and index != len(bodies) - 1:
+    while (opening := OPENING_FENCE.search(reply, start)) is not None and index != len(bodies) - 1:
         closing = _CLOSING_FENCE.search(reply, opening.end())
         bodies.append(reply[opening.end() : closing.start() if closing else None].rstrip("\n"))
         if closing is None:
