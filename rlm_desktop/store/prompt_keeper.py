@@ -36,7 +36,9 @@ def never_sent(status: str) -> str:
 
 
 @dataclass(frozen=True)
-class _State:
+class KeeperState:
+    """What a `PromptKeeper` holds besides its connection and documents (`saved`)."""
+
     unsent: dict[str, str]
     openings: dict[str, str]
     seen: set[Hashable]
@@ -131,15 +133,15 @@ class PromptKeeper:
             self._allowance.count(len(text))
         return keep_text(self._conn, text, digest)
 
-    def saved(self) -> _State:
+    def saved(self) -> KeeperState:
         """What `restore` needs to undo a batch that could not be written."""
         allowance = self._allowance
-        return _State(
+        return KeeperState(
             dict(self._unsent), dict(self._openings), set(self._seen), allowance.stored,
             allowance.cut,
         )  # fmt: skip
 
-    def restore(self, state: _State) -> None:
+    def restore(self, state: KeeperState) -> None:
         """Go back to `state` (the batch since was rolled back)."""
         self._unsent, self._openings, self._seen = state.unsent, state.openings, state.seen
         self._allowance.stored, self._allowance.cut = state.stored, state.cut

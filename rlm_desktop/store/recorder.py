@@ -21,9 +21,11 @@ from typing import Protocol
 
 from rlm_desktop.engine.events import CallFinished, CallStarted, Event, RunFinished, TurnExecuted
 from rlm_desktop.store.documents_beside import DocumentsBeside
+from rlm_desktop.store.events_process import EventsProcess, WriterFailed, WritingStopped
 from rlm_desktop.store.redact import Redactor
-from rlm_desktop.store.write_thread import WriteThread, immediate_transaction
+from rlm_desktop.store.write_thread import WriteThread
 from rlm_desktop.store.writer import Row, SessionWriter
+from rlm_desktop.store.writing_connection import immediate_transaction
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,10 @@ MAX_BUFFER = 1000
 """The most events one transaction writes."""
 MAX_DEFERRED = 4 * MAX_BUFFER
 RETRY_AFTER_S = 1.0
+PROCESS_AFTER = 4_000
+"""Events a session writes on the thread before its writing moves to the store's writing
+process (started then, if it is not running): a big run's writing leaves the interpreter the
+run's loop uses; a small one's (a 256-way fan-out writes ~1,000) costs no process."""
 
 
 class RecordingSink(Protocol):
@@ -83,6 +89,12 @@ class Recorder:
         self._documents = documents
         self._redactor = redactor
         self._writer: SessionWriter | None = None
+        self._process: EventsProcess | None = None
+        """The store's writing process, once this session's writer has moved there."""
+        self._stays = False
+        """The move was tried and failed: the thread writes this session to its end."""
+        self._stopped: WritingStopped | None = None
+        """The writing process stopped with this session's writer: nothing more can be written."""
         self._buffer: list[Event] = []
         self._roots: set[str] = set()
         self._due = False
@@ -132,7 +144,9 @@ class Recorder:
 
     def ready_in(self, now: float) -> float | None:
         """Seconds until this recorder has something to write (the writing thread asks)."""
-        if self._busy or (self._session is not None and not self._buffer):
+        if self._busy or self._stopped is not None:
+            return None
+        if self._session is not None and not self._buffer:
             return None
         if not self._buffer and not self._documents.left:
             return None
@@ -188,6 +202,11 @@ class Recorder:
         self._documents_refused = None
         self._documents.committed(chunk)
         writer.documents_stored(self._documents.texts)
+        if self._process is not None:
+            try:
+                self._process.documents_stored(self.session_id, self._documents.stored)
+            except (sqlite3.Error, WriterFailed) as error:
+                self._hold([], error)
         return True
 
     def _session_writer(self, connection: sqlite3.Connection) -> SessionWriter:
@@ -208,15 +227,43 @@ class Recorder:
             self._write_singly(connection, batch)
 
     def _write(self, connection: sqlite3.Connection, batch: list[Event]) -> None:
-        with immediate_transaction(connection):
-            writer = self._session_writer(connection)
-            if self._session is not None:
-                writer.begin(self._session)
-            writer.write(batch)
+        if self._process is None and self._moves_out():
+            self._move_out()
+        if self._process is not None:
+            self._process.write(self.session_id, batch)
+        else:
+            with immediate_transaction(connection):
+                writer = self._session_writer(connection)
+                if self._session is not None:
+                    writer.begin(self._session)
+                writer.write(batch)
         self._session = None
         self._refused = None
         self.events_written += len(batch)
         self.flushes += 1
+
+    def _moves_out(self) -> bool:
+        """Whether this session's writing moves to the store's writing process now (asking
+        for the process once it is due)."""
+        if self._stays or self._writer is None or self._session is not None or self.finished:
+            return False  # a run that has ended has nothing left worth a process
+        if self.events_written < PROCESS_AFTER:
+            return False
+        if not self._thread.process.ready():
+            self._stays = True
+            return False
+        return True
+
+    def _move_out(self) -> None:
+        assert self._writer is not None
+        process = self._thread.process
+        try:
+            process.resume(self.session_id, self._writer.state(), self._redactor)
+        except (sqlite3.Error, WriterFailed) as error:  # the writer here is still whole
+            log.info("session %s: written by the thread: %s", self.session_id, error)
+            self._stays = True
+            return
+        self._process, self._writer = process, None
 
     def _refuse(self, error: sqlite3.Error) -> None:
         log.info("session %s: the database refused a write: %s", self.session_id, error)
@@ -224,11 +271,15 @@ class Recorder:
         self._refusals += 1
         self._retry_at = time.monotonic() + RETRY_AFTER_S
 
-    def _hold(self, batch: list[Event], error: sqlite3.Error) -> None:
-        """Keep `batch` for the next try: the database refused it, not the events."""
+    def _hold(self, batch: list[Event], error: sqlite3.Error | WriterFailed) -> None:
+        """Keep `batch` for the next try: the database refused it, not the events (or the
+        writing process stopped: then it is kept to be reported, not tried again)."""
         with self._lock:
             self._buffer = batch + self._buffer
-        self._refuse(error)
+            if isinstance(error, WritingStopped):
+                self._stopped = error
+        if isinstance(error, sqlite3.Error):
+            self._refuse(error)
 
     def _write_singly(self, connection: sqlite3.Connection, batch: list[Event]) -> None:
         for position, event in enumerate(batch):
@@ -263,7 +314,10 @@ class Recorder:
             self.write_seconds += time.perf_counter() - started
 
     def _left(self) -> bool:
-        """Whether anything is still to be written (a session not begun has no documents yet)."""
+        """Whether anything is still to be written (a session not begun has no documents yet;
+        one whose writing process stopped, nothing that can be)."""
+        if self._stopped is not None:
+            return False
         return bool(self._buffer) or (self._session is None and self._documents.left > 0)
 
     @property

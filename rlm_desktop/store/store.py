@@ -28,8 +28,9 @@ from rlm_desktop.store.recorder import Recorder
 from rlm_desktop.store.redact import Redactor
 from rlm_desktop.store.room import needed_bytes, room_problem
 from rlm_desktop.store.texts import StoredDocuments, read_text
-from rlm_desktop.store.write_thread import WriteThread, immediate_transaction
+from rlm_desktop.store.write_thread import WriteThread
 from rlm_desktop.store.writer import logged_event, session_row
+from rlm_desktop.store.writing_connection import immediate_transaction
 
 log = logging.getLogger(__name__)
 _SESSION_TABLES = ("events", "cells", "turns", "llm_requests", "calls", "documents", "compactions")

@@ -2,7 +2,8 @@
 
 A run's event loop only appends its events to its recorder's buffer; this thread writes them (and
 the run's documents, `documents_beside.py`) in transactions on its own SQLite connection, so the
-loop, and a window drawn on it, never waits for the disk. SQLite lets one connection write at a
+loop, and a window drawn on it, never waits for the disk. A big run's events are written by the
+store's writing process instead (`events_process.py`), which this thread sends them to. SQLite lets one connection write at a
 time, so one thread serves every run of a store; readers (the window, `sessions show`) read what
 it has committed (the database is in WAL mode).
 """
@@ -13,10 +14,12 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
+
+from rlm_desktop.store.events_process import EventsProcess
+from rlm_desktop.store.writing_connection import writing_connection
 
 log = logging.getLogger(__name__)
 
@@ -33,22 +36,6 @@ class Client(Protocol):
         ...
 
 
-@contextmanager
-def immediate_transaction(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """`connection` inside one transaction, taken for writing as it begins (`BEGIN IMMEDIATE`):
-    a transaction begun for reading first would be refused at once ("database is locked") when
-    it came to write after another connection had committed, not made to wait its turn."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield connection
-        if connection.in_transaction:
-            connection.execute("COMMIT")
-    except BaseException:
-        if connection.in_transaction:  # SQLite may have rolled it back itself
-            connection.execute("ROLLBACK")
-        raise
-
-
 class WriteThread:
     """One thread and one connection that write for every recorder of a store (started with
     the first recorder, stopped by `close`)."""
@@ -61,17 +48,14 @@ class WriteThread:
         self._thread: threading.Thread | None = None
         self._connection: sqlite3.Connection | None = None
         self._closing = False
+        self.process = EventsProcess(path)
+        """The process a big run's events move to (`events_process.py`), started on first need."""
 
     @property
     def connection(self) -> sqlite3.Connection:
         """The thread's own connection to the database (opened on first use)."""
         if self._connection is None:
-            connection = sqlite3.connect(
-                str(self._path), timeout=30.0, isolation_level=None, check_same_thread=False
-            )
-            connection.execute("PRAGMA synchronous=NORMAL")
-            connection.execute("PRAGMA foreign_keys=ON")
-            self._connection = connection
+            self._connection = writing_connection(self._path)
         return self._connection
 
     def add(self, client: Client) -> None:
@@ -134,6 +118,7 @@ class WriteThread:
             thread = self._thread
         if thread is not None:
             thread.join()
+        self.process.close()
         if self._connection is not None:
             self._connection.close()
             self._connection = None

@@ -27,11 +27,11 @@ from rlm_desktop.engine.context import ContextDocument
 from rlm_desktop.engine.events import Event
 from rlm_desktop.store.allowance import CAP_SETTING, TextAllowance
 from rlm_desktop.store.liveness import Writer
-from rlm_desktop.store.prompt_keeper import PromptKeeper
+from rlm_desktop.store.prompt_keeper import KeeperState, PromptKeeper
 from rlm_desktop.store.prompts import LONG_PROMPT_CHARS, PROMPT_AT, PromptReader, with_prompt
 from rlm_desktop.store.queries import UNFINISHED_REPLIES
 from rlm_desktop.store.redact import Redactor
-from rlm_desktop.store.texts import text_sha256
+from rlm_desktop.store.texts import session_texts, text_sha256
 
 Row = dict[str, Any]
 _ENVELOPE = ("run_id", "ts", "type")
@@ -213,6 +213,23 @@ def _payload_fields(kind: type[Event]) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class WriterState:
+    """What a `SessionWriter` knows between two batches, without its connection: enough for
+    another process to go on writing the session where this one stopped (`resumed`)."""
+
+    seq: int
+    call_seq: int
+    turns: dict[str, int]
+    cells: dict[str, int]
+    kinds: dict[str, str]
+    unfinished: set[str]
+    cap: int
+    prompts: KeeperState
+    documents: int
+    """How many of the session's documents are stored (the prompts are looked for in them)."""
+
+
+@dataclass(frozen=True)
 class Opening:
     """What is written with a session's first events: its row and its documents."""
 
@@ -322,6 +339,29 @@ class SessionWriter:
         self._session: Row = {}
         self._allowance = TextAllowance()
         self._prompts = PromptKeeper(conn, self._allowance, [])
+        self._documents = 0
+
+    def state(self) -> WriterState:
+        """What this writer knows now (between batches: no transaction of its own open)."""
+        return WriterState(
+            self._seq, self._call_seq, dict(self._turn), dict(self._cells), dict(self._kind),
+            set(self._unfinished), self._allowance.cap, self._prompts.saved(), self._documents,
+        )  # fmt: skip
+
+    @classmethod
+    def resumed(
+        cls, conn: sqlite3.Connection, session_id: str, redactor: Redactor, state: WriterState
+    ) -> SessionWriter:
+        """A writer that goes on from `state`, on `conn` (the session's documents are read
+        back through it)."""
+        writer = cls(conn, session_id, redactor)
+        writer._seq, writer._call_seq = state.seq, state.call_seq
+        writer._turn, writer._cells, writer._kind = state.turns, state.cells, state.kinds
+        writer._unfinished = state.unfinished
+        writer._allowance.cap = state.cap
+        writer._prompts.restore(state.prompts)
+        writer.documents_stored(session_texts(conn, session_id, state.documents))
+        return writer
 
     def open(self, opening: Opening) -> None:
         """Insert the session row and its documents (caller holds a transaction)."""
@@ -342,6 +382,7 @@ class SessionWriter:
     def documents_stored(self, texts: Sequence[str]) -> None:
         """The session's documents stored so far, in order, as the tables hold their texts: a
         long prompt that repeats a slice of one is kept as that slice."""
+        self._documents = len(texts)
         self._prompts.documents_known(texts)
 
     def write(self, events: Sequence[Event]) -> None:

@@ -21,6 +21,8 @@ API_KEY = "sk-live-0a9b8c7d6e5f40312233"
 ENV_SECRET = "envsecret-77dd88ee99ff"
 HEADER_TOKEN = "hdr-3141592653a"
 CALLS = 40
+BIG = 3_000
+"""Sub-calls enough for the store's writing process to write most of the run's events."""
 
 
 def _sub_reply(prompt: str) -> str:
@@ -34,15 +36,19 @@ def _sub_reply(prompt: str) -> str:
     ][n % 4]
 
 
+@pytest.mark.parametrize("calls", [CALLS, BIG])
 def test_no_secret_in_a_sub_call_reaches_the_file(
-    scripted_server: ScriptedServer, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+    scripted_server: ScriptedServer,
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    calls: int,
 ) -> None:
     monkeypatch.setenv("MY_SERVICE_TOKEN", ENV_SECRET)
     prompts = (
-        f"['plain %d' % i for i in range(0, {CALLS}, 4)]"
-        f" + ['key {API_KEY} %d' % i for i in range(1, {CALLS}, 4)]"
-        f" + ['env {ENV_SECRET} %d' % i for i in range(2, {CALLS}, 4)]"
-        f" + ['api_key={HEADER_TOKEN} %d' % i for i in range(3, {CALLS}, 4)]"
+        f"['plain %d' % i for i in range(0, {calls}, 4)]"
+        f" + ['key {API_KEY} %d' % i for i in range(1, {calls}, 4)]"
+        f" + ['env {ENV_SECRET} %d' % i for i in range(2, {calls}, 4)]"
+        f" + ['api_key={HEADER_TOKEN} %d' % i for i in range(3, {calls}, 4)]"
     )
     scripted_server.respond_with(
         scripted(
@@ -60,13 +66,13 @@ def test_no_secret_in_a_sub_call_reaches_the_file(
     recorder = store.record(run)
     result = asyncio.run(run.execute())
     recorder.close()
-    assert (result.status, result.answer) == ("completed", str(CALLS))
-    calls = store.db.execute(
+    assert (result.status, result.answer) == ("completed", str(calls))
+    rows = store.db.execute(
         "SELECT prompt, response FROM calls WHERE session_id = ? AND kind = 'llm'", [run.run_id]
     ).fetchall()
-    assert len(calls) == CALLS
-    scrubbed = [c for c in calls if "[redacted]" in c[0] and "[redacted]" in c[1]]
-    assert len(scrubbed) == CALLS * 3 // 4  # the texts are kept, the secrets in them replaced
+    assert len(rows) == calls
+    scrubbed = [c for c in rows if "[redacted]" in c[0] and "[redacted]" in c[1]]
+    assert len(scrubbed) == calls * 3 // 4  # the texts are kept, the secrets in them replaced
     store.close()
 
     assert_not_in_files(isolated_home, (API_KEY, ENV_SECRET, HEADER_TOKEN))
