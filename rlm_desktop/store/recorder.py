@@ -185,9 +185,8 @@ class Recorder:
         """Store the next chunk of documents; whether it went in."""
         try:
             with immediate_transaction(connection):
-                writer = self._session_writer(connection)
                 if self._session is not None:
-                    writer.begin(self._session)
+                    self._session_writer(connection).begin(self._session)
                 chunk = self._documents.store_chunk(connection)
         except sqlite3.Error as error:
             self._refuse(error)
@@ -201,12 +200,13 @@ class Recorder:
         self._session = None
         self._documents_refused = None
         self._documents.committed(chunk)
-        writer.documents_stored(self._documents.texts)
-        if self._process is not None:
-            try:
-                self._process.documents_stored(self.session_id, self._documents.stored)
-            except (sqlite3.Error, WriterFailed) as error:
-                self._hold([], error)
+        if self._process is None:
+            self._session_writer(connection).documents_stored(self._documents.texts)
+            return True
+        try:  # the writer has moved: it reads the texts back itself
+            self._process.documents_stored(self.session_id, self._documents.stored)
+        except (sqlite3.Error, WriterFailed) as error:
+            self._hold([], error)
         return True
 
     def _session_writer(self, connection: sqlite3.Connection) -> SessionWriter:
