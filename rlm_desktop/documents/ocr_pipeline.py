@@ -81,25 +81,26 @@ class Pipeline:
 def _fitted(image: np.ndarray, max_side: int) -> tuple[np.ndarray, float, float] | None:
     """`image` at most `max_side` and at least `MIN_SIDE` pixels a side (RapidOCR's
     `reduce_max_side` and `increase_min_side`), and the ratios back to its own size; None when
-    it is thinner than `THINNEST`."""
+    it is thinner than `THINNEST` at that size."""
     ratio_h = ratio_w = 1.0
     height, width = image.shape[:2]
-    if max(height, width) > max_side:
-        image, ratio_h, ratio_w = _scaled(image, float(max_side) / max(height, width))
-    height, width = image.shape[:2]
-    if min(height, width) < THINNEST:
+    shrink = min(1.0, float(max_side) / max(height, width, 1))
+    if min(height, width) * shrink < THINNEST:
         return None
+    if shrink < 1.0:
+        image, ratio_h, ratio_w = _scaled(image, shrink)
+    height, width = image.shape[:2]
     if min(height, width) < MIN_SIDE:
         image, ratio_h, ratio_w = _scaled(image, float(MIN_SIDE) / min(height, width))
     return image, ratio_h, ratio_w
 
 
 def _scaled(image: np.ndarray, ratio: float) -> tuple[np.ndarray, float, float]:
+    """`image` scaled by `ratio`, its sides rounded to multiples of 32 (at least 32: RapidOCR
+    failed on a side that rounded to nothing)."""
     height, width = image.shape[:2]
-    target_h = int(round(int(height * ratio) / 32) * 32)
-    target_w = int(round(int(width * ratio) / 32) * 32)
-    if target_h <= 0 or target_w <= 0:
-        raise ValueError(f"an image of {width} x {height} pixels is too thin to read")
+    target_h = max(32, int(round(int(height * ratio) / 32) * 32))
+    target_w = max(32, int(round(int(width * ratio) / 32) * 32))
     return resize(image, target_w, target_h), height / target_h, width / target_w
 
 
