@@ -93,7 +93,9 @@ def _cubic_table() -> np.ndarray:
     summing to exactly 1 (its correction goes to the largest or smallest centre weight)."""
     along = _cubic(np.arange(_TAB_SIZE, dtype=np.float32) / _TAB_SIZE)
     table = along[:, None, :, None] * along[None, :, None, :]  # [fy, fx, ty, tx]
-    fixed: np.ndarray = np.rint(table * _REMAP_SCALE).astype(np.int64).reshape(_TAB_SIZE, _TAB_SIZE, 16)
+    fixed: np.ndarray = (
+        np.rint(table * _REMAP_SCALE).astype(np.int64).reshape(_TAB_SIZE, _TAB_SIZE, 16)
+    )
     for fy in range(_TAB_SIZE):
         for fx in range(_TAB_SIZE):
             weights = fixed[fy, fx]
