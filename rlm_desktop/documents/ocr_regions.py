@@ -4,7 +4,11 @@ the points its convex hull is made of, found in numpy.
 Each row's patches are runs of set pixels; runs in neighbouring rows that touch (diagonally too)
 belong together, and the groups are found by repeatedly giving each run the lowest label of any
 run it touches. A patch's hull is the hull of its runs' end pixels, the same hull as that of the
-outline OpenCV traces around it, so its smallest rotated rectangle is the same too.
+outline OpenCV traces around it, so its smallest rotated rectangle is the same too. Patches come
+in the order `findContours` gives their outlines (the patch met last in reading order first),
+which decides the candidates kept when there are more than the detector looks at. The outlines
+of holes inside a patch, which `RETR_LIST` lists too, are left out: a hole's rectangle lies within
+its patch's, so it could only read the patch's words again (none on the test pages had one).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ def _touching(
 
 def patches(bitmap: np.ndarray) -> list[np.ndarray]:
     """Each patch of set pixels as the (x, y) points of its runs' ends, float32, in the order
-    OpenCV's `findContours(RETR_LIST)` lists outlines (the patch found last first)."""
+    OpenCV's `findContours` lists their outlines."""
     rows, starts, ends = runs(bitmap)
     if not len(rows):
         return []
