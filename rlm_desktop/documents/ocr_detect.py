@@ -14,6 +14,7 @@ import numpy as np
 
 from rlm_desktop.documents.ocr_images import resize
 from rlm_desktop.documents.ocr_models import Model
+from rlm_desktop.documents.ocr_rectangle import min_area_box, patch_hull, path_hull
 from rlm_desktop.documents.ocr_regions import patches
 
 THRESH = 0.3
@@ -63,7 +64,7 @@ def _boxes(probability: np.ndarray, width: int, height: int) -> list[np.ndarray]
     rows, cols = dilated.shape
     boxes = []
     for points in patches(dilated)[:MAX_CANDIDATES]:
-        box, shortest = mini_box(points)
+        box, shortest = mini_box(patch_hull(points))
         if shortest < MIN_SIZE:
             continue
         if score(probability, box) < BOX_THRESH:
@@ -71,7 +72,7 @@ def _boxes(probability: np.ndarray, width: int, height: int) -> list[np.ndarray]
         grown = unclip(box)
         if grown is None:
             continue
-        box, shortest = mini_box(grown)
+        box, shortest = mini_box(path_hull(grown))
         if shortest < MIN_SIZE + 2:
             continue
         box[:, 0] = np.clip(np.round(box[:, 0] / cols * width), 0, width)
@@ -80,21 +81,14 @@ def _boxes(probability: np.ndarray, width: int, height: int) -> list[np.ndarray]
     return boxes
 
 
-def mini_box(points: np.ndarray) -> tuple[np.ndarray, float]:
-    """The smallest rotated rectangle around `points`, corners ordered as RapidOCR's
-    `get_mini_boxes` orders them, and its shorter side (0 for a line or a point)."""
-    import shapely
-
-    rectangle = shapely.minimum_rotated_rectangle(shapely.multipoints(points.astype(np.float64)))
-    if not isinstance(rectangle, shapely.Polygon):
-        return np.zeros((4, 2), dtype=np.float32), 0.0
-    corners = np.asarray(rectangle.exterior.coords, dtype=np.float64)[:4]
-    sides = np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)
-    ordered = sorted(corners.astype(np.float32).tolist(), key=lambda point: point[0])
+def mini_box(hull: np.ndarray) -> tuple[np.ndarray, float]:
+    """The smallest rotated rectangle around `hull` (as `ocr_rectangle` lists hulls), corners
+    ordered as RapidOCR's `get_mini_boxes` orders them, and its shorter side (0 for a line)."""
+    corners, shortest = min_area_box(hull)
+    ordered = sorted(corners.tolist(), key=lambda point: point[0])
     left = (ordered[0], ordered[1]) if ordered[1][1] > ordered[0][1] else (ordered[1], ordered[0])
     right = (ordered[2], ordered[3]) if ordered[3][1] > ordered[2][1] else (ordered[3], ordered[2])
-    box = np.array([left[0], right[0], right[1], left[1]], dtype=np.float32)
-    return box, float(np.float32(min(sides[0], sides[1])))
+    return np.array([left[0], right[0], right[1], left[1]], dtype=np.float32), shortest
 
 
 def score(probability: np.ndarray, box: np.ndarray) -> float:
