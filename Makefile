@@ -21,8 +21,10 @@ TEST_DEBS := libegl1 libgl1 libfontconfig1 libxkbcommon0 libglib2.0-0 libdbus-1-
 	chromium desktop-file-utils appstream $(DESKTOP_DEBS)
 
 # RapidOCR names the full opencv-python, which carries a Qt of its own and OpenCV's video and GUI
-# parts; OCR needs only the headless build of the same cv2, put in its place after each install
-# (a pip or pipx install of the wheel keeps RapidOCR's own choice).
+# parts. The app uses only RapidOCR's model files (its OCR pipeline needs no OpenCV, and the bundle
+# leaves cv2 out); the tests compare that pipeline with RapidOCR itself, which needs only the
+# headless build of the same cv2, put in its place after each install (a pip or pipx install of
+# the wheel keeps RapidOCR's own choice).
 OPENCV_HEADLESS := opencv-python-headless==5.1.0.95
 # (Uninstalling opencv-python deletes the cv2 files both share: the headless one is put back whole.)
 define headless_opencv

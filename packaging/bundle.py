@@ -53,7 +53,7 @@ PACKAGE_DATA = {
         ("model_prices_and_context_window_backup.json", "."),
         ("litellm_core_utils/tokenizers", "litellm_core_utils/tokenizers"),
     ),
-    # OCR's PP-OCR models and the engine's settings (documents/ocr_engine.py).
+    # OCR's PP-OCR models (documents/ocr_models.py); RapidOCR's code, which imports OpenCV, stays out.
     "rapidocr_onnxruntime": (("config.yaml", "."), ("models", "models")),
 }
 
@@ -115,6 +115,10 @@ PYTHON_LEFT_OUT = (
     # The cluster executor is the `[cluster]` extra of a pip install (every node needs one too);
     # the frozen app runs its trials here and names the extra when --ray is asked for.
     "ray",
+    # OpenCV (~170 MB with its FFmpeg and OpenBLAS): RapidOCR's wheel names it, but the app's OCR
+    # pipeline runs without it (documents/ocr_pipeline.py), so nothing may bring it in.
+    "cv2",
+    "rapidocr_onnxruntime",
 )
 # Bundle paths (forward slashes) dropped after analysis: Qt's translations (the window is English
 # only), plugins for Qt modules that are left out, and the GTK 3 platform theme, which would bring

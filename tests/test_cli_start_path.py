@@ -44,7 +44,7 @@ NEVER_ON_THE_WAY = {
     # the cluster
     "ray",
     # OCR
-    "onnxruntime", "rapidocr_onnxruntime", "cv2", "PIL",
+    "onnxruntime", "rapidocr_onnxruntime", "cv2", "PIL", "shapely", "pyclipper",
     # the parsers of formats a text folder does not hold
     "pypdf", "pypdfium2", "docx", "python_calamine", "pptx", "odfdo", "ebooklib", "striprtf",
     "extract_msg", "openpyxl",

@@ -209,8 +209,11 @@ def test_the_bundle_leaves_out_what_the_app_never_uses() -> None:
     assert not [name for name in files if "/translations/" in name]
     assert not [name for name in files if "WebEngine" in name or "Qt6Qml" in name]
     assert not [name for name in files if name.startswith(("libgtk-3", "tkinter", "PyQt"))]
-    # OCR's OpenCV is the headless build: no Qt of its own, none of its GUI's X libraries.
-    assert not [name for name in files if name.startswith(("cv2/qt/", "opencv_python.libs/"))]
+    # OCR runs without OpenCV (documents/ocr_pipeline.py): none of it, and of RapidOCR (which
+    # imports it) only the models.
+    assert not [name for name in files if "cv2" in name or "opencv" in name.lower()]
+    assert not [n for n in files if n.startswith("rapidocr_onnxruntime/") and n.endswith(".py")]
+    assert (INTERNAL / "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx").is_file()
     assert not [name for name in files if "libQt5" in name]
     tooling = ("pytest", "_pytest", "mypy", "ruff", "ray", "datasette", "componentize_py",
                "PyInstaller", "import_linter", "pymarkdown")  # fmt: skip

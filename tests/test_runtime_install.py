@@ -25,7 +25,8 @@ PACKAGE = ROOT / "rlm_desktop"
 # Ray and what seals keys for it are the `cluster` extra; the guest's modules run in WebAssembly
 # (componentize-py's bindings, its own standard library).
 NOT_RUNTIME = (PACKAGE / "cluster", PACKAGE / "engine" / "sandbox" / "wasm" / "guest")
-# The Makefile puts OpenCV's headless build (the same `cv2`) in place of the full one RapidOCR names.
+# The Makefile puts OpenCV's headless build (the same `cv2`) in place of the full one RapidOCR names
+# (the app imports neither; the tests compare our OCR with RapidOCR's, which does).
 STANDS_IN_FOR = {"opencv-python-headless": "opencv-python"}
 
 
@@ -84,6 +85,13 @@ def test_every_module_the_app_imports_comes_with_its_runtime_dependencies() -> N
         if not distributions & runtime:
             outside.append(f"{module} ({where}; from {sorted(installed) or 'nothing'})")
     assert not outside, "imported but not a runtime dependency: " + ", ".join(outside)
+
+
+def test_the_app_imports_neither_opencv_nor_rapidocrs_code() -> None:
+    # OCR is our own pipeline over RapidOCR's model files: the frozen app ships no OpenCV.
+    imported = imported_modules(PACKAGE)
+    assert "cv2" not in imported, imported.get("cv2")
+    assert "rapidocr_onnxruntime" not in imported, imported.get("rapidocr_onnxruntime")
 
 
 def test_the_scan_sees_the_imports_of_the_extras_it_sets_aside() -> None:

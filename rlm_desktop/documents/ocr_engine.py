@@ -1,24 +1,24 @@
-"""Text recognition (OCR) on the CPU: RapidOCR's PP-OCR models through onnxruntime.
+"""Text recognition (OCR) on the CPU: PP-OCR's models through onnxruntime (`ocr_pipeline`).
 
 The models ship inside the `rapidocr-onnxruntime` wheel, so nothing is downloaded and no network
-is touched. The engine is imported on first use (numpy, OpenCV and onnxruntime take a second and
-~500 MB of address space) and kept for the life of the process: the bounded reader worker builds
-it once per load.
+is touched; the pipeline that runs them is our own (numpy, PIL, shapely, pyclipper), step for step
+RapidOCR's, so the app needs no OpenCV. It is built on first use (numpy and onnxruntime take a
+second and ~500 MB of address space) and kept for the life of the process: the bounded reader
+worker builds it once per load.
 
 The reader runs under an address-space bound (RLIMIT_AS, 1 GiB by default), which counts memory
 reserved and never touched. So before the first import the engine spends less of it (and turns
-off onnxruntime's own telemetry, see `_before_import`): OpenBLAS
-(numpy's and OpenCV's, unused here) starts no threads of its own, glibc keeps two malloc arenas
-instead of one per thread (each reserves 64 MB) and maps the models' large buffers rather than
-keeping them in its heap, onnxruntime uses one thread per core up to
-`MAX_THREADS` in each model and OpenCV one, and images are given to the models with their longest
-side at most `MAX_SIDE` pixels, text found on a copy at most `DETECT_SIDE` (the detector's
-memory grows with the pixels it sees: ~650 MB at 2000 pixels, ~300 MB at 1280) and read on crops of
-the larger image. An allocation that fails inside onnxruntime or OpenCV is raised as `MemoryError`,
-which the reader reports as a file too large for its memory bound.
+off onnxruntime's own telemetry, see `_before_import`): OpenBLAS (numpy's, unused here) starts no
+threads of its own, glibc keeps two malloc arenas instead of one per thread (each reserves 64 MB)
+and maps the models' large buffers rather than keeping them in its heap, onnxruntime uses one
+thread per core up to `MAX_THREADS` in each model, and images are given to the models with their
+longest side at most `MAX_SIDE` pixels, text found on a copy at most `DETECT_SIDE` (the
+detector's memory grows with the pixels it sees: ~650 MB at 2000 pixels, ~300 MB at 1280) and
+read on crops of the larger image. An allocation that fails inside onnxruntime or numpy is raised
+as `MemoryError`, which the reader reports as a file too large for its memory bound.
 
 The recogniser's models, trained mostly on Chinese, often read the space between two English words
-as nothing ("revenuerose"); `_read_spaces` puts it back where the model itself saw a space.
+as nothing ("revenuerose"); `ocr_read.insert_spaces` puts it back where the model saw a space.
 """
 
 from __future__ import annotations
@@ -28,14 +28,15 @@ import ctypes
 import os
 import sys
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rlm_desktop.documents.progress import working
 
 if TYPE_CHECKING:
     from PIL import Image
+
+    from rlm_desktop.documents.ocr_pipeline import Pipeline
 
 MAX_SIDE = 2000
 """Longest side, in pixels, of an image given to the models (RapidOCR's own default). Text 10
@@ -51,14 +52,10 @@ MAX_THREADS = 4
 """Threads onnxruntime may use within one model run (one per core, up to this)."""
 MIN_SCORE = 0.5
 """Lines recognised with a lower score are dropped (RapidOCR's default)."""
-SPACE_PROB = 0.01
-"""Between two Latin letters or digits a space is read when the recogniser gives a space at least
-this probability in a column between them, though its most likely reading there is "nothing"."""
-
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc's mallopt parameters
 _MIB = 1024 * 1024
 _lock = threading.Lock()
-_engine: Any = None
+_engine: Pipeline | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +91,7 @@ def threads() -> int:
 
 
 def _before_import() -> None:
-    """Settings that must come before numpy, OpenCV and onnxruntime are first imported.
+    """Settings that must come before numpy and onnxruntime are first imported.
 
     onnxruntime 1.29+ on Linux and macOS has telemetry of its own (Microsoft's 1DS: a device id
     and an event queue under ~/.cache/Microsoft, uploaded to events.data.microsoft.com) unless
@@ -118,119 +115,20 @@ def _give_back_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
 
 
-def engine() -> Any:
-    """The process's OCR engine, built on first use."""
+def engine() -> Pipeline:
+    """The process's OCR pipeline, its models loaded on first use."""
     global _engine
     with _lock:
         if _engine is None:
             _before_import()
-            import cv2
             import onnxruntime
-            from rapidocr_onnxruntime import RapidOCR
+
+            from rlm_desktop.documents import ocr_models
+            from rlm_desktop.documents.ocr_pipeline import Pipeline
 
             onnxruntime.disable_telemetry_events()
-            cv2.setNumThreads(1)
-            count = threads()
-            built = RapidOCR(
-                use_cls=False,
-                max_side_len=MAX_SIDE,
-                text_score=MIN_SCORE,
-                intra_op_num_threads=count,
-                inter_op_num_threads=1,
-            )
-            _detect_smaller(built)
-            _read_spaces(built)
-            _engine = built
+            _engine = Pipeline(ocr_models.load(threads()), MAX_SIDE, DETECT_SIDE, MIN_SCORE)
         return _engine
-
-
-def _detect_smaller(built: Any) -> None:
-    """Have the detector look at a copy at most `DETECT_SIDE` pixels long.
-
-    RapidOCR 1.4.4 only lets its detector grow an image (or cap it at 2000 pixels), so its
-    per-image choice of preprocessing is replaced on this engine; boxes are still mapped back to
-    the full image, whose crops the recogniser reads.
-    """
-    try:
-        from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
-
-        detector = built.text_det
-        mean, std = detector.mean, detector.std
-    except (ImportError, AttributeError):  # another RapidOCR: keep its own sizes
-        return
-    detector.get_preprocess = lambda _longest: DetPreProcess(DETECT_SIDE, "max", mean, std)
-
-
-def _read_spaces(built: Any) -> None:
-    """Have the recogniser keep the spaces between English words that its best reading drops.
-
-    PP-OCR's recogniser reads a line column by column (CTC): each column's most likely character,
-    or "nothing". Across the gap between two words it often prefers "nothing" to the space, yet
-    still gives the space a clear probability (on rendered pages in eight fonts: over 1% at 99% of
-    the dropped spaces, ~20% typically; never over 0.2% between two letters of one word). Its
-    decoder is wrapped on this engine so that such a space is inserted (see `insert_spaces`); it
-    reads only the probabilities the model already returned, so costs no memory and ~1 ms a page.
-    (The jumps between characters' columns, which RapidOCR's `return_word_box` exposes, vary as
-    much with letter widths as with spaces: they mended fewer words and split more.)
-    """
-    try:
-        recogniser = built.text_rec
-        decoder = recogniser.postprocess_op
-        space = decoder.dict[" "]
-    except (AttributeError, KeyError, TypeError):  # another RapidOCR: keep its decoding
-        return
-    recogniser.postprocess_op = _SpacedDecoder(decoder, space)
-
-
-class _SpacedDecoder:
-    """RapidOCR's CTC decoder, with `insert_spaces` applied to each line it reads."""
-
-    def __init__(self, decoder: Any, space: int) -> None:
-        self.decoder = decoder
-        self.space = space
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.decoder, name)
-
-    def __call__(self, preds: Any, return_word_box: bool = False, **kwargs: Any) -> Any:
-        results = self.decoder(preds, return_word_box, **kwargs)
-        if return_word_box:  # positions are given per character: leave them as they are
-            return results
-        best = preds.argmax(axis=2)
-        spaced = []
-        for line, (row, (text, score)) in enumerate(zip(best, results, strict=True)):
-            kept = row != 0  # CTC: a column reads a character unless blank or a repeat
-            kept[1:] &= row[1:] != row[:-1]
-            columns = kept.nonzero()[0].tolist()
-            if len(columns) == len(text):
-                text = insert_spaces(text, columns, preds[line, :, self.space].tolist())
-            spaced.append((text, score))
-        return spaced
-
-
-def insert_spaces(
-    text: str, columns: Sequence[int], space: Sequence[float], threshold: float = SPACE_PROB
-) -> str:
-    """`text` with a space between two Latin letters or digits wherever the recogniser gave a
-    space more than `threshold` probability in a column between them.
-
-    `columns[i]` is the column where `text[i]` was read, `space[c]` the probability of a space in
-    column `c`. A space already read is never doubled, and other scripts (Chinese, which has no
-    spaces between words) and punctuation are left as they are.
-    """
-    out = text[:1]
-    for index in range(1, len(text)):
-        before, char = text[index - 1], text[index]
-        if _latin(before) and _latin(char):
-            between = space[columns[index - 1] + 1 : columns[index]]
-            if len(between) and max(between) > threshold:
-                out += " "
-        out += char
-    return out
-
-
-def _latin(char: str) -> bool:
-    return char.isascii() and char.isalnum()
 
 
 def recognise(image: Image.Image) -> Recognised:
@@ -253,7 +151,7 @@ def recognise(image: Image.Image) -> Recognised:
 
 def _read(image: Image.Image) -> Recognised:
     try:
-        result, _ = engine()(image)
+        result = engine().read(image)
     except Exception as error:
         if _out_of_memory(error):
             raise MemoryError(f"OCR ran out of memory ({str(error)[-80:]})") from error
@@ -261,7 +159,7 @@ def _read(image: Image.Image) -> Recognised:
     finally:
         _give_back_memory()
         working()  # one page more: the reader's time bound counts from here
-    boxes = [_box(points, text, score) for points, text, score in result or () if text.strip()]
+    boxes = [_box(line.points, line.text, line.score) for line in result if line.text.strip()]
     lines = group_lines(boxes)
     text = "\n".join(" ".join(box.text.strip() for box in line) for line in lines)
     chars = sum(len(box.text.strip()) for box in boxes)
@@ -272,7 +170,7 @@ def _read(image: Image.Image) -> Recognised:
 
 
 def _out_of_memory(error: BaseException) -> bool:
-    """True for onnxruntime's and OpenCV's words for an allocation that failed."""
+    """True for onnxruntime's and numpy's words for an allocation that failed."""
     text = str(error)
     return isinstance(error, MemoryError) or "bad_alloc" in text or "Insufficient memory" in text
 

@@ -2,8 +2,9 @@
 
 Pages per second through `extract` (this process, the engine built once beforehand) and through
 `load_paths` (the bounded reader process at its default memory bound: its start, the engine's
-imports and models, then the pages), and the confidence the engine gave the page. No timing is
-asserted. Run with `make bench`.
+imports and models, then the pages), the confidence the engine gave the page, and the peak
+resident memory of the reader process (and of this one, which built the engine too). No timing
+is asserted. Run with `make bench`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,16 @@ def _scan(path: Path, pages: int) -> Path:
     first, *rest = images
     first.save(path, "PDF", resolution=200, save_all=True, append_images=rest)
     return path
+
+
+def _peak_mb(who: str) -> float | None:
+    """The peak resident memory of this process ("self") or of its ended children, in MB."""
+    try:
+        import resource
+    except ImportError:  # not Unix
+        return None
+    which = resource.RUSAGE_SELF if who == "self" else resource.RUSAGE_CHILDREN
+    return resource.getrusage(which).ru_maxrss / 1024
 
 
 def test_ocr_pages_per_second(tmp_path: Path) -> None:
@@ -63,3 +74,10 @@ def test_ocr_pages_per_second(tmp_path: Path) -> None:
         f"{PAGES / loaded_s:.2f} pages/s",
         f"{loaded_s:.1f} s with the reader's start and the engine's build",
     )
+    reader, here = _peak_mb("children"), _peak_mb("self")
+    if reader is not None and here is not None:
+        record_figure(
+            "ocr",
+            "peak resident memory: the reader / this process",
+            f"{reader:.0f} MB / {here:.0f} MB",
+        )

@@ -146,3 +146,32 @@ def huge_png(width: int, height: int) -> bytes:
         + _chunk(b"IDAT", out.getvalue())
         + _chunk(b"IEND", b"")
     )
+
+
+def skewed_scan(lines: Sequence[str], degrees: float = 4.0) -> Image.Image:
+    """A page fed into the scanner crooked: turned by `degrees`, the corners filled white."""
+    return page_image(lines, size=(1400, 800)).rotate(
+        degrees, resample=Image.Resampling.BICUBIC, expand=True, fillcolor=255
+    )
+
+
+def photo_page(lines: Sequence[str], seed: int = 3) -> Image.Image:
+    """A page photographed rather than scanned: dark blue text on an uneven, grainy, tinted
+    background, saved and decoded again as a JPEG."""
+    import numpy as np
+
+    width, height = 1300, 760
+    x = np.linspace(0, 1, width)[None, :, None]
+    y = np.linspace(0, 1, height)[:, None, None]
+    light = 235 - 45 * x * y - 20 * (1 - x) * y  # brighter at the top left, as under a lamp
+    tint = np.array([1.0, 0.96, 0.88])[None, None, :]
+    grain = np.random.default_rng(seed).normal(0, 6, (height, width, 1))
+    paper = np.clip(light * tint + grain, 0, 255).astype("uint8")
+    image = Image.fromarray(paper, "RGB")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(FONT, 32)
+    for number, line in enumerate(lines):
+        draw.text((70, 70 + number * 66), line, fill=(25, 30, 90), font=font)
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=70)
+    return Image.open(io.BytesIO(out.getvalue())).convert("RGB")

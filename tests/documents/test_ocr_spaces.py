@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rlm_desktop.documents import load_paths
-from rlm_desktop.documents.ocr_engine import SPACE_PROB, insert_spaces
+from rlm_desktop.documents.ocr_read import SPACE_PROB, insert_spaces
 from tests.documents.ocr_makers import make_image
 from tests.documents.test_ocr import JPG_LINES, _document
 
