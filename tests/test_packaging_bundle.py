@@ -9,13 +9,16 @@ seconds, all offscreen and isolated from the user's data and keys.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from rlm_desktop import __version__
@@ -143,6 +146,49 @@ def test_the_bundle_reads_an_image_and_a_scanned_page_by_ocr(
     read = "".join(last_user_text(scripted_server.chat_requests()[-1]).lower().split())
     # PP-OCR's models sometimes drop the space between English words: compared without spaces.
     assert all("".join(line.lower().split()) in read for line in OCR_LINES), read
+
+
+def test_a_big_run_in_the_bundle_is_written_by_the_stores_writing_process(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    """The frozen app starts itself as the store's writing process ("spawn" through
+    `freeze_support`) for a run of thousands of sub-calls, and the session is saved whole."""
+    calls = 2_500
+    scripted_server.respond_with(
+        scripted(
+            root=[
+                f"```repl\nr = llm_query_batched(['q %d' % i for i in range({calls})])\n```",
+                "```repl\nFINAL(str(len(r)))\n```",
+            ],
+            sub="7",
+        )
+    )
+    document = tmp_path / "notes.txt"
+    document.write_text("Zebrafish: 7 in tank A.\n")
+    home = tmp_path / "home"
+    process = subprocess.Popen(
+        [str(BUNDLE), "run", "--query", "How many parts?", "--doc", str(document),
+         "--model", TEST_MODEL, "--api-base", scripted_server.base_url, "--mode", "rlm",
+         "--max-sub-calls", str(calls), "--json"],
+        env=packaged_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    writers = set()
+    while process.poll() is None:
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(process.pid).children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    if "--multiprocessing-fork" in child.cmdline():
+                        writers.add(child.pid)
+        time.sleep(0.05)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert json.loads(out)["status"] == "completed"
+    assert writers, "no process of the app's own was started to write the run"
+    with contextlib.closing(sqlite3.connect(home / "sessions.db")) as conn:
+        ((status, sub_calls),) = conn.execute("SELECT status, sub_calls FROM sessions").fetchall()
+        events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    assert (status, sub_calls) == ("completed", calls)
+    assert events > 4 * calls
 
 
 def test_a_run_in_the_bundles_wasm_sandbox_compiles_its_guest_once_and_completes(
