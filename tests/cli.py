@@ -10,6 +10,7 @@ litellm uses its bundled price map instead of fetching one.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import re
 import signal
@@ -102,6 +103,41 @@ def start_cli(
         text=True,
         **options,
     )
+
+
+_MEASURED = """
+import json, os, subprocess, sys, time
+result, limit, command = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+child = subprocess.Popen(command)
+deadline = time.monotonic() + limit
+while True:
+    reaped, status, usage = os.wait4(child.pid, os.WNOHANG)
+    if reaped == child.pid:
+        break
+    if time.monotonic() > deadline:
+        child.kill()
+        reaped, status, usage = os.wait4(child.pid, 0)
+        break
+    time.sleep(0.05)
+with open(result, "w") as file:
+    json.dump([os.waitstatus_to_exitcode(status), usage.ru_maxrss], file)
+"""
+
+
+def run_cli_measured(
+    *args: str, home: Path, result: Path, limit_s: float = 120, **options: Any
+) -> tuple[int, int]:
+    """`rlm-desktop *args` run to its end (killed after `limit_s`); its exit code and its own
+    peak resident memory in KB. It is started by a small launcher, as a grandchild: Linux carries
+    the peak RSS of the image a process replaces into its `ru_maxrss`, so one started straight
+    from a grown test runner would report the runner's peak (`result` is the launcher's file)."""
+    command = [sys.executable, "-m", CLI, *args]
+    subprocess.run(
+        [sys.executable, "-c", _MEASURED, str(result), str(limit_s), *command],
+        cwd=ROOT, env=isolated_env(home), text=True, check=True, **options,
+    )  # fmt: skip
+    code, peak_kb = json.loads(result.read_text())
+    return int(code), int(peak_kb)
 
 
 def interrupt_once(

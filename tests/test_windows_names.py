@@ -136,3 +136,31 @@ def test_a_run_and_its_follow_up_in_the_wasm_sandbox_answer_on_windows(
         assert not (isolated_home / "scratch" / session["session_id"]).exists()
     assert document.read_text() == NOTE
     assert (isolated_home / "sessions.db").exists()
+
+
+def test_a_big_runs_events_are_written_by_the_stores_process_on_windows(
+    isolated_home: Path,
+) -> None:
+    """The store's writing process, started with "spawn" as on Windows, runs our code with only
+    Windows' names too (it inherits the harness) and writes a big run whole."""
+    done = run_windows_python(
+        """
+        from rlm_desktop import paths
+        from rlm_desktop.store import Store
+        from tests.store.test_writing_process import _document, _fan_out, _live, _record
+        document = _document()
+        events = _fan_out("run-windows", document.text)
+        store = Store(paths.database_path())
+        recorder, bus = _record(store, "run-windows", document)
+        _live(recorder, bus, events)
+        recorder.close()
+        print(recorder.warnings, store.writing.process.cpu_seconds > 0)
+        print(len(list(store.replay("run-windows"))) == sum(e.stored for e in events))
+        print(store.session("run-windows")["session"]["status"])
+        store.close()
+        """,
+        home=isolated_home,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "True", "True", "completed"], done.stdout + done.stderr

@@ -4,15 +4,12 @@ read no further than the call's size cap."""
 
 from __future__ import annotations
 
-import os
-import resource
-import time
 from pathlib import Path
 
 from rlm_desktop.engine import Budget
 from rlm_desktop.engine.events import CallFinished, LLMResponded, TurnExecuted
 from rlm_desktop.engine.reply_limit import REPLY_LIMIT_BYTES
-from tests.cli import start_cli
+from tests.cli import run_cli_measured
 from tests.engine.scripting import QUERY, TEST_MODEL, make_run, of_type, repl, run_to_end, scripted
 from tests.scripted_server import Reply, ScriptedServer
 
@@ -65,37 +62,21 @@ def test_a_300_mb_reply_keeps_the_app_small_and_ends_the_run_truthfully(
     scripted_server.enqueue(Reply(body_bytes=HUGE, chunked=True))
     out, err = tmp_path / "stdout", tmp_path / "stderr"
     with out.open("w") as stdout, err.open("w") as stderr:
-        process = start_cli(
+        code, peak_kb = run_cli_measured(
             "run", "--query", QUERY, "--doc", str(document), "--model", TEST_MODEL,
             "--api-base", scripted_server.base_url, "--mode", "direct",
-            home=isolated_home, stdout=stdout, stderr=stderr,
+            home=isolated_home, result=tmp_path / "measured.json", stdout=stdout, stderr=stderr,
         )  # fmt: skip
-        status, usage = wait_with_usage(process.pid)
-        process.returncode = os.waitstatus_to_exitcode(status)
 
     lines = err.read_text().splitlines()
-    assert process.returncode == 1, lines
-    assert usage.ru_maxrss < RSS_BOUND_KB
+    assert code == 1, lines
+    assert peak_kb < RSS_BOUND_KB
     assert "Traceback" not in err.read_text()
     assert lines[-1].startswith(
         "rlm-desktop run: the provider's reply was larger than 128 KB, more than 2,048 output "
         "tokens (the max_tokens it was sent) can take"
     )
     assert out.read_text().startswith("No answer (error): the provider's reply was larger than")
-
-
-def wait_with_usage(pid: int, limit_s: float = 120.0) -> tuple[int, resource.struct_rusage]:
-    """Reap `pid`; its exit status and its own resource usage (peak RSS among it)."""
-    deadline = time.monotonic() + limit_s
-    while True:
-        reaped, status, usage = os.wait4(pid, os.WNOHANG)
-        if reaped == pid:
-            return status, usage
-        if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            reaped, status, usage = os.wait4(pid, 0)
-            return status, usage
-        time.sleep(0.05)
 
 
 async def test_a_reply_holding_a_lone_surrogate_is_taken_as_any_other(
