@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, overload
 
 from rlm_desktop.engine.context import ContextDocument
+from rlm_desktop.engine.read_on_demand import ReadOnDemand
 
 ENCODING = "utf-8"
 ERRORS = "surrogatepass"
@@ -95,7 +96,7 @@ class KeptTexts(Sequence[str]):
         return sum(self._spill.chars[position] for position in self._positions)
 
 
-class KeptDocuments(Sequence[ContextDocument]):
+class KeptDocuments(ReadOnDemand[ContextDocument]):
     """Documents whose texts live in a `KeptTexts`; indexing one reads its text back.
 
     `metas` are the documents' `context_meta` entries, made while they were kept. Raises
@@ -117,21 +118,10 @@ class KeptDocuments(Sequence[ContextDocument]):
             self._spill.close()
             raise
         self.texts = KeptTexts(self._spill, range(len(self._documents)))
+        super().__init__(len(self._documents), self._document)
 
-    def __len__(self) -> int:
-        return len(self._documents)
-
-    @overload
-    def __getitem__(self, index: int) -> ContextDocument: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[ContextDocument]: ...
-
-    def __getitem__(self, index: int | slice) -> ContextDocument | list[ContextDocument]:
-        if isinstance(index, slice):
-            return [self[position] for position in range(len(self))[index]]
-        without_text = self._documents[index]
-        return dataclasses.replace(without_text, text=self.texts[index])
+    def _document(self, index: int) -> ContextDocument:
+        return dataclasses.replace(self._documents[index], text=self.texts[index])
 
     def close(self) -> None:
         """Remove the file the texts are kept in."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import overload
+
+from rlm_desktop.engine.read_on_demand import ReadOnDemand
 
 
 def text_sha256(text: str) -> str:
@@ -30,27 +31,9 @@ def read_text(conn: sqlite3.Connection, digest: str) -> str | None:
     return None if row is None or row[0] is None else str(row[0])
 
 
-class ReadTexts(Sequence[str]):
+class ReadTexts(ReadOnDemand[str]):
     """`count` texts, each read (`read(index)`) when it is indexed: nothing is held between
     reads."""
-
-    def __init__(self, count: int, read: Callable[[int], str]) -> None:
-        self._count = count
-        self._read = read
-
-    def __len__(self) -> int:
-        return self._count
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self[position] for position in range(self._count)[index]]
-        return self._read(range(self._count)[index])
 
 
 def session_texts(conn: sqlite3.Connection | None, session_id: str, count: int) -> ReadTexts:
@@ -71,7 +54,7 @@ _SESSION_TEXT = """SELECT t.text FROM documents d JOIN texts t ON t.sha256 = d.s
     WHERE d.session_id = ? AND d.position = ?"""
 
 
-class StoredDocuments(Sequence[tuple[str, str]]):
+class StoredDocuments(ReadOnDemand[tuple[str, str]]):
     """`(name, text)` of a session's documents in load order, as `Store.document_texts` gives
     them, with only their names and lengths held: each text is read (`read`, by its SHA-256)
     when it is asked for, the last one kept, so a check over a big session holds one at a time.
@@ -84,6 +67,7 @@ class StoredDocuments(Sequence[tuple[str, str]]):
         self._read = read
         self._last: tuple[int, str] | None = None
         self.texts = ReadTexts(len(self.names), self.text)
+        super().__init__(len(self.names), self._named)
 
     def text(self, index: int) -> str:
         """The text of document `index`."""
@@ -91,17 +75,5 @@ class StoredDocuments(Sequence[tuple[str, str]]):
             self._last = index, self._read(self._digests[index])
         return self._last[1]
 
-    def __len__(self) -> int:
-        return len(self.names)
-
-    @overload
-    def __getitem__(self, index: int) -> tuple[str, str]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[tuple[str, str]]: ...
-
-    def __getitem__(self, index: int | slice) -> tuple[str, str] | list[tuple[str, str]]:
-        if isinstance(index, slice):
-            return [self[position] for position in range(len(self))[index]]
-        index = range(len(self))[index]
+    def _named(self, index: int) -> tuple[str, str]:
         return self.names[index], self.text(index)

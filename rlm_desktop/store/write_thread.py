@@ -3,9 +3,9 @@
 A run's event loop only appends its events to its recorder's buffer; this thread writes them (and
 the run's documents, `documents_beside.py`) in transactions on its own SQLite connection, so the
 loop, and a window drawn on it, never waits for the disk. A big run's events are written by the
-store's writing process instead (`events_process.py`), which this thread sends them to. SQLite lets one connection write at a
-time, so one thread serves every run of a store; readers (the window, `sessions show`) read what
-it has committed (the database is in WAL mode).
+store's writing process instead (`events_process.py`), which this thread sends them to. SQLite
+lets one connection write at a time, so one thread serves every run of a store; readers (the
+window, `sessions show`) read what it has committed (the database is in WAL mode).
 """
 
 from __future__ import annotations
